@@ -1,0 +1,45 @@
+// checkpoint.h — one HDF5 file per rank per checkpoint (SPEC §7, §10), written to a
+// temporary name, fsynced and renamed; the step directory is published (renamed from
+// step-NNNN.tmp) only after every rank's file is complete.
+#ifndef DDPTOK_CHECKPOINT_H
+#define DDPTOK_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "comm.h"
+#include "model.h"
+#include "philox.h"
+
+#define CHECKPOINT_FORMAT "ddptok-checkpoint"
+#define CHECKPOINT_VERSION 1
+
+typedef struct {
+    int step, world_size, rank;
+    int A, B;
+    char *config_yaml;    // the resolved config
+    char lock[65];
+    ModelShape m;
+    float *theta;         // (P)
+    float *momentum;      // (P)
+    int momentum_valid;
+    double lr, mu, wd;
+    int32_t *history;     // (step, A, B)
+    RngStream sampler_rng, dropout_rng;
+} CheckpointState;
+
+void checkpoint_state_free(CheckpointState *s);
+
+// Collective: every rank writes its file into <dir>.tmp, then rank 0 publishes <dir>.
+// Returns 0 on every rank, or -1 on every rank when any rank failed (nothing published).
+int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s);
+
+// Loads one rank file (shapes from its own stored config) and verifies format, version
+// and checksum. 0 or -1 with one line naming the file and what is wrong.
+int checkpoint_load(const char *path, CheckpointState *s);
+
+// Path of rank r's file in a checkpoint directory.
+void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
+// Newest complete step-NNNN directory under `root`: 0 and its path, or -1 when none.
+int checkpoint_latest(const char *root, char *out, size_t len);
+
+#endif

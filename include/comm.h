@@ -1,0 +1,45 @@
+// comm.h — communication between ranks. MPI is always the control plane (rendezvous,
+// agreement on errors, broadcasts); the data plane — the window's integer counts and the
+// gradient average — goes through a backend: `mpi` over host buffers (src/comm_mpi.c) or
+// `nccl` over device buffers (cuda/comm_nccl.cu).
+#ifndef DDPTOK_COMM_H
+#define DDPTOK_COMM_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Comm Comm;
+typedef struct {
+    const char *name;
+    // Sum of int64 counts, in place. `buf` is host memory.
+    int (*allreduce_sum_i64)(Comm *c, int64_t *buf, int n);
+    // Average of float32, in place, over `buf` in the compute backend's memory.
+    int (*allreduce_avg_f32)(Comm *c, float *buf, size_t n);
+    void (*destroy)(Comm *c);
+} CommOps;
+
+struct Comm {
+    const CommOps *ops;
+    MPI_Comm mpi;     // control plane (a duplicate of MPI_COMM_WORLD)
+    int rank, world;
+    int local_rank;   // rank among the ranks of this host
+    int local_size;
+    const char *op;   // the operation in flight, for error messages
+    int64_t step;     // the window in flight, for error messages
+    void *impl;
+};
+
+// MPI control plane: ranks, hosts, local rank. Errors return instead of aborting.
+void comm_setup(Comm *c);
+extern const CommOps comm_mpi;
+
+// Every rank passes its own code; all get the largest (0 = all fine). Used so that an
+// error seen by one rank stops every rank at the same point.
+int comm_agree(Comm *c, int code);
+int comm_bcast(Comm *c, void *buf, size_t bytes, int root);
+void comm_barrier(Comm *c);
+// Gathers one fixed-size string per rank to rank 0 (out: world * len bytes).
+void comm_gather_str(Comm *c, const char *mine, char *out, int len);
+
+#endif

@@ -1,0 +1,55 @@
+// commands.h — the command table of SPEC §8. main() only parses the command line,
+// sets up MPI and the config, and dispatches here.
+#ifndef DDPTOK_COMMANDS_H
+#define DDPTOK_COMMANDS_H
+
+#include "comm.h"
+#include "config.h"
+#include "corpus.h"
+#include "model.h"
+
+typedef struct {
+    const char *command;
+    const char *config_path;
+    Config cfg;
+    Comm comm;
+    const ComputeOps *compute;  // selected compute backend
+    const char *backend;        // "cpu" or "cuda"
+    // command options
+    int continuous;
+    const char *resume;         // checkpoint dir or "latest"
+    int dual;
+    int dry_run;
+    const char *scope;
+    double comm_timeout;        // seconds (NCCL waits)
+} App;
+
+int cmd_prepare(App *app);
+int cmd_reference(App *app);
+int cmd_check_loss(App *app);
+int cmd_parity(App *app);
+int cmd_check_empty(App *app);
+int cmd_train(App *app);
+int cmd_evaluate(App *app);
+int cmd_exercise(App *app);
+int cmd_check_env(App *app);
+int cmd_check_checkpoints(App *app);
+int cmd_clean(App *app);
+int cmd_plot(App *app);
+
+// Paths under the configured outputs/ and artifacts/ directories.
+void out_path(const App *app, char *buf, size_t len, const char *rel);
+void art_path(const App *app, char *buf, size_t len, const char *rel);
+// Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.
+void load_corpus_or_die(App *app, Corpus *c);
+// Writes a text file atomically on rank 0; dies on failure.
+void write_output(const App *app, const char *rel, const char *text);
+// Per-tensor comparison |g − ref| ≤ atol + rtol·|ref| over P components.
+typedef struct {
+    int64_t compared, violations;
+    double max_abs_err;
+    int64_t worst;  // index of the largest violation (or largest error)
+} Compare;
+Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol);
+
+#endif

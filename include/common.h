@@ -1,0 +1,79 @@
+// common.h — error handling, exit codes and rank-aware output shared by every module.
+//
+// Two kinds of failure are kept apart (as in git and redis):
+//   die(code, fmt, ...)   a fatal user or environment error: one line on stderr, the job ends;
+//   error(fmt, ...)       an error the caller handles: prints one line and returns -1;
+//   ASSERT(cond)          a broken invariant: always compiled in, aborts the whole job.
+// Library checks (MPI_CHECK, H5_CHECK, and CUDA_CHECK & co. in cuda/cuda_common.h) take
+// __FILE__/__LINE__, name the rank and host, and end the whole job.
+//
+// Dimension letters used in shape comments everywhere:
+//   V vocabulary, k context, D embedding, H hidden, B sequences per microbatch,
+//   L padded sequence length, T supervised positions of a microbatch, W ranks,
+//   A microbatches per window, U updates, P total parameter count.
+#ifndef DDPTOK_COMMON_H
+#define DDPTOK_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+// Exit codes (documented in README.md).
+enum {
+    EXIT_OK = 0,
+    EXIT_CHECK_FAILED = 1,  // a verification (parity, checkpoints, resume) found a mismatch
+    EXIT_BAD_INPUT = 2,     // usage, config, file or checkpoint refused
+    EXIT_EMPTY_WINDOW = 3,  // a globally empty accumulation window (N = 0)
+    EXIT_COMM_FAILURE = 4,  // a collective failed or timed out
+    EXIT_INTERNAL = 70,     // a broken invariant (BUG)
+    EXIT_REQUEUE = 75,      // stopped at a window boundary on request; resume from the checkpoint
+};
+
+// Process identity, set once by comm setup (rank 0 / world 1 / "?" before that).
+typedef struct {
+    int rank;
+    int world;
+    char host[64];
+} Identity;
+extern Identity g_id;
+
+void identity_init(int rank, int world);
+
+// Fatal error: "ddptok: rank R: message" on stderr, then the job ends with `code`.
+// Ends the whole MPI job when more than one rank is running.
+void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+// Like die() but this rank alone knows it failed: aborts the MPI job so no peer hangs.
+void die_abort(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+// Recoverable error: prints one line on stderr and returns -1.
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Output only on rank 0 (stdout).
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void bug_at(const char *file, int line, const char *cond) __attribute__((noreturn));
+#define ASSERT(cond) do { if (!(cond)) bug_at(__FILE__, __LINE__, #cond); } while (0)
+
+// Allocation that never returns NULL: on failure the job ends naming the call site.
+void *xmalloc_impl(size_t n, const char *file, int line);
+void *xcalloc_impl(size_t n, size_t size, const char *file, int line);
+#define xmalloc(n) xmalloc_impl((n), __FILE__, __LINE__)
+#define xcalloc(n, s) xcalloc_impl((n), (s), __FILE__, __LINE__)
+
+// Seconds from a monotonic clock.
+double now_seconds(void);
+// mkdir -p; returns 0 or error().
+int mkdir_p(const char *path);
+// Writes `len` bytes to `path` atomically (temp file, fsync, rename, fsync dir).
+int write_file_atomic(const char *path, const char *data, size_t len);
+// fsync a directory by path.
+int fsync_dir(const char *path);
+
+// A growable text buffer (JSON and report output).
+typedef struct {
+    char *s;
+    size_t n, cap;
+} Buf;
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_free(Buf *b);
+
+#endif

@@ -1,0 +1,82 @@
+// config.h — the run configuration (SPEC §4, §8): defaults, YAML file, --set overrides,
+// validation, canonical YAML emission, and key-by-key comparison for checkpoints.
+//
+// Every key is described once in a field table (config.c); parsing, overriding, range
+// checks, emission and diffing all walk that table, so adding a key is one line.
+#ifndef DDPTOK_CONFIG_H
+#define DDPTOK_CONFIG_H
+
+#include <stdint.h>
+
+#define MAX_WORLD 256
+#define PATH_MAX_LEN 512
+
+typedef enum {
+    NORM_GLOBAL_TOKEN = 0,        // the product: W·S_r/N, then the gradient average
+    NORM_MEAN_OF_MEANS,           // negative control: S_r/N_r, then the average
+    NORM_EXTRA_ACCUM_DIVISION,    // negative control: W·S_r/(N·A)
+    NORM_PADDING_IN_DENOMINATOR,  // negative control: N counts padded positions
+    NORM_COUNT
+} Normalization;
+
+extern const char *const normalization_names[NORM_COUNT];
+
+typedef struct {
+    uint32_t seed;
+    struct {
+        int vocab_size;           // V
+        int n_train, n_validation, n_test;
+        int min_length, max_length;
+        int unsupervised_prefix;  // positions t < P carry no label
+        int markov_support;       // successors per token in the generating chain
+    } data;
+    struct {
+        int context;    // k
+        int embed_dim;  // D
+        int hidden;     // H
+        double dropout; // p
+    } model;
+    struct {
+        int world_size;                 // W
+        int bands_auto;                 // rank_bands: auto
+        int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
+        int n_bands;                    // bands given in the file (before auto resolution)
+        int batch_size_per_rank;        // B
+        int accumulation;               // A
+        int updates;                    // U
+        int interrupt_at;
+        int checkpoint_every;           // 0: only at interrupt_at and the end
+        Normalization normalization;
+        double lr, momentum, weight_decay;
+    } train;
+    struct {
+        double atol, rtol;
+    } parity;
+    struct {
+        int short_tokens;  // rank 0's tokens in both cases
+        int long_tokens;   // rank 1's tokens in the second case (the first has short_tokens)
+    } exercise;
+    struct {
+        char outputs[PATH_MAX_LEN];
+        char artifacts[PATH_MAX_LEN];
+    } paths;
+    char source[PATH_MAX_LEN];  // the file it came from
+} Config;
+
+// Loads `path`, applies `n_sets` "KEY=VALUE" overrides, validates and resolves bands.
+// On failure writes one line (file:line: key: what was expected) into `err` and returns -1.
+int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);
+// Applies one "KEY=VALUE" override to a loaded config and re-validates.
+int config_set(Config *cfg, const char *assignment, char *err, int errlen);
+// Re-validates and resolves derived fields (auto bands) after programmatic changes.
+int config_finish(Config *cfg, char *err, int errlen);
+// Canonical YAML of every key (resolved values). Caller frees.
+char *config_to_yaml(const Config *cfg);
+// Parses a YAML text (as written by config_to_yaml) into `cfg`; 0 or -1 with err.
+int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen);
+// First key (in table order) whose value differs, restricted to keys that decide the
+// trajectory of training (not updates, interrupt_at, paths). Writes "key: a vs b" into
+// `what` and returns 1; returns 0 when none differs.
+int config_diff_training(const Config *a, const Config *b, char *what, int len);
+
+#endif

@@ -1,0 +1,46 @@
+// h5io.h — thin HDF5 helpers: write a file under a temporary name and publish it with
+// fsync + rename, create datasets with their intermediate groups, read datasets and
+// attributes with the file and dataset named in every error.
+#ifndef DDPTOK_H5IO_H
+#define DDPTOK_H5IO_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+// A file being written: `tmp` until h5out_commit renames it to `path`.
+typedef struct {
+    hid_t file;
+    char path[1024];
+    char tmp[1100];
+} H5Out;
+
+// Creates the directory of `path` and opens `path`.tmp.<pid>; 0 or -1 (error printed).
+int h5out_open(H5Out *o, const char *path);
+// Closes, fsyncs, renames onto `path` and fsyncs the directory.
+int h5out_commit(H5Out *o);
+// Closes and removes the temporary file (on an error path).
+void h5out_abandon(H5Out *o);
+
+// Writes a dataset of `rank` dims (intermediate groups created). type: H5T_NATIVE_*.
+int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data);
+int h5_attr_str(hid_t loc, const char *name, const char *value);
+int h5_attr_i64(hid_t loc, const char *name, int64_t value);
+int h5_attr_f64(hid_t loc, const char *name, double value);
+int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n);
+
+// Opens an existing file read-only; -1 with an error naming the file.
+hid_t h5_open_read(const char *path);
+// Number of elements of a dataset (and its dims when `dims` is not NULL, up to 8); -1 on error.
+int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *rank, hsize_t *dims);
+// Reads exactly `n` elements of `type`; error names the file and dataset when absent or
+// of another size.
+int h5_read(hid_t file, const char *path_in_file, const char *dataset, hid_t type, int64_t n, void *out);
+// Reads a string attribute of the root (or of `obj`); caller frees. NULL on error.
+char *h5_attr_read_str(hid_t loc, const char *path_in_file, const char *name);
+int h5_attr_read_i64(hid_t loc, const char *path_in_file, const char *name, int64_t *out);
+int h5_attr_read_f64(hid_t loc, const char *path_in_file, const char *name, double *out);
+
+// Silences HDF5's own error stack printing (ddptok reports its own one-line errors).
+void h5_quiet(void);
+
+#endif

@@ -1,0 +1,71 @@
+// model.h — the window MLP of SPEC §4: parameter layout, initialisation, and the compute
+// backend interface that both the CPU reference (src/model_cpu.c) and the CUDA backend
+// (cuda/model_cuda.cu) implement.
+//
+// Parameters are one flat float32 vector θ (P) in this order:
+//   embedding (V, D), w1 (H, k·D), b1 (H), w2 (V, H), b2 (V).
+// The gradient buffer has P + 1 elements: the last one carries W·S_r (this rank's loss
+// sum times W) through the gradient average, so the logged global loss ΣS_r/N needs no
+// collective of its own.
+#ifndef DDPTOK_MODEL_H
+#define DDPTOK_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "corpus.h"
+#include "philox.h"
+
+enum { P_EMBEDDING = 0, P_W1, P_B1, P_W2, P_B2, N_PARAMS };
+extern const char *const param_names[N_PARAMS];
+
+typedef struct {
+    int V, k, D, H;
+    size_t size[N_PARAMS];    // elements per tensor
+    size_t offset[N_PARAMS];  // into θ
+    int rank[N_PARAMS];       // tensor rank (1 or 2)
+    size_t dims[N_PARAMS][2];
+    size_t total;             // P
+} ModelShape;
+
+void model_shape(ModelShape *m, const Config *cfg);
+// Initial θ (P): a pure function of `seed`, identical on every rank.
+void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
+
+// Dropout for one microbatch: the rank's stream and the block index of this microbatch.
+typedef struct {
+    double p;           // 0 = off
+    RngStream stream;
+    uint64_t block;
+} Dropout;
+
+// A compute backend owns θ, the gradient (P+1) and the momentum buffer in its memory.
+typedef struct Compute Compute;
+typedef struct {
+    const char *name;
+    Compute *(*create)(const ModelShape *m, int max_positions);
+    void (*destroy)(Compute *c);
+    void (*set_params)(Compute *c, const float *theta);       // host (P) → backend
+    void (*get_params)(Compute *c, float *theta);             // backend → host (P)
+    void (*set_momentum)(Compute *c, const float *buf, int valid);
+    int (*get_momentum)(Compute *c, float *buf);              // returns valid
+    void (*zero_grad)(Compute *c);
+    void (*get_grad)(Compute *c, float *grad);                // backend → host (P+1)
+    float *(*grad_buffer)(Compute *c);                        // (P+1) in backend memory, for comm
+    void (*set_grad_extra)(Compute *c, float v);              // grad[P]
+    float (*get_grad_extra)(Compute *c);
+    // Forward + backward of one microbatch: grad += scale · ∇(Σ losses); returns Σ losses.
+    double (*forward_backward)(Compute *c, const Batch *b, float scale, const Dropout *d);
+    // Forward only, no dropout: Σ losses and number of argmax hits.
+    double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
+    // SGD with torch.optim.SGD semantics on grad[0..P-1].
+    void (*sgd_step)(Compute *c, float lr, float momentum, float weight_decay);
+} ComputeOps;
+
+extern const ComputeOps compute_cpu;
+#ifdef DDPTOK_CUDA
+extern const ComputeOps compute_cuda;
+#endif
+
+#endif

@@ -1,0 +1,30 @@
+// reference.h — the single-process witness (SPEC §8 `reference`): one process replays
+// every rank's window-1 microbatches, each rank's dropout stream included, and computes
+// ∇(Σ_r S_r / N) directly — no world-size factor, no average, no communication.
+#ifndef DDPTOK_REFERENCE_H
+#define DDPTOK_REFERENCE_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "corpus.h"
+#include "model.h"
+
+typedef struct {
+    float *grad;           // (P)
+    int64_t N;             // global supervised count
+    int64_t *rank_counts;  // (W)
+    double loss;           // Σ S_r / N
+} Reference;
+
+// Replays window 1 of every rank from θ0. Returns 0, EXIT_EMPTY_WINDOW when N = 0, or -1.
+int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref);
+void reference_free(Reference *ref);
+
+// outputs/reference.h5 (SPEC §10)
+int reference_write(const char *path, const Config *cfg, const char *lock, const ModelShape *m, const float *theta0,
+                    const Reference *ref);
+// Reads /init and /grad (P each) and the counts; checks the data lock. 0 or -1.
+int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N);
+
+#endif

@@ -1,0 +1,31 @@
+// sampler.h — which sequences each rank sees (SPEC §3). Rank r's pool is the train
+// sequences whose length lies in its band; each window draws A·B distinct ids from it by
+// a partial Fisher–Yates shuffle driven by the rank's own Philox stream.
+#ifndef DDPTOK_SAMPLER_H
+#define DDPTOK_SAMPLER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "corpus.h"
+#include "philox.h"
+
+typedef struct {
+    int rank;
+    int A, B;
+    int n_pool;
+    int32_t *pool;     // (n_pool) train ids in the rank's band, ascending
+    int32_t *scratch;  // (n_pool)
+    RngStream rng;     // the rank's sampler stream; its state is checkpointed
+} Sampler;
+
+// 0, or -1 with an error naming the rank and band when the pool is empty.
+int sampler_init(Sampler *s, const Config *cfg, const Corpus *c, int rank);
+void sampler_free(Sampler *s);
+// Draws the next window: ids (A, B), -1 in slots beyond a pool smaller than A·B.
+void sampler_next(Sampler *s, int32_t *ids);
+
+// The whole plan (U, W, A, B) as every rank would draw it from a fresh stream.
+int32_t *plan_build(const Config *cfg, const Corpus *c);
+
+#endif

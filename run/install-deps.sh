@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that ddptok's build, tests and protocol need, if missing.
+# As root it runs apt-get; otherwise it prints the exact command and stops.
+set -euo pipefail
+pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
+      libssl-dev gnuplot-nox python3 python3-numpy python3-h5py)
+# The PyTorch witness (tests/torch) runs when python3-torch is present; CI asks for it.
+if [ "${DDPTOK_WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3-torch); fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "ddptok: missing Debian packages; install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 2
+fi
+echo "ddptok: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

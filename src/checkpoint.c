@@ -1,0 +1,243 @@
+// checkpoint.c — atomic, checksummed per-rank checkpoints (see checkpoint.h).
+
+#include "checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "config.h"
+#include "h5io.h"
+
+void checkpoint_state_free(CheckpointState *s) {
+    free(s->config_yaml);
+    free(s->theta);
+    free(s->momentum);
+    free(s->history);
+    s->config_yaml = NULL, s->theta = s->momentum = NULL, s->history = NULL;
+}
+
+void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
+    snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
+}
+
+// SHA-256 over everything the file carries, in a fixed order.
+static void state_checksum(const CheckpointState *s, char out[65]) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
+    char head[256];
+    int n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d mv=%d lr=%.17g mu=%.17g wd=%.17g\n",
+                     CHECKPOINT_FORMAT, CHECKPOINT_VERSION, s->step, s->world_size, s->rank, s->A, s->B,
+                     s->momentum_valid, s->lr, s->mu, s->wd);
+    EVP_DigestUpdate(md, head, (size_t)n);
+    EVP_DigestUpdate(md, s->config_yaml, strlen(s->config_yaml));
+    EVP_DigestUpdate(md, s->lock, 64);
+    EVP_DigestUpdate(md, s->theta, s->m.total * sizeof(float));
+    EVP_DigestUpdate(md, s->momentum, s->m.total * sizeof(float));
+    EVP_DigestUpdate(md, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
+    EVP_DigestUpdate(md, &s->sampler_rng, sizeof s->sampler_rng);
+    EVP_DigestUpdate(md, &s->dropout_rng, sizeof s->dropout_rng);
+    unsigned char h[32];
+    unsigned len;
+    EVP_DigestFinal_ex(md, h, &len);
+    EVP_MD_CTX_free(md);
+    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
+    out[64] = 0;
+}
+
+static int write_rng(hid_t f, const char *group, const RngStream *r) {
+    char name[64];
+    hsize_t two = 2, one = 1;
+    snprintf(name, sizeof name, "rng/%s/key", group);
+    if (h5_write(f, name, H5T_NATIVE_UINT32, 1, &two, r->key)) return -1;
+    snprintf(name, sizeof name, "rng/%s/counter", group);
+    return h5_write(f, name, H5T_NATIVE_UINT64, 1, &one, &r->counter);
+}
+
+static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) {
+    char name[64];
+    snprintf(name, sizeof name, "rng/%s/key", group);
+    if (h5_read(f, path, name, H5T_NATIVE_UINT32, 2, r->key)) return -1;
+    snprintf(name, sizeof name, "rng/%s/counter", group);
+    return h5_read(f, path, name, H5T_NATIVE_UINT64, 1, &r->counter);
+}
+
+static int write_tensors(hid_t f, const char *group, const ModelShape *m, const float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
+    }
+    return 0;
+}
+
+static int read_tensors(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
+    }
+    return 0;
+}
+
+static int write_rank_file(const char *path, const CheckpointState *s) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    char sum[65];
+    state_checksum(s, sum);
+    hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
+    hid_t f = o.file;
+    int rc = write_tensors(f, "model", &s->m, s->theta) || write_tensors(f, "optimizer/momentum", &s->m, s->momentum) ||
+             h5_write(f, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
+             write_rng(f, "sampler", &s->sampler_rng) || write_rng(f, "dropout", &s->dropout_rng);
+    if (!rc) {
+        hid_t opt = H5Gopen2(f, "optimizer", H5P_DEFAULT);
+        rc = h5_attr_f64(opt, "lr", s->lr) || h5_attr_f64(opt, "momentum", s->mu) ||
+             h5_attr_f64(opt, "weight_decay", s->wd) || h5_attr_i64(opt, "momentum_valid", s->momentum_valid);
+        H5Gclose(opt);
+    }
+    if (!rc)
+        rc = h5_attr_str(f, "format", CHECKPOINT_FORMAT) || h5_attr_i64(f, "version", CHECKPOINT_VERSION) ||
+             h5_attr_i64(f, "step", s->step) || h5_attr_i64(f, "world_size", s->world_size) ||
+             h5_attr_i64(f, "rank", s->rank) || h5_attr_str(f, "config", s->config_yaml) ||
+             h5_attr_str(f, "data_lock", s->lock) || h5_attr_str(f, "checksum", sum);
+    if (rc) {
+        h5out_abandon(&o);
+        return error("%s: cannot write checkpoint", path);
+    }
+    return h5out_commit(&o);
+}
+
+// Removes a directory tree of plain files (one level: checkpoint directories are flat).
+static void remove_flat_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[1200];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
+    char tmp[1100], path[1200], parent[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", dir);
+    int rc = 0;
+    if (comm->rank == 0) {
+        remove_flat_dir(tmp);  // leftovers of a crashed write
+        rc = mkdir_p(tmp);
+    }
+    if (comm_agree(comm, rc ? 1 : 0)) return -1;
+    checkpoint_rank_path(path, sizeof path, tmp, s->rank);
+    rc = write_rank_file(path, s);
+    if (comm_agree(comm, rc ? 1 : 0)) {
+        if (comm->rank == 0) remove_flat_dir(tmp);
+        return -1;
+    }
+    // Every rank's file is complete: publish the directory atomically.
+    if (comm->rank == 0) {
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash) *slash = 0;
+        else strcpy(parent, ".");
+        if (fsync_dir(tmp)) rc = -1;
+        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_flat_dir(tmp);  // replaced
+        else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+        if (!rc) rc = fsync_dir(parent);
+    }
+    return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
+}
+
+int checkpoint_load(const char *path, CheckpointState *s) {
+    memset(s, 0, sizeof *s);
+    hid_t f = h5_open_read(path);
+    if (f < 0) return -1;
+    int rc = -1;
+    char *format = NULL, *sum = NULL, *lock = NULL;
+    int64_t version, step, world, rank, mv;
+    if (!(format = h5_attr_read_str(f, path, "format"))) goto out;
+    if (strcmp(format, CHECKPOINT_FORMAT) != 0) {
+        error("%s: format is '%s', expected '%s'", path, format, CHECKPOINT_FORMAT);
+        goto out;
+    }
+    if (h5_attr_read_i64(f, path, "version", &version)) goto out;
+    if (version != CHECKPOINT_VERSION) {
+        error("%s: checkpoint version %lld, this ddptok reads version %d", path, (long long)version, CHECKPOINT_VERSION);
+        goto out;
+    }
+    if (h5_attr_read_i64(f, path, "step", &step) || h5_attr_read_i64(f, path, "world_size", &world) ||
+        h5_attr_read_i64(f, path, "rank", &rank) || !(s->config_yaml = h5_attr_read_str(f, path, "config")) ||
+        !(lock = h5_attr_read_str(f, path, "data_lock")) || !(sum = h5_attr_read_str(f, path, "checksum")))
+        goto out;
+    s->step = (int)step, s->world_size = (int)world, s->rank = (int)rank;
+    snprintf(s->lock, sizeof s->lock, "%s", lock);
+    // The shape comes from the checkpoint's own config.
+    Config cc;
+    char err[512];
+    if (config_from_yaml(&cc, s->config_yaml, path, err, sizeof err)) {
+        error("%s: stored config unreadable: %s", path, err);
+        goto out;
+    }
+    model_shape(&s->m, &cc);
+    s->A = cc.train.accumulation, s->B = cc.train.batch_size_per_rank;
+    if (step < 0 || step > cc.train.updates) {
+        error("%s: step %lld outside [0, %d]", path, (long long)step, cc.train.updates);
+        goto out;
+    }
+    s->theta = xmalloc(s->m.total * sizeof(float));
+    s->momentum = xmalloc(s->m.total * sizeof(float));
+    s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
+    if (read_tensors(f, path, "model", &s->m, s->theta) || read_tensors(f, path, "optimizer/momentum", &s->m, s->momentum) ||
+        h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
+        read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
+        goto out;
+    {
+        hid_t opt = H5Gopen2(f, "optimizer", H5P_DEFAULT);
+        int bad = opt < 0 || h5_attr_read_f64(opt, path, "lr", &s->lr) || h5_attr_read_f64(opt, path, "momentum", &s->mu) ||
+                  h5_attr_read_f64(opt, path, "weight_decay", &s->wd) ||
+                  h5_attr_read_i64(opt, path, "momentum_valid", &mv);
+        if (opt >= 0) H5Gclose(opt);
+        if (bad) goto out;
+        s->momentum_valid = (int)mv;
+    }
+    char want[65];
+    state_checksum(s, want);
+    if (strcmp(want, sum) != 0) {
+        error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(format), free(sum), free(lock);
+    H5Fclose(f);
+    if (rc) checkpoint_state_free(s);
+    return rc;
+}
+
+int checkpoint_latest(const char *root, char *out, size_t len) {
+    DIR *d = opendir(root);
+    if (!d) return -1;
+    int best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int step;
+        char tail;
+        if (sscanf(e->d_name, "step-%d%c", &step, &tail) == 1 && step > best) best = step;
+    }
+    closedir(d);
+    if (best < 0) return -1;
+    snprintf(out, len, "%s/step-%04d", root, best);
+    return 0;
+}

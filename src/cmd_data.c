@@ -1,0 +1,187 @@
+// cmd_data.c — single-process commands that make the data and the witness:
+// prepare, reference, check-loss; and the helpers every command shares.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "corpus.h"
+#include "h5io.h"
+#include "reference.h"
+#include "sampler.h"
+#include "trainer.h"
+
+void out_path(const App *app, char *buf, size_t len, const char *rel) {
+    snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);
+}
+
+void art_path(const App *app, char *buf, size_t len, const char *rel) {
+    snprintf(buf, len, "%s/%s", app->cfg.paths.artifacts, rel);
+}
+
+void load_corpus_or_die(App *app, Corpus *c) {
+    char path[1024];
+    out_path(app, path, sizeof path, "data/corpus.h5");
+    int rc = corpus_read(c, &app->cfg, path);
+    if (comm_agree(&app->comm, rc ? 1 : 0)) die(EXIT_BAD_INPUT, "cannot use %s (see above)", path);
+}
+
+void write_output(const App *app, const char *rel, const char *text) {
+    char path[1024];
+    out_path(app, path, sizeof path, rel);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    if (mkdir_p(dir) || write_file_atomic(path, text, strlen(text))) die_abort(EXIT_BAD_INPUT, "cannot write %s", path);
+}
+
+Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol) {
+    Compare c = {(int64_t)n, 0, 0, -1};
+    double worst_excess = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs((double)g[i] - (double)ref[i]);
+        double excess = err - (atol + rtol * fabs((double)ref[i]));
+        if (!(excess <= 0)) c.violations++;  // NaN counts as a violation
+        if (err > c.max_abs_err || isnan(err)) c.max_abs_err = isnan(err) ? INFINITY : err;
+        if (excess > worst_excess || isnan(excess)) worst_excess = isnan(excess) ? INFINITY : excess, c.worst = (int64_t)i;
+    }
+    return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// prepare
+
+static int write_plan(const char *path, const Config *cfg, const int32_t *plan, const char *lock) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
+                       (hsize_t)cfg->train.batch_size_per_rank};
+    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan) || h5_attr_str(o.file, "data_lock", lock)) {
+        h5out_abandon(&o);
+        return error("%s: cannot write the plan", path);
+    }
+    return h5out_commit(&o);
+}
+
+int cmd_prepare(App *app) {
+    const Config *cfg = &app->cfg;
+    Corpus c;
+    corpus_generate(&c, cfg);
+    int32_t *plan = plan_build(cfg, &c);
+    if (!plan) die(EXIT_BAD_INPUT, "cannot build the plan (see above)");
+    char cpath[1024], ppath[1024];
+    out_path(app, cpath, sizeof cpath, "data/corpus.h5");
+    out_path(app, ppath, sizeof ppath, "data/plan.h5");
+    if (corpus_write(&c, cfg, cpath) || write_plan(ppath, cfg, plan, c.lock)) die(EXIT_BAD_INPUT, "prepare failed");
+    int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
+    for (int i = 0; i < c.n; i++) tok[c.split[i]] += corpus_len(&c, i), seqs[c.split[i]]++;
+    say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", c.n,
+        (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)c.n_tokens, (long long)tok[0],
+        (long long)tok[1], (long long)tok[2]);
+    for (int r = 0; r < cfg->train.world_size; r++) {
+        Sampler s;
+        if (sampler_init(&s, cfg, &c, r)) die(EXIT_BAD_INPUT, "prepare failed");
+        say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
+            s.n_pool);
+        sampler_free(&s);
+    }
+    say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
+        cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, c.lock);
+    free(plan);
+    corpus_free(&c);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// reference
+
+int cmd_reference(App *app) {
+    const Config *cfg = &app->cfg;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    ModelShape m;
+    model_shape(&m, cfg);
+    float *theta0 = xmalloc(m.total * sizeof *theta0);
+    model_init_params(&m, cfg->seed, theta0);
+    Reference ref;
+    int rc = reference_compute(cfg, &c, app->compute, theta0, &ref);
+    if (rc == EXIT_EMPTY_WINDOW)
+        die(EXIT_EMPTY_WINDOW, "reference: window 1 has no supervised position on any rank (N = 0): no gradient to compute");
+    if (rc) die(EXIT_BAD_INPUT, "reference failed (see above)");
+    char path[1024];
+    out_path(app, path, sizeof path, "reference.h5");
+    if (reference_write(path, cfg, c.lock, &m, theta0, &ref)) die(EXIT_BAD_INPUT, "reference failed");
+    say("reference: window 1 replayed in one process (%s backend, dropout %g): N = %lld (", app->compute->name,
+        cfg->model.dropout, (long long)ref.N);
+    for (int r = 0; r < cfg->train.world_size; r++) say("%srank %d: %lld", r ? ", " : "", r, (long long)ref.rank_counts[r]);
+    say("), loss %.6f, %zu gradient components -> %s\n", ref.loss, m.total, path);
+    reference_free(&ref);
+    free(theta0);
+    corpus_free(&c);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// check-loss: the counter-example's arithmetic, computed by the same formulas the
+// trainer uses (normalization_scale) on per-rank (count, loss sum, d loss sum / dθ).
+
+
+typedef struct {
+    int64_t count;
+    double sum, dsum;  // Σ losses and Σ d loss/dθ of one rank
+} RankTotals;
+
+// Loss and gradient that `mode` makes the distributed path report: each rank scales
+// its sums, then the DDP average.
+static void formula(Normalization mode, const RankTotals *r, int W, double *loss, double *grad) {
+    int64_t N = 0;
+    for (int i = 0; i < W; i++) N += r[i].count;
+    *loss = *grad = 0;
+    for (int i = 0; i < W; i++) {
+        double s = normalization_scale(mode, W, 1, N, r[i].count, N);
+        *loss += s * r[i].sum / W;
+        *grad += s * r[i].dsum / W;
+    }
+}
+
+int cmd_check_loss(App *app) {
+    // Counter-example: 12 tokens with loss sum 12, 36 tokens with loss sum 108.
+    RankTotals ce[2] = {{12, 12, 0}, {36, 108, 0}};
+    double mom, glob, g;
+    formula(NORM_MEAN_OF_MEANS, ce, 2, &mom, &g);
+    formula(NORM_GLOBAL_TOKEN, ce, 2, &glob, &g);
+    double scal0 = normalization_scale(NORM_GLOBAL_TOKEN, 2, 1, 48, 12, 48) * 12;
+    double scal1 = normalization_scale(NORM_GLOBAL_TOKEN, 2, 1, 48, 36, 48) * 108;
+    // One parameter θ = 1: rank 0's 12 tokens each have loss 1 − 2(θ−1), rank 1's 36 tokens
+    // each 1 + 2(θ−1). Both formulas show loss 1; their gradients are 0 and 1.
+    RankTotals one[2] = {{12, 12, 12 * -2.0}, {36, 36, 36 * 2.0}};
+    double l_mom, g_mom, l_glob, g_glob;
+    formula(NORM_MEAN_OF_MEANS, one, 2, &l_mom, &g_mom);
+    formula(NORM_GLOBAL_TOKEN, one, 2, &l_glob, &g_glob);
+
+    int ok = mom == 2.0 && glob == 2.5 && scal0 == 0.5 && scal1 == 4.5 && l_mom == 1.0 && l_glob == 1.0 &&
+             g_mom == 0.0 && g_glob == 1.0;
+    say("check-loss: counter-example (W = 2)\n"
+        "  rank 0: 12 tokens, loss sum 12 (mean 1)    rank 1: 36 tokens, loss sum 108 (mean 3)\n"
+        "  mean of means        (1 + 3) / 2         = %g\n"
+        "  global token mean    (12 + 108) / 48     = %g\n"
+        "  the formula's local scalars W*S_r/N: rank 0 %g, rank 1 %g; their average %g\n"
+        "one parameter theta = 1: rank 0 tokens lose 1 - 2(theta-1), rank 1 tokens 1 + 2(theta-1)\n"
+        "  mean of means:    loss %g, gradient %g\n"
+        "  global token:     loss %g, gradient %g   (same loss, different gradient)\n"
+        "%s\n",
+        mom, glob, scal0, scal1, (scal0 + scal1) / 2, l_mom, g_mom, l_glob, g_glob,
+        ok ? "check-loss: OK" : "check-loss: FAILED (arithmetic differs from the expected 2, 2.5, 0.5, 4.5, 0/1)");
+    Buf b = {0};
+    buf_printf(&b,
+               "{\"counter_example\": {\"counts\": [12, 36], \"loss_sums\": [12, 108], \"mean_of_means\": %.17g, "
+               "\"global_mean\": %.17g, \"local_scalars\": [%.17g, %.17g]},\n"
+               " \"one_parameter\": {\"mean_of_means\": {\"loss\": %.17g, \"gradient\": %.17g}, "
+               "\"global_token\": {\"loss\": %.17g, \"gradient\": %.17g}},\n \"pass\": %s}\n",
+               mom, glob, scal0, scal1, l_mom, g_mom, l_glob, g_glob, ok ? "true" : "false");
+    write_output(app, "check_loss.json", b.s);
+    buf_free(&b);
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}

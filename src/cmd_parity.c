@@ -1,0 +1,221 @@
+// cmd_parity.c — the distributed proofs: `parity` (every normalization through the real
+// distributed window vs the single-process reference) and `check-empty` (a globally
+// empty window rejected by all ranks together; a locally empty rank still matching).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "corpus.h"
+#include "h5io.h"
+#include "reference.h"
+#include "trainer.h"
+
+// Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
+// gradient (P) in `grad` and the window's statistics. Returns 0 or EXIT_EMPTY_WINDOW.
+static int distributed_window(App *app, const Config *cfg, const Corpus *c, const float *theta0, Normalization mode,
+                              float *grad, WindowStats *ws, int64_t *rank_counts) {
+    Trainer t;
+    if (comm_agree(&app->comm, trainer_init(&t, cfg, c, app->compute, &app->comm, theta0) ? 1 : 0))
+        die(EXIT_BAD_INPUT, "cannot set up the window (see above)");
+    int rc = trainer_window(&t, mode, 0, ws);
+    if (!rc) {
+        float *g = xmalloc((t.m.total + 1) * sizeof *g);
+        app->compute->get_grad(t.cc, g);
+        memcpy(grad, g, t.m.total * sizeof *g);
+        free(g);
+    }
+    if (rank_counts) memcpy(rank_counts, ws->rank_counts, (size_t)t.W * sizeof *rank_counts);
+    ws->rank_counts = NULL;
+    trainer_free(&t);
+    return rc;
+}
+
+// Whether `mode` must give the product's gradient for these counts (then "coincides" is
+// the right verdict instead of "rejected").
+static int mode_coincides(Normalization mode, int W, int A, const int64_t *counts, int64_t N, int64_t padded) {
+    switch (mode) {
+    case NORM_GLOBAL_TOKEN: return 1;
+    case NORM_MEAN_OF_MEANS:
+        for (int r = 1; r < W; r++)
+            if (counts[r] != counts[0]) return 0;
+        return 1;
+    case NORM_EXTRA_ACCUM_DIVISION: return A == 1;
+    case NORM_PADDING_IN_DENOMINATOR: return padded == N;
+    default: return 0;
+    }
+}
+
+static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    for (int mode = 0; mode < NORM_COUNT; mode++)
+        for (int p = 0; p < N_PARAMS; p++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s/%s", normalization_names[mode], param_names[p]);
+            hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+            if (h5_write(o.file, name, H5T_NATIVE_FLOAT, m->rank[p], dims, grads[mode] + m->offset[p])) {
+                h5out_abandon(&o);
+                return -1;
+            }
+        }
+    if (h5_attr_str(o.file, "data_lock", lock)) {
+        h5out_abandon(&o);
+        return -1;
+    }
+    return h5out_commit(&o);
+}
+
+int cmd_parity(App *app) {
+    const Config *cfg = &app->cfg;
+    int W = cfg->train.world_size, A = cfg->train.accumulation;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    ModelShape m;
+    model_shape(&m, cfg);
+    float *theta0 = xmalloc(m.total * sizeof *theta0), *ref = xmalloc(m.total * sizeof *ref);
+    int64_t N_ref = 0;
+    char rpath[1024];
+    out_path(app, rpath, sizeof rpath, "reference.h5");
+    if (comm_agree(&app->comm, reference_read(rpath, c.lock, &m, theta0, ref, &N_ref) ? 1 : 0))
+        die(EXIT_BAD_INPUT, "cannot use %s (see above)", rpath);
+
+    float *grads[NORM_COUNT];
+    Compare cmp[NORM_COUNT];
+    int coincide[NORM_COUNT], good[NORM_COUNT];
+    int64_t *counts = xcalloc((size_t)W, sizeof *counts);
+    WindowStats ws;
+    for (int mode = 0; mode < NORM_COUNT; mode++) {
+        grads[mode] = xmalloc(m.total * sizeof(float));
+        if (distributed_window(app, cfg, &c, theta0, (Normalization)mode, grads[mode], &ws, counts))
+            die(EXIT_EMPTY_WINDOW, "parity: window 1 has no supervised position on any rank (N = 0)");
+        cmp[mode] = compare_vectors(grads[mode], ref, m.total, cfg->parity.atol, cfg->parity.rtol);
+        coincide[mode] = mode_coincides((Normalization)mode, W, A, counts, ws.N, ws.padded);
+        int pass = cmp[mode].violations == 0;
+        good[mode] = coincide[mode] ? pass : !pass;
+    }
+    if (ws.N != N_ref) die(EXIT_CHECK_FAILED, "parity: the distributed window counts N = %lld, the reference %lld",
+                           (long long)ws.N, (long long)N_ref);
+    int ok = 1;
+    for (int mode = 0; mode < NORM_COUNT; mode++) ok &= good[mode];
+
+    if (app->comm.rank == 0) {
+        say("parity: window 1, W = %d, A = %d, N = %lld (", W, A, (long long)ws.N);
+        for (int r = 0; r < W; r++) say("%s%lld", r ? " + " : "", (long long)counts[r]);
+        say("), %lld components, |g - ref| <= %g + %g*|ref|\n", (long long)cmp[0].compared, cfg->parity.atol,
+            cfg->parity.rtol);
+        say("  %-28s %12s %12s  %s\n", "normalization", "max abs err", "violations", "verdict");
+        Buf j = {0};
+        buf_printf(&j, "{\"atol\": %.17g, \"rtol\": %.17g, \"compared\": %lld, \"world_size\": %d, \"accumulation\": %d, "
+                       "\"global_count\": %lld, \"rank_counts\": [", cfg->parity.atol, cfg->parity.rtol,
+                   (long long)cmp[0].compared, W, A, (long long)ws.N);
+        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)counts[r]);
+        buf_printf(&j, "], \"dropout\": %.17g,\n \"modes\": {", cfg->model.dropout);
+        for (int mode = 0; mode < NORM_COUNT; mode++) {
+            int pass = cmp[mode].violations == 0;
+            const char *verdict = mode == NORM_GLOBAL_TOKEN ? (pass ? "passes" : "FAILS")
+                                  : coincide[mode]      ? (pass ? "coincides (counts make it equal)" : "FAILS (should coincide)")
+                                                        : (pass ? "NOT REJECTED" : "rejected");
+            say("  %-28s %12.4g %12lld  %s\n", normalization_names[mode], cmp[mode].max_abs_err,
+                (long long)cmp[mode].violations, verdict);
+            if (!good[mode] && cmp[mode].worst >= 0) {
+                int64_t i = cmp[mode].worst;
+                say("    worst component %lld: got %.9g, reference %.9g\n", (long long)i, grads[mode][i], ref[i]);
+            }
+            buf_printf(&j, "%s\n  \"%s\": {\"max_abs_err\": %.17g, \"violations\": %lld, \"pass\": %s, \"expected\": \"%s\", \"ok\": %s}",
+                       mode ? "," : "", normalization_names[mode], cmp[mode].max_abs_err, (long long)cmp[mode].violations,
+                       pass ? "true" : "false", coincide[mode] ? (mode ? "coincides" : "passes") : "rejected",
+                       good[mode] ? "true" : "false");
+        }
+        buf_printf(&j, "},\n \"ok\": %s}\n", ok ? "true" : "false");
+        write_output(app, "parity.json", j.s);
+        buf_free(&j);
+        char gpath[1024];
+        out_path(app, gpath, sizeof gpath, "grads.h5");
+        if (write_grads(gpath, &m, grads, c.lock)) die_abort(EXIT_BAD_INPUT, "cannot write %s", gpath);
+        say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
+    }
+    for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
+    free(counts), free(theta0), free(ref);
+    corpus_free(&c);
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+// ---------------------------------------------------------------------------------------
+// check-empty
+
+int cmd_check_empty(App *app) {
+    const Config *base = &app->cfg;
+    int W = base->train.world_size;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    ModelShape m;
+    model_shape(&m, base);
+    float *theta0 = xmalloc(m.total * sizeof *theta0), *grad = xmalloc(m.total * sizeof *grad);
+    model_init_params(&m, base->seed, theta0);
+    char err[512];
+    WindowStats ws;
+
+    // (a) Globally empty: every position of every sequence is inside the unlabelled prefix.
+    Config empty = *base;
+    if (config_set(&empty, "data.unsupervised_prefix=65536", err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
+    double t0 = now_seconds();
+    int rc = distributed_window(app, &empty, &c, theta0, NORM_GLOBAL_TOKEN, grad, &ws, NULL);
+    double took = now_seconds() - t0;
+    if (rc == EXIT_EMPTY_WINDOW)
+        fprintf(stderr, "ddptok: rank %d: step %d: no supervised position in the window on any rank (N = 0): rejected\n",
+                app->comm.rank, ws.step);
+    int rejected_here = rc == EXIT_EMPTY_WINDOW;
+    int all_rejected = comm_agree(&app->comm, !rejected_here) == 0;
+
+    // (b) Locally empty: rank 0's prefix covers its whole band; other ranks keep labels.
+    int local_ok = 1, local_applicable = W > 1;
+    Compare cmp = {0, 0, 0, -1};
+    int64_t N_r0 = -1, N_local = 0;
+    if (local_applicable) {
+        Config local = *base;
+        char set[64];
+        snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
+        if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
+        rc = distributed_window(app, &local, &c, theta0, NORM_GLOBAL_TOKEN, grad, &ws, NULL);
+        if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
+        N_r0 = ws.N_r;
+        comm_bcast(&app->comm, &N_r0, sizeof N_r0, 0);
+        N_local = ws.N;
+        if (app->comm.rank == 0) {
+            Reference ref;
+            if (reference_compute(&local, &c, app->compute, theta0, &ref)) die_abort(EXIT_INTERNAL, "reference failed");
+            cmp = compare_vectors(grad, ref.grad, m.total, base->parity.atol, base->parity.rtol);
+            local_ok = cmp.violations == 0 && N_r0 == 0 && ref.N == ws.N;
+            reference_free(&ref);
+        }
+        comm_bcast(&app->comm, &local_ok, sizeof local_ok, 0);
+    }
+    int ok = all_rejected && local_ok;
+    if (app->comm.rank == 0) {
+        say("check-empty:\n  globally empty window: %s (%.2f s, every rank %s exit code %d in train)\n",
+            all_rejected ? "rejected by all ranks" : "NOT rejected by every rank", took,
+            all_rejected ? "stops with" : "should stop with", EXIT_EMPTY_WINDOW);
+        if (local_applicable)
+            say("  locally empty rank 0 (N_0 = %lld of N = %lld): %s, max abs err %.3g, %lld violations of %lld\n",
+                (long long)N_r0, (long long)N_local, local_ok ? "matches the reference" : "DOES NOT MATCH",
+                cmp.max_abs_err, (long long)cmp.violations, (long long)cmp.compared);
+        else say("  locally empty rank: not applicable with one rank\n");
+        Buf j = {0};
+        buf_printf(&j, "{\"global_empty\": {\"rejected_by_all_ranks\": %s, \"step\": 1, \"exit_code\": %d, \"seconds\": %.3f},\n",
+                   all_rejected ? "true" : "false", EXIT_EMPTY_WINDOW, took);
+        if (local_applicable)
+            buf_printf(&j, " \"local_empty\": {\"pass\": %s, \"rank\": 0, \"rank_count\": %lld, \"global_count\": %lld, "
+                           "\"max_abs_err\": %.17g, \"violations\": %lld, \"compared\": %lld},\n",
+                       local_ok ? "true" : "false", (long long)N_r0, (long long)N_local, cmp.max_abs_err,
+                       (long long)cmp.violations, (long long)cmp.compared);
+        else buf_printf(&j, " \"local_empty\": {\"pass\": true, \"skipped\": \"one rank\"},\n");
+        buf_printf(&j, " \"ok\": %s}\n", ok ? "true" : "false");
+        write_output(app, "empty.json", j.s);
+        buf_free(&j);
+    }
+    free(theta0), free(grad);
+    corpus_free(&c);
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}

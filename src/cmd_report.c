@@ -1,0 +1,447 @@
+// cmd_report.c — evaluate (test metrics + the report), exercise, plot, clean, check-env.
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "commands.h"
+#include "common.h"
+#include "corpus.h"
+#include "h5io.h"
+#include "trainer.h"
+
+// Reads a whole text file (NULL when absent). Caller frees.
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    Buf b = {0};
+    char chunk[4096];
+    size_t n;
+    buf_printf(&b, "%s", "");
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_printf(&b, "%.*s", (int)n, chunk);
+    fclose(f);
+    while (b.n && (b.s[b.n - 1] == '\n' || b.s[b.n - 1] == ' ')) b.s[--b.n] = 0;
+    return b.s;
+}
+
+// ---------------------------------------------------------------------------------------
+// evaluate
+
+typedef struct {
+    int64_t sequences, tokens, correct;
+    double loss_sum;
+} Metrics;
+
+// Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
+static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape *m, const float *theta, int split) {
+    const Config *cfg = &app->cfg;
+    enum { EB = 16 };
+    Compute *cc = app->compute->create(m, EB * cfg->data.max_length);
+    app->compute->set_params(cc, theta);
+    Batch b;
+    batch_init(&b, EB * cfg->data.max_length, m->k);
+    int32_t ids[EB];
+    int n = 0;
+    Metrics r = {0, 0, 0, 0};
+    for (int i = 0; i <= c->n; i++) {
+        if (i < c->n && c->split[i] == split) ids[n++] = i, r.sequences++;
+        if (n == EB || (i == c->n && n > 0)) {
+            batch_build(&b, c, ids, n, cfg->data.unsupervised_prefix);
+            r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
+            r.tokens += b.T;
+            n = 0;
+        }
+    }
+    batch_free(&b);
+    app->compute->destroy(cc);
+    return r;
+}
+
+// The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
+// the train split (add-one smoothing), over the supervised test positions.
+static void baselines(const Config *cfg, const Corpus *c, double *best_loss, double *best_acc, double *unigram) {
+    Chain ch;
+    chain_build(&ch, cfg);
+    int V = cfg->data.vocab_size, P = cfg->data.unsupervised_prefix;
+    double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->split[i] == SPLIT_TRAIN)
+            for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) freq[c->tokens[p]] += 1, total += 1;
+    for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
+    double ll = 0, lu = 0;
+    int64_t hits = 0, n = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (c->split[i] != SPLIT_TEST) continue;
+        const int32_t *x = c->tokens + c->offsets[i];
+        for (int t = 0; t < corpus_len(c, i); t++) {
+            int prev = t ? x[t - 1] : 0;
+            if (t < P) continue;
+            ll -= log(chain_prob(&ch, prev, x[t]));
+            lu -= log(freq[x[t]]);
+            int arg = 0;
+            for (int j = 1; j < ch.S; j++)
+                if (ch.prob[prev * ch.S + j] > ch.prob[prev * ch.S + arg]) arg = j;
+            hits += ch.succ[prev * ch.S + arg] == x[t];
+            n++;
+        }
+    }
+    *best_loss = n ? ll / n : 0;
+    *best_acc = n ? (double)hits / n : 0;
+    *unigram = n ? lu / n : 0;
+    free(freq);
+    chain_free(&ch);
+}
+
+// Max |Δ| between the model and momentum of two checkpoints' rank-0 files; -1 if missing.
+static double resume_diff(const char *a, const char *b) {
+    char pa[1200], pb[1200];
+    checkpoint_rank_path(pa, sizeof pa, a, 0);
+    checkpoint_rank_path(pb, sizeof pb, b, 0);
+    CheckpointState sa, sb;
+    if (checkpoint_load(pa, &sa)) return -1;
+    if (checkpoint_load(pb, &sb)) {
+        checkpoint_state_free(&sa);
+        return -1;
+    }
+    double d = -1;
+    if (sa.m.total == sb.m.total && sa.step == sb.step) {
+        d = 0;
+        for (size_t i = 0; i < sa.m.total; i++) {
+            d = fmax(d, fabs((double)sa.theta[i] - sb.theta[i]));
+            d = fmax(d, fabs((double)sa.momentum[i] - sb.momentum[i]));
+        }
+    } else error("%s and %s are not comparable (step %d vs %d)", pa, pb, sa.step, sb.step);
+    checkpoint_state_free(&sa);
+    checkpoint_state_free(&sb);
+    return d;
+}
+
+int cmd_evaluate(App *app) {
+    const Config *cfg = &app->cfg;
+    int U = cfg->train.updates;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    char resumed[1100], continuous[1100], path[1200], root[1024];
+    art_path(app, root, sizeof root, "checkpoints");
+    snprintf(resumed, sizeof resumed, "%s/step-%04d", root, U);
+    art_path(app, root, sizeof root, "continuous");
+    snprintf(continuous, sizeof continuous, "%s/step-%04d", root, U);
+    checkpoint_rank_path(path, sizeof path, resumed, 0);
+    CheckpointState s;
+    if (checkpoint_load(path, &s))
+        die(EXIT_BAD_INPUT, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume", U, path);
+    if (strcmp(s.lock, c.lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    Metrics t = evaluate_split(app, &c, &s.m, s.theta, SPLIT_TEST);
+    checkpoint_state_free(&s);
+    double best_loss, best_acc, unigram;
+    baselines(cfg, &c, &best_loss, &best_acc, &unigram);
+    double diff = resume_diff(resumed, continuous);
+    double loss = t.tokens ? t.loss_sum / t.tokens : 0, acc = t.tokens ? (double)t.correct / t.tokens : 0;
+
+    char ppath[1024], epath[1024];
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    char *parity = slurp(ppath), *empty = slurp(epath);
+    int parity_ok = parity && strstr(parity, "\"ok\": true"), empty_ok = empty && strstr(empty, "\"ok\": true");
+    int ok = diff == 0 && parity_ok && empty_ok && loss < unigram;
+
+    say("evaluate: step-%d model on %lld test sequences (%lld supervised tokens)\n", U, (long long)t.sequences,
+        (long long)t.tokens);
+    say("  test loss %.5f per token, token accuracy %.2f %%\n", loss, 100 * acc);
+    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", unigram, best_loss, 100 * best_acc);
+    if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
+    else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
+    say("  parity report %s, empty-window report %s\n", parity ? (parity_ok ? "ok" : "NOT ok") : "missing",
+        empty ? (empty_ok ? "ok" : "NOT ok") : "missing");
+    char dstr[64];
+    if (diff < 0) strcpy(dstr, "null");
+    else snprintf(dstr, sizeof dstr, "%.17g", diff);
+    Buf j = {0};
+    buf_printf(&j, "{\"parity\": %s,\n \"resume\": {\"max_abs_diff\": %s, \"step\": %d},\n \"empty\": %s,\n",
+               parity ? parity : "null", dstr, U, empty ? empty : "null");
+    buf_printf(&j,
+               " \"test\": {\"loss\": %.17g, \"token_accuracy\": %.17g, \"sequences\": %lld, \"tokens\": %lld, "
+               "\"unigram_loss\": %.17g, \"best_loss\": %.17g, \"best_accuracy\": %.17g},\n \"ok\": %s}\n",
+               loss, acc, (long long)t.sequences, (long long)t.tokens, unigram, best_loss, best_acc, ok ? "true" : "false");
+    write_output(app, "report.json", j.s);
+    buf_free(&j);
+    free(parity), free(empty);
+    corpus_free(&c);
+    say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+// ---------------------------------------------------------------------------------------
+// exercise: rank 0 keeps `short` tokens, rank 1 goes from `short` to `long` tokens.
+
+typedef struct {
+    double S;      // loss sum
+    int64_t N;     // tokens
+    float *g;      // (P) ∇S
+} RankGrad;
+
+static void rank_grad(const App *app, const ModelShape *m, const float *theta, const Corpus *mini, int seq, RankGrad *out) {
+    Compute *cc = app->compute->create(m, corpus_len(mini, seq));
+    app->compute->set_params(cc, theta);
+    app->compute->zero_grad(cc);
+    Batch b;
+    batch_init(&b, corpus_len(mini, seq), m->k);
+    int32_t id = seq;
+    batch_build(&b, mini, &id, 1, 0);
+    out->S = app->compute->forward_backward(cc, &b, 1.0f, NULL);
+    out->N = b.T;
+    float *g = xmalloc((m->total + 1) * sizeof *g);
+    app->compute->get_grad(cc, g);
+    out->g = g;
+    batch_free(&b);
+    app->compute->destroy(cc);
+}
+
+int cmd_exercise(App *app) {
+    const Config *cfg = &app->cfg;
+    int ns = cfg->exercise.short_tokens, nl = cfg->exercise.long_tokens;
+    if (nl > cfg->data.max_length || ns > cfg->data.max_length)
+        die(EXIT_BAD_INPUT, "%s: exercise token counts must not exceed data.max_length (%d)", cfg->source, cfg->data.max_length);
+    Corpus full;
+    corpus_generate(&full, cfg);
+    int picks[2] = {-1, -1}, np = 0;
+    for (int i = 0; i < full.n && np < 2; i++)
+        if (full.split[i] == SPLIT_TEST && corpus_len(&full, i) >= (nl > ns ? nl : ns)) picks[np++] = i;
+    if (np < 2) die(EXIT_BAD_INPUT, "%s: no two test sequences of %d tokens", cfg->source, nl);
+    // Mini corpus: rank 0's sequence, rank 1's short and long versions of one sequence.
+    int lens[3] = {ns, ns, nl}, src[3] = {picks[0], picks[1], picks[1]};
+    Corpus mini = {0};
+    mini.n = 3;
+    mini.offsets = xmalloc(4 * sizeof *mini.offsets);
+    mini.offsets[0] = 0;
+    for (int i = 0; i < 3; i++) mini.offsets[i + 1] = mini.offsets[i] + lens[i];
+    mini.n_tokens = mini.offsets[3];
+    mini.tokens = xmalloc((size_t)mini.n_tokens * sizeof *mini.tokens);
+    mini.split = xcalloc(3, 1);
+    for (int i = 0; i < 3; i++)
+        memcpy(mini.tokens + mini.offsets[i], full.tokens + full.offsets[src[i]], (size_t)lens[i] * sizeof(int32_t));
+
+    ModelShape m;
+    model_shape(&m, cfg);
+    float *theta = xmalloc(m.total * sizeof *theta);
+    model_init_params(&m, cfg->seed, theta);
+    RankGrad rg[3];
+    for (int i = 0; i < 3; i++) rank_grad(app, &m, theta, &mini, i, &rg[i]);
+
+    say("exercise: rank 0 keeps %d tokens; rank 1 goes from %d to %d tokens (W = 2, dropout off)\n", ns, ns, nl);
+    say("  by hand, with loss 1 per token on rank 0 and 3 on rank 1:\n");
+    Buf j = {0};
+    buf_printf(&j, "{\"cases\": [");
+    int ok = 1;
+    for (int k = 0; k < 2; k++) {
+        const RankGrad *a = &rg[0], *b = &rg[1 + k];
+        double hand_mom = (1.0 + 3.0) / 2, hand_glob = (1.0 * a->N + 3.0 * b->N) / (double)(a->N + b->N);
+        int64_t N = a->N + b->N;
+        double loss_glob = (a->S + b->S) / N, loss_mom = (a->S / a->N + b->S / b->N) / 2;
+        double maxd = 0, num = 0, den = 0;
+        for (size_t i = 0; i < m.total; i++) {
+            double gg = ((double)a->g[i] + b->g[i]) / N;
+            double gm = ((double)a->g[i] / a->N + (double)b->g[i] / b->N) / 2;
+            maxd = fmax(maxd, fabs(gg - gm));
+            num += (gg - gm) * (gg - gm), den += gg * gg;
+        }
+        double rel = den > 0 ? sqrt(num / den) : 0;
+        int equal = a->N == b->N;
+        int case_ok = equal ? maxd <= cfg->parity.atol : maxd > cfg->parity.atol;
+        ok &= case_ok;
+        say("  case %d: counts %lld and %lld: mean of means %.4g, global mean %.4g%s\n", k + 1, (long long)a->N,
+            (long long)b->N, hand_mom, hand_glob, equal ? " (equal counts: the formulas agree)" : " (the short rank weighs too much)");
+        say("          real model: loss mean of means %.6f, global %.6f; gradients differ by max %.3g (relative L2 %.3g) -> %s\n",
+            loss_mom, loss_glob, maxd, rel, equal ? (case_ok ? "coincide" : "SHOULD COINCIDE") : (case_ok ? "differ" : "SHOULD DIFFER"));
+        buf_printf(&j, "%s\n  {\"counts\": [%lld, %lld], \"hand\": {\"mean_of_means\": %.17g, \"global\": %.17g}, "
+                       "\"model\": {\"mean_of_means_loss\": %.17g, \"global_loss\": %.17g, \"grad_max_abs_diff\": %.17g, "
+                       "\"grad_relative_l2_diff\": %.17g}}",
+                   k ? "," : "", (long long)a->N, (long long)b->N, hand_mom, hand_glob, loss_mom, loss_glob, maxd, rel);
+    }
+    buf_printf(&j, "],\n \"ok\": %s}\n", ok ? "true" : "false");
+    write_output(app, "exercise.json", j.s);
+    buf_free(&j);
+    say("  W stays 2 in both cases; only N changes (24 -> %d). No extra division by the number of microbatches.\n", ns + nl);
+    for (int i = 0; i < 3; i++) free(rg[i].g);
+    free(theta);
+    corpus_free(&mini);
+    corpus_free(&full);
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+// ---------------------------------------------------------------------------------------
+// plot: gnuplot → outputs/figure.png
+
+// Loss curve of one run from its JSONL into a two-column .dat; returns lines written.
+static int jsonl_to_dat(const char *jsonl, const char *dat) {
+    FILE *in = fopen(jsonl, "r");
+    if (!in) return 0;
+    FILE *out = fopen(dat, "w");
+    if (!out) {
+        fclose(in);
+        return 0;
+    }
+    char line[4096];
+    int n = 0, step;
+    double loss;
+    while (fgets(line, sizeof line, in))
+        if (sscanf(line, "{\"step\": %d, \"loss\": %lf", &step, &loss) == 2) fprintf(out, "%d %.9g\n", step, loss), n++;
+    fclose(in);
+    fclose(out);
+    return n;
+}
+
+int cmd_plot(App *app) {
+    const Config *cfg = &app->cfg;
+    char dir[1024], path[1200], dat[1200];
+    out_path(app, dir, sizeof dir, "plot");
+    if (mkdir_p(dir)) die(EXIT_BAD_INPUT, "cannot create %s", dir);
+    const char *runs[3] = {"continuous", "interrupted", "resumed"};
+    int have[3];
+    for (int i = 0; i < 3; i++) {
+        char rel[128];
+        snprintf(rel, sizeof rel, "train/%s.jsonl", runs[i]);
+        out_path(app, path, sizeof path, rel);
+        snprintf(dat, sizeof dat, "%s/loss-%s.dat", dir, runs[i]);
+        have[i] = jsonl_to_dat(path, dat);
+    }
+    // Per-mode, per-tensor max abs error of grads.h5 against reference.h5.
+    ModelShape m;
+    model_shape(&m, cfg);
+    char gpath[1024], rpath[1024];
+    out_path(app, gpath, sizeof gpath, "grads.h5");
+    out_path(app, rpath, sizeof rpath, "reference.h5");
+    float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
+    hid_t rf = h5_open_read(rpath), gf = rf >= 0 ? h5_open_read(gpath) : -1;
+    if (rf < 0 || gf < 0) die(EXIT_BAD_INPUT, "plot needs %s and %s: run reference and parity first", rpath, gpath);
+    snprintf(dat, sizeof dat, "%s/parity.dat", dir);
+    FILE *pd = fopen(dat, "w");
+    if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write", dat);
+    fprintf(pd, "mode");
+    for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
+    fprintf(pd, "\n");
+    for (int mode = 0; mode < NORM_COUNT; mode++) {
+        fprintf(pd, "%s", normalization_names[mode]);
+        for (int p = 0; p < N_PARAMS; p++) {
+            char name[160];
+            snprintf(name, sizeof name, "grad/%s", param_names[p]);
+            if (h5_read(rf, rpath, name, H5T_NATIVE_FLOAT, (int64_t)m.size[p], ref)) die(EXIT_BAD_INPUT, "plot: bad reference");
+            snprintf(name, sizeof name, "%s/%s", normalization_names[mode], param_names[p]);
+            if (h5_read(gf, gpath, name, H5T_NATIVE_FLOAT, (int64_t)m.size[p], g)) die(EXIT_BAD_INPUT, "plot: bad grads");
+            Compare c = compare_vectors(g, ref, m.size[p], 0, 0);
+            fprintf(pd, " %.6g", c.max_abs_err > 1e-12 ? c.max_abs_err : 1e-12);  // log scale floor
+        }
+        fprintf(pd, "\n");
+    }
+    fclose(pd);
+    H5Fclose(rf), H5Fclose(gf);
+    free(ref), free(g);
+
+    char png[1024], tmp[1100], gp[1200];
+    out_path(app, png, sizeof png, "figure.png");
+    snprintf(tmp, sizeof tmp, "%s.tmp.png", png);
+    snprintf(gp, sizeof gp, "%s/figure.gp", dir);
+    FILE *f = fopen(gp, "w");
+    if (!f) die(EXIT_BAD_INPUT, "%s: cannot write", gp);
+    fprintf(f,
+            "set terminal pngcairo size 1400,560 font 'sans,10'\nset output '%s'\nset multiplot layout 1,2\n"
+            "set title 'Training loss (global token mean)'\nset xlabel 'update'\nset ylabel 'loss per token'\nset grid\n"
+            "plot ",
+            tmp);
+    const char *styles[3] = {"lw 3 lc rgb '#999999'", "lw 1.5 lc rgb '#1f77b4'", "lw 1.5 dt 2 lc rgb '#d62728'"};
+    int first = 1;
+    for (int i = 0; i < 3; i++)
+        if (have[i])
+            fprintf(f, "%s'%s/loss-%s.dat' using 1:2 with lines %s title '%s'", first ? "" : ", ", dir, runs[i], styles[i],
+                    runs[i]),
+                first = 0;
+    if (first) fprintf(f, "NaN notitle");
+    fprintf(f,
+            "\nset title 'Window-1 gradient error vs the single-process reference'\nset logscale y\nset format y '10^{%%L}'\n"
+            "set ylabel 'max |g - g_{ref}| per tensor'\nset xlabel ''\nset style data histograms\n"
+            "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\nset xtics rotate by -15\n"
+            "set key top left\nset yrange [1e-12:*]\n"
+            "plot '%s/parity.dat' using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), "
+            "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
+            "%g with lines lw 2 dt 2 lc rgb 'black' title 'atol = %g'\nunset multiplot\n",
+            dir, cfg->parity.atol, cfg->parity.atol);
+    fclose(f);
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
+    int rc = system(cmd);
+    if (rc != 0 || rename(tmp, png) != 0) {
+        unlink(tmp);
+        die(EXIT_BAD_INPUT, "gnuplot failed on %s (is gnuplot installed? `apt-get install gnuplot-nox`)", gp);
+    }
+    say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", png, have[0] ? "continuous " : "",
+        have[1] ? "interrupted " : "", have[2] ? "resumed" : "");
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// clean --scope generated
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path) == 0 ? 0 : error("%s: cannot remove: %s", path, strerror(errno));
+}
+
+int cmd_clean(App *app) {
+    if (!app->scope || strcmp(app->scope, "generated") != 0)
+        die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
+    static const char *outputs[] = {"data", "train", "logs", "plot", "reference.h5", "grads.h5", "parity.json",
+                                    "empty.json", "report.json", "check_loss.json", "exercise.json", "figure.png"};
+    static const char *artifacts[] = {"checkpoints", "continuous"};
+    int found = 0, failed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? 2 : (int)(sizeof outputs / sizeof *outputs);
+        for (int i = 0; i < n; i++) {
+            char path[1024];
+            if (pass) art_path(app, path, sizeof path, artifacts[i]);
+            else out_path(app, path, sizeof path, outputs[i]);
+            struct stat st;
+            if (lstat(path, &st) != 0) continue;
+            found++;
+            say("%s %s%s\n", app->dry_run ? "would remove" : "removing", path, S_ISDIR(st.st_mode) ? "/" : "");
+            if (!app->dry_run && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) failed++;
+        }
+    }
+    say("clean: %d generated path(s) %s%s\n", found, app->dry_run ? "would be removed (dry run: nothing changed)" : "removed",
+        failed ? ", some could not be removed" : "");
+    return failed ? EXIT_BAD_INPUT : 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// check-env
+
+int cmd_check_env(App *app) {
+    Comm *cm = &app->comm;
+    int W = cm->world;
+    char mine[160], *all = xcalloc((size_t)W, 160);
+    snprintf(mine, sizeof mine, "host %s, local rank %d of %d, device: none (cpu)", g_id.host, cm->local_rank, cm->local_size);
+    comm_gather_str(cm, mine, all, 160);
+    // One test all-reduce with exact sums: counts rank+1 sum to W(W+1)/2; floats rank+1
+    // average to (W+1)/2.
+    int64_t cnt = cm->rank + 1;
+    float v[4] = {(float)(cm->rank + 1), 1.0f, 0.0f, 2.0f * (float)(cm->rank + 1)};
+    cm->ops->allreduce_sum_i64(cm, &cnt, 1);
+    cm->ops->allreduce_avg_f32(cm, v, 4);
+    int ok = cnt == (int64_t)W * (W + 1) / 2 && v[0] == (float)(W + 1) / 2 && v[1] == 1.0f && v[2] == 0.0f && v[3] == (float)(W + 1);
+    ok = comm_agree(cm, !ok) == 0;
+    say("check-env: backend %s, comm %s, MPI world %d\n", app->compute->name, cm->ops->name, W);
+    for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, all + (size_t)r * 160);
+    say("  test all-reduce: int64 sum %lld (expected %lld), float average %g (expected %g): %s\n", (long long)cnt,
+        (long long)W * (W + 1) / 2, v[0], (W + 1) / 2.0, ok ? "ok" : "WRONG");
+    free(all);
+    if (app->dual) {
+        say("check-env --dual: needs exactly 2 ranks on 2 distinct GPUs; this run uses the %s backend with %d rank(s): FAILED\n",
+            app->compute->name, W);
+        return EXIT_CHECK_FAILED;
+    }
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}

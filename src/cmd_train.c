@@ -1,0 +1,272 @@
+// cmd_train.c — `train` (SGD updates, checkpoints, exact resume) and
+// `check-checkpoints` (SPEC §7).
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "commands.h"
+#include "common.h"
+#include "corpus.h"
+#include "h5io.h"
+#include "trainer.h"
+
+// SIGUSR1 (Slurm's warning before the time limit) only sets a flag; the ranks agree on
+// it at the next window boundary through the count all-reduce.
+static volatile sig_atomic_t g_stop_requested = 0;
+static void on_sigusr1(int sig) {
+    (void)sig;
+    g_stop_requested = 1;
+}
+
+static void trainer_to_state(const Trainer *t, const App *app, const char *lock, CheckpointState *s) {
+    memset(s, 0, sizeof *s);
+    s->step = t->step, s->world_size = t->W, s->rank = t->rank, s->A = t->A, s->B = t->B;
+    s->config_yaml = config_to_yaml(&app->cfg);
+    snprintf(s->lock, sizeof s->lock, "%s", lock);
+    s->m = t->m;
+    s->theta = xmalloc(t->m.total * sizeof(float));
+    s->momentum = xmalloc(t->m.total * sizeof(float));
+    t->ops->get_params(t->cc, s->theta);
+    s->momentum_valid = t->ops->get_momentum(t->cc, s->momentum);
+    s->lr = app->cfg.train.lr, s->mu = app->cfg.train.momentum, s->wd = app->cfg.train.weight_decay;
+    s->history = t->history;  // borrowed
+    s->sampler_rng = t->sampler.rng;
+    s->dropout_rng = t->dropout;
+}
+
+static void save_checkpoint(App *app, Trainer *t, const char *root, const char *lock) {
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);
+    if (app->comm.rank == 0 && mkdir_p(root)) die_abort(EXIT_BAD_INPUT, "cannot create %s", root);
+    CheckpointState s;
+    trainer_to_state(t, app, lock, &s);
+    int rc = checkpoint_save(&app->comm, dir, &s);
+    s.history = NULL;  // borrowed from the trainer
+    checkpoint_state_free(&s);
+    if (rc) die(EXIT_BAD_INPUT, "step %d: checkpoint %s could not be written (see above); nothing was published", t->step, dir);
+    say("checkpoint: %s (%d rank files)\n", dir, t->W);
+}
+
+// Loads this rank's file of `dir` into the trainer after checking that it belongs to this
+// run. Every rank checks its own file; all agree before anyone goes on.
+static void resume_from(App *app, Trainer *t, const char *dir, const char *lock) {
+    char path[1200], why[2600] = "";
+    checkpoint_rank_path(path, sizeof path, dir, t->rank);
+    CheckpointState s;
+    int bad = checkpoint_load(path, &s) != 0;
+    if (!bad) {
+        Config stored;
+        char err[512], what[512];
+        if (s.world_size != t->W)
+            snprintf(why, sizeof why, "%s: written by %d ranks, this run has %d (world size differs)", path, s.world_size, t->W);
+        else if (s.rank != t->rank) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, t->rank);
+        else if (strcmp(s.lock, lock) != 0)
+            snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
+        else if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err))
+            snprintf(why, sizeof why, "%s: stored config unreadable: %s", path, err);
+        else if (config_diff_training(&stored, &app->cfg, what, sizeof what))
+            snprintf(why, sizeof why, "%s: config differs (checkpoint vs now) at %s", path, what);
+        else if (s.step >= app->cfg.train.updates)
+            snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, app->cfg.train.updates);
+        if (why[0]) error("%s", why), bad = 1;
+    }
+    if (comm_agree(&app->comm, bad)) {
+        if (!bad) checkpoint_state_free(&s);
+        die(EXIT_BAD_INPUT, "resume from %s refused%s", dir, bad ? " (see above)" : " by another rank");
+    }
+    t->step = s.step;
+    t->ops->set_params(t->cc, s.theta);
+    t->ops->set_momentum(t->cc, s.momentum, s.momentum_valid);
+    memcpy(t->history, s.history, (size_t)s.step * t->A * t->B * sizeof *t->history);
+    t->sampler.rng = s.sampler_rng;
+    t->dropout = s.dropout_rng;
+    checkpoint_state_free(&s);
+}
+
+int cmd_train(App *app) {
+    const Config *cfg = &app->cfg;
+    const char *run = app->continuous ? "continuous" : app->resume ? "resumed" : "interrupted";
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    ModelShape m;
+    model_shape(&m, cfg);
+    float *theta0 = xmalloc(m.total * sizeof *theta0);
+    model_init_params(&m, cfg->seed, theta0);
+    Trainer t;
+    if (comm_agree(&app->comm, trainer_init(&t, cfg, &c, app->compute, &app->comm, theta0) ? 1 : 0))
+        die(EXIT_BAD_INPUT, "cannot set up training (see above)");
+    free(theta0);
+
+    // The continuous run is the witness: its checkpoints live apart from the main lineage.
+    char root[1024], dir[1100];
+    art_path(app, root, sizeof root, app->continuous ? "continuous" : "checkpoints");
+    if (app->resume) {
+        if (!strcmp(app->resume, "latest")) {
+            if (checkpoint_latest(root, dir, sizeof dir)) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+        } else snprintf(dir, sizeof dir, "%s", app->resume);
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+        resume_from(app, &t, dir, c.lock);
+    }
+    int stop_at = app->continuous || app->resume || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
+    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d\n", run, app->compute->name,
+        app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates);
+
+    // Logs: one JSON line per update (rank 0), one line per window per rank.
+    char path[1200], rel[256];
+    FILE *jsonl = NULL, *log = NULL;
+    snprintf(rel, sizeof rel, "train/%s.jsonl", run);
+    out_path(app, path, sizeof path, "train");
+    int bad = mkdir_p(path);
+    out_path(app, path, sizeof path, "logs");
+    bad |= mkdir_p(path);
+    if (!bad && app->comm.rank == 0) {
+        out_path(app, path, sizeof path, rel);
+        if (!(jsonl = fopen(path, "w"))) bad = error("%s: cannot write: %s", path, strerror(errno));
+    }
+    snprintf(rel, sizeof rel, "logs/rank-%d.log", t.rank);
+    out_path(app, path, sizeof path, rel);
+    if (!bad && !(log = fopen(path, app->resume ? "a" : "w"))) bad = error("%s: cannot write: %s", path, strerror(errno));
+    if (comm_agree(&app->comm, bad)) die(EXIT_BAD_INPUT, "cannot open the training logs (see above)");
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigusr1;
+    sigaction(SIGUSR1, &sa, NULL);
+
+    int rc = 0;
+    while (t.step < stop_at) {
+        WindowStats ws;
+        int wrc = trainer_update(&t, g_stop_requested, &ws);
+        if (wrc == EXIT_EMPTY_WINDOW)
+            die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
+                                   "(nothing applied, nothing written for this step)", ws.step);
+        fprintf(log, "rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", t.rank, ws.step,
+                (long long)ws.N_r, ws.S_r, (long long)ws.N, ws.loss, ws.seconds);
+        fflush(log);
+        if (jsonl) {
+            fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws.step, ws.loss, (long long)ws.N);
+            for (int r = 0; r < t.W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws.rank_counts[r]);
+            fprintf(jsonl, "], \"seconds\": %.6f}\n", ws.seconds);
+            fflush(jsonl);
+        }
+        if (t.step == 1 || t.step % 10 == 0 || t.step == stop_at)
+            say("  step %4d  loss %.5f  tokens %6lld  %.1f ms\n", t.step, ws.loss, (long long)ws.N, 1e3 * ws.seconds);
+        if (ws.stop_requested) {
+            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest)\n",
+                t.step, EXIT_REQUEUE);
+            save_checkpoint(app, &t, root, c.lock);
+            rc = EXIT_REQUEUE;
+            break;
+        }
+        if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
+            save_checkpoint(app, &t, root, c.lock);
+    }
+    if (jsonl) fclose(jsonl);
+    fclose(log);
+    if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
+    trainer_free(&t);
+    corpus_free(&c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------
+// check-checkpoints
+
+// Validates one step directory; returns the number of problems (each printed).
+static int check_one(App *app, const char *dir, int step, const char *lock, const int32_t *plan, int plan_steps) {
+    const Config *cfg = &app->cfg;
+    char path[1200];
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    CheckpointState s0, s;
+    if (checkpoint_load(path, &s0)) return 1;
+    int problems = 0, W = s0.world_size;
+    for (int r = 0; r < W; r++) {
+        checkpoint_rank_path(path, sizeof path, dir, r);
+        if (r == 0) s = s0;
+        else if (checkpoint_load(path, &s)) {
+            problems++;
+            continue;
+        }
+        char what[512];
+        Config stored;
+        char err[512];
+        if (s.step != step) problems++, error("%s: step %d, directory says %d", path, s.step, step);
+        if (s.rank != r) problems++, error("%s: holds rank %d", path, s.rank);
+        if (s.world_size != W) problems++, error("%s: world size %d, rank 0 says %d", path, s.world_size, W);
+        if (strcmp(s.lock, lock) != 0)
+            problems++, error("%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
+        if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err)) problems++, error("%s", err);
+        else if (config_diff_training(&stored, cfg, what, sizeof what))
+            problems++, error("%s: config differs from %s at %s", path, cfg->source, what);
+        if (r > 0) {  // replicas: model and optimizer identical bit for bit
+            if (memcmp(s.theta, s0.theta, s.m.total * sizeof(float)) != 0)
+                problems++, error("%s: model differs from rank 0's replica", path);
+            if (memcmp(s.momentum, s0.momentum, s.m.total * sizeof(float)) != 0 || s.momentum_valid != s0.momentum_valid)
+                problems++, error("%s: momentum differs from rank 0's replica", path);
+        }
+        // Sampler history must be the plan's windows for this rank.
+        size_t per = (size_t)s.A * s.B;
+        if (plan && s.world_size == cfg->train.world_size && s.A == cfg->train.accumulation && s.B == cfg->train.batch_size_per_rank) {
+            for (int u = 0; u < s.step && u < plan_steps; u++)
+                if (memcmp(s.history + u * per, plan + ((size_t)u * W + r) * per, per * sizeof(int32_t)) != 0) {
+                    problems++, error("%s: sampler history at step %d differs from plan.h5", path, u + 1);
+                    break;
+                }
+        }
+        if (r > 0) checkpoint_state_free(&s);
+    }
+    // No rank file beyond the world size.
+    checkpoint_rank_path(path, sizeof path, dir, W);
+    FILE *extra = fopen(path, "rb");
+    if (extra) fclose(extra), problems++, error("%s: extra rank file for a world of %d", path, W);
+    checkpoint_state_free(&s0);
+    return problems;
+}
+
+int cmd_check_checkpoints(App *app) {
+    const Config *cfg = &app->cfg;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    char ppath[1024];
+    out_path(app, ppath, sizeof ppath, "data/plan.h5");
+    int64_t U = cfg->train.updates, per = (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
+    int32_t *plan = xmalloc((size_t)(U * per) * sizeof *plan);
+    hid_t pf = h5_open_read(ppath);
+    if (pf < 0 || h5_read(pf, ppath, "ids", H5T_NATIVE_INT32, U * per, plan))
+        die(EXIT_BAD_INPUT, "%s: cannot read the plan: run prepare", ppath);
+    H5Fclose(pf);
+    const char *roots[2] = {"checkpoints", "continuous"};
+    int checked = 0, problems = 0;
+    for (int i = 0; i < 2; i++) {
+        char root[1024];
+        art_path(app, root, sizeof root, roots[i]);
+        DIR *d = opendir(root);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            int step;
+            char tail = 0;
+            int n = sscanf(e->d_name, "step-%d%c", &step, &tail);
+            if (n < 1) continue;
+            char dir[1400];
+            snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+            if (n == 2) {  // step-NNNN.tmp: an unpublished (interrupted) write
+                say("  %-40s ignored: incomplete write, never published\n", dir);
+                continue;
+            }
+            int p = check_one(app, dir, step, c.lock, plan, (int)U);
+            say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
+            checked++, problems += p;
+        }
+        closedir(d);
+    }
+    free(plan);
+    corpus_free(&c);
+    if (!checked) die(EXIT_BAD_INPUT, "check-checkpoints: no checkpoint under %s/", cfg->paths.artifacts);
+    say("check-checkpoints: %d checkpoint(s), %d problem(s)\n", checked, problems);
+    return problems ? EXIT_CHECK_FAILED : 0;
+}

@@ -1,0 +1,86 @@
+// comm_mpi.c — the MPI control plane and the `mpi` data-plane backend (host buffers).
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "common.h"
+
+// One check idiom for MPI: a failed collective ends the whole job naming rank, host,
+// step and operation (a peer may already be gone, so nothing else is safe).
+static inline void mpi_check(int rc, const Comm *c, const char *file, int line) {
+    if (rc == MPI_SUCCESS) return;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    die_abort(EXIT_COMM_FAILURE, "MPI failure on %s at %s:%d during %s (step %lld): %s", g_id.host, file, line,
+              c && c->op ? c->op : "?", c ? (long long)c->step : -1LL, msg);
+}
+#define MPI_CHECK(call, c) mpi_check((call), (c), __FILE__, __LINE__)
+
+void comm_setup(Comm *c) {
+    memset(c, 0, sizeof *c);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
+    MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c->mpi, &c->rank);
+    MPI_Comm_size(c->mpi, &c->world);
+    MPI_Comm local;
+    MPI_CHECK(MPI_Comm_split_type(c->mpi, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local), c);
+    MPI_Comm_rank(local, &c->local_rank);
+    MPI_Comm_size(local, &c->local_size);
+    MPI_Comm_free(&local);
+    c->ops = &comm_mpi;
+}
+
+int comm_agree(Comm *c, int code) {
+    int out = code;
+    c->op = "agree";
+    MPI_CHECK(MPI_Allreduce(&code, &out, 1, MPI_INT, MPI_MAX, c->mpi), c);
+    return out;
+}
+
+int comm_bcast(Comm *c, void *buf, size_t bytes, int root) {
+    c->op = "broadcast";
+    MPI_CHECK(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, c->mpi), c);
+    return 0;
+}
+
+void comm_barrier(Comm *c) {
+    c->op = "barrier";
+    MPI_CHECK(MPI_Barrier(c->mpi), c);
+}
+
+void comm_gather_str(Comm *c, const char *mine, char *out, int len) {
+    char *buf = xcalloc((size_t)len, 1);
+    strncpy(buf, mine, (size_t)len - 1);
+    c->op = "gather";
+    MPI_CHECK(MPI_Gather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, c->mpi), c);
+    free(buf);
+}
+
+static int mpi_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
+    c->op = "count all-reduce";
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, c->mpi), c);
+    return 0;
+}
+
+// The average is the sum divided by W: one all-reduce per window, in place.
+static int mpi_allreduce_avg_f32(Comm *c, float *buf, size_t n) {
+    c->op = "gradient all-reduce";
+    for (size_t done = 0; done < n;) {  // MPI counts are int
+        int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, c->mpi), c);
+        done += (size_t)chunk;
+    }
+    if (c->world > 1)
+        for (size_t i = 0; i < n; i++) buf[i] /= (float)c->world;
+    return 0;
+}
+
+static void mpi_destroy(Comm *c) { (void)c; }
+
+const CommOps comm_mpi = {
+    .name = "mpi",
+    .allreduce_sum_i64 = mpi_allreduce_sum_i64,
+    .allreduce_avg_f32 = mpi_allreduce_avg_f32,
+    .destroy = mpi_destroy,
+};

@@ -1,0 +1,527 @@
+// config.c — YAML configuration: a field table drives parsing, --set, validation,
+// emission and comparison. Errors are returned to the caller as one line.
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "common.h"
+
+const char *const normalization_names[NORM_COUNT] = {
+    "global-token", "mean-of-means", "extra-accumulation-division", "padding-in-denominator"};
+
+// ---------------------------------------------------------------------------------------
+// The field table
+
+typedef enum { F_INT, F_U32, F_DOUBLE, F_NORM, F_BANDS, F_PATH } FieldType;
+
+// Field flags
+#define F_TRAJECTORY 1  // decides the training trajectory: a checkpoint refuses a change
+
+typedef struct {
+    const char *key;  // dotted key as in the YAML
+    FieldType type;
+    size_t offset;
+    double min, max;  // inclusive range for numbers
+    int flags;
+    const char *expect;  // what is expected, for error messages
+} Field;
+
+#define OFF(f) offsetof(Config, f)
+static const Field fields[] = {
+    {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY, "an integer in [0, 2^32)"},
+    {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY, "an integer in [3, 2^20]"},
+    {"data.splits.train", F_INT, OFF(data.n_train), 1, 1 << 24, F_TRAJECTORY, "a positive integer"},
+    {"data.splits.validation", F_INT, OFF(data.n_validation), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer"},
+    {"data.splits.test", F_INT, OFF(data.n_test), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer"},
+    {"data.min_length", F_INT, OFF(data.min_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
+    {"data.max_length", F_INT, OFF(data.max_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
+    {"data.unsupervised_prefix", F_INT, OFF(data.unsupervised_prefix), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer"},
+    {"data.markov_support", F_INT, OFF(data.markov_support), 1, 1 << 20, F_TRAJECTORY, "a positive integer"},
+    {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]"},
+    {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
+    {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer"},
+    {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)"},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY, "an integer in [1, 256]"},
+    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY, "'auto' or a list of [lo, hi] length bands, one per rank"},
+    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
+    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
+    {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer"},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)"},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)"},
+    {"train.normalization", F_NORM, OFF(train.normalization), 0, 0, F_TRAJECTORY,
+     "one of global-token, mean-of-means, extra-accumulation-division, padding-in-denominator"},
+    {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number"},
+    {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)"},
+    {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number"},
+    {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number"},
+    {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number"},
+    {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer"},
+    {"exercise.long_tokens", F_INT, OFF(exercise.long_tokens), 1, 1 << 16, 0, "a positive integer"},
+    {"paths.outputs", F_PATH, OFF(paths.outputs), 0, 0, 0, "a non-empty path"},
+    {"paths.artifacts", F_PATH, OFF(paths.artifacts), 0, 0, 0, "a non-empty path"},
+};
+#define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+static void config_defaults(Config *c) {
+    memset(c, 0, sizeof *c);
+    c->seed = 1234;
+    c->data.vocab_size = 128;
+    c->data.n_train = 1024;
+    c->data.n_validation = 128;
+    c->data.n_test = 256;
+    c->data.min_length = 16;
+    c->data.max_length = 128;
+    c->data.markov_support = 4;
+    c->model.context = 8;
+    c->model.embed_dim = 32;
+    c->model.hidden = 512;
+    c->model.dropout = 0.1;
+    c->train.world_size = 2;
+    c->train.n_bands = 2;
+    c->train.bands[0][0] = 16, c->train.bands[0][1] = 64;
+    c->train.bands[1][0] = 65, c->train.bands[1][1] = 128;
+    c->train.batch_size_per_rank = 4;
+    c->train.accumulation = 2;
+    c->train.updates = 100;
+    c->train.interrupt_at = 50;
+    c->train.normalization = NORM_GLOBAL_TOKEN;
+    c->train.lr = 0.1;
+    c->train.momentum = 0.9;
+    c->parity.atol = 1e-6;
+    c->parity.rtol = 1e-4;
+    c->exercise.short_tokens = 12;
+    c->exercise.long_tokens = 36;
+    strcpy(c->paths.outputs, "outputs");
+    strcpy(c->paths.artifacts, "artifacts");
+}
+
+// ---------------------------------------------------------------------------------------
+// A small YAML tree built from libyaml events
+
+typedef enum { N_SCALAR, N_SEQ, N_MAP } NodeKind;
+typedef struct Node {
+    NodeKind kind;
+    int line;         // 1-based
+    char *text;       // scalar value
+    int plain;        // scalar was unquoted
+    int n;            // children (for a map: 2n entries key, value)
+    struct Node **kids;
+} Node;
+
+static void node_free(Node *n) {
+    if (!n) return;
+    for (int i = 0; i < n->n; i++) node_free(n->kids[i]);
+    free(n->kids);
+    free(n->text);
+    free(n);
+}
+
+static void node_push(Node *parent, Node *kid) {
+    parent->kids = realloc(parent->kids, (size_t)(parent->n + 1) * sizeof *parent->kids);
+    ASSERT(parent->kids);
+    parent->kids[parent->n++] = kid;
+}
+
+typedef struct {
+    const char *name;  // file name or "--set KEY"
+    char *err;
+    int errlen;
+} Ctx;
+
+static int fail(Ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(Ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, (size_t)ctx->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+#define FAIL fail
+
+// Parses one node starting at `ev` (already taken). Returns NULL on error.
+static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx);
+
+static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ctx *ctx) {
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(p, &ev)) {
+            FAIL(ctx, "%s:%zu: YAML syntax error: %s", ctx->name, p->problem_mark.line + 1,
+                 p->problem ? p->problem : "unknown");
+            node_free(n);
+            return NULL;
+        }
+        if (ev.type == end) {
+            yaml_event_delete(&ev);
+            return n;
+        }
+        Node *kid = parse_node(p, &ev, ctx);
+        if (!kid) {
+            node_free(n);
+            return NULL;
+        }
+        node_push(n, kid);
+    }
+}
+
+static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx) {
+    Node *n = xcalloc(1, sizeof *n);
+    n->line = (int)ev->start_mark.line + 1;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        n->kind = N_SCALAR;
+        n->text = strdup((const char *)ev->data.scalar.value);
+        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        yaml_event_delete(ev);
+        return n;
+    case YAML_SEQUENCE_START_EVENT:
+        n->kind = N_SEQ;
+        yaml_event_delete(ev);
+        return parse_children(p, n, YAML_SEQUENCE_END_EVENT, ctx);
+    case YAML_MAPPING_START_EVENT:
+        n->kind = N_MAP;
+        yaml_event_delete(ev);
+        return parse_children(p, n, YAML_MAPPING_END_EVENT, ctx);
+    case YAML_ALIAS_EVENT:
+        FAIL(ctx, "%s:%d: YAML aliases are not supported", ctx->name, n->line);
+        break;
+    default:
+        FAIL(ctx, "%s:%d: unexpected YAML event", ctx->name, n->line);
+        break;
+    }
+    yaml_event_delete(ev);
+    free(n);
+    return NULL;
+}
+
+// Parses a whole document; an empty document gives an empty mapping.
+static Node *parse_document(const char *text, size_t len, Ctx *ctx) {
+    yaml_parser_t p;
+    yaml_parser_initialize(&p);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    Node *root = NULL;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            FAIL(ctx, "%s:%zu: YAML syntax error: %s", ctx->name, p.problem_mark.line + 1,
+                 p.problem ? p.problem : "unknown");
+            node_free(root);
+            root = NULL;
+            break;
+        }
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            if (!root) root = xcalloc(1, sizeof *root), root->kind = N_MAP, root->line = 1;
+            break;
+        }
+        if (t == YAML_SCALAR_EVENT || t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT ||
+            t == YAML_ALIAS_EVENT) {
+            if (root) {
+                FAIL(ctx, "%s:%zu: expected a single YAML document", ctx->name, ev.start_mark.line + 1);
+                yaml_event_delete(&ev);
+                node_free(root);
+                root = NULL;
+                break;
+            }
+            root = parse_node(&p, &ev, ctx);
+            if (!root) break;
+            continue;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return root;
+}
+
+// ---------------------------------------------------------------------------------------
+// Setting one field from a node
+
+static const Field *field_find(const char *key) {
+    for (int i = 0; i < N_FIELDS; i++)
+        if (strcmp(fields[i].key, key) == 0) return &fields[i];
+    return NULL;
+}
+
+static int parse_number(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
+    char *base = (char *)c;
+    const char *what = n->kind == N_SCALAR ? n->text : (n->kind == N_SEQ ? "a list" : "a mapping");
+#define BAD() FAIL(ctx, "%s:%d: %s: expected %s, got '%s'", ctx->name, n->line, f->key, f->expect, what)
+    if (f->type == F_BANDS) {
+        if (n->kind == N_SCALAR) {
+            if (strcmp(n->text, "auto") != 0) return BAD();
+            c->train.bands_auto = 1;
+            c->train.n_bands = 0;
+            return 0;
+        }
+        if (n->kind != N_SEQ || n->n == 0 || n->n > MAX_WORLD) return BAD();
+        for (int r = 0; r < n->n; r++) {
+            const Node *b = n->kids[r];
+            double lo, hi;
+            if (b->kind != N_SEQ || b->n != 2 || b->kids[0]->kind != N_SCALAR || b->kids[1]->kind != N_SCALAR ||
+                parse_number(b->kids[0]->text, &lo) || parse_number(b->kids[1]->text, &hi) || lo != floor(lo) ||
+                hi != floor(hi) || lo < 1 || hi > 1 << 16)
+                return FAIL(ctx, "%s:%d: %s: band %d: expected [lo, hi] with integer lengths", ctx->name, b->line,
+                            f->key, r);
+            c->train.bands[r][0] = (int)lo;
+            c->train.bands[r][1] = (int)hi;
+        }
+        c->train.bands_auto = 0;
+        c->train.n_bands = n->n;
+        return 0;
+    }
+    if (n->kind != N_SCALAR) return BAD();
+    if (f->type == F_NORM) {
+        for (int i = 0; i < NORM_COUNT; i++)
+            if (strcmp(n->text, normalization_names[i]) == 0) {
+                *(Normalization *)(base + f->offset) = (Normalization)i;
+                return 0;
+            }
+        return BAD();
+    }
+    if (f->type == F_PATH) {
+        if (!n->text[0] || strlen(n->text) >= PATH_MAX_LEN) return BAD();
+        strcpy(base + f->offset, n->text);
+        return 0;
+    }
+    double v;
+    if (parse_number(n->text, &v) || !n->plain) return BAD();
+    if (f->type != F_DOUBLE && v != floor(v)) return BAD();
+    if (v < f->min || v > f->max)
+        return FAIL(ctx, "%s:%d: %s: expected %s, got %s (out of range)", ctx->name, n->line, f->key, f->expect,
+                    n->text);
+    if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
+    else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
+    else *(double *)(base + f->offset) = v;
+    return 0;
+#undef BAD
+}
+
+// Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
+static int apply_map(Config *c, const Node *map, const char *prefix, Ctx *ctx) {
+    if (map->kind != N_MAP)
+        return FAIL(ctx, "%s:%d: %s: expected a mapping", ctx->name, map->line, prefix[0] ? prefix : "top level");
+    for (int i = 0; i + 1 < map->n; i += 2) {
+        const Node *k = map->kids[i], *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR) return FAIL(ctx, "%s:%d: expected a scalar key", ctx->name, k->line);
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        // Duplicate keys are a common silent mistake: refuse them.
+        for (int j = 0; j < i; j += 2)
+            if (strcmp(map->kids[j]->text, k->text) == 0)
+                return FAIL(ctx, "%s:%d: %s: duplicate key", ctx->name, k->line, key);
+        const Field *f = field_find(key);
+        if (f) {
+            if (set_field(c, f, v, ctx)) return -1;
+            continue;
+        }
+        // A group (prefix of some field)?
+        size_t kl = strlen(key);
+        int group = 0;
+        for (int j = 0; j < N_FIELDS && !group; j++)
+            group = strncmp(fields[j].key, key, kl) == 0 && fields[j].key[kl] == '.';
+        if (!group) return FAIL(ctx, "%s:%d: %s: unknown key", ctx->name, k->line, key);
+        if (apply_map(c, v, key, ctx)) return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation across fields and band resolution
+
+int config_finish(Config *c, char *err, int errlen) {
+    Ctx ctx = {c->source, err, errlen};
+    const char *src = c->source[0] ? c->source : "config";
+    int W = c->train.world_size;
+    if (c->data.min_length > c->data.max_length)
+        return FAIL(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, c->data.min_length,
+                    c->data.max_length);
+    if (c->data.markov_support > c->data.vocab_size - 1)
+        return FAIL(&ctx, "%s: data.markov_support (%d) must not exceed vocab_size - 1 (%d)", src,
+                    c->data.markov_support, c->data.vocab_size - 1);
+    if (c->train.interrupt_at > c->train.updates)
+        return FAIL(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, c->train.interrupt_at,
+                    c->train.updates);
+    if (c->train.bands_auto) {
+        int lo = c->data.min_length, n = c->data.max_length - c->data.min_length + 1;
+        if (n < W)
+            return FAIL(&ctx, "%s: train.rank_bands: auto cannot split lengths [%d, %d] into %d bands", src,
+                        c->data.min_length, c->data.max_length, W);
+        for (int r = 0; r < W; r++) {
+            c->train.bands[r][0] = lo + (int)((int64_t)r * n / W);
+            c->train.bands[r][1] = lo + (int)((int64_t)(r + 1) * n / W) - 1;
+        }
+        return 0;
+    }
+    if (c->train.n_bands != W)
+        return FAIL(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto)",
+                    src, c->train.n_bands, W);
+    for (int r = 0; r < W; r++) {
+        int lo = c->train.bands[r][0], hi = c->train.bands[r][1];
+        if (lo > hi) return FAIL(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
+        if (hi < c->data.min_length || lo > c->data.max_length)
+            return FAIL(&ctx, "%s: train.rank_bands: band %d [%d, %d] leaves rank %d empty (lengths are in [%d, %d])",
+                        src, r, lo, hi, r, c->data.min_length, c->data.max_length);
+        for (int q = 0; q < r; q++)
+            if (lo <= c->train.bands[q][1] && c->train.bands[q][0] <= hi)
+                return FAIL(&ctx, "%s: train.rank_bands: band %d [%d, %d] overlaps band %d [%d, %d]", src, r, lo, hi,
+                            q, c->train.bands[q][0], c->train.bands[q][1]);
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = xmalloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            buf = realloc(buf, cap *= 2);
+            ASSERT(buf);
+        }
+    }
+    fclose(f);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+// Applies one "KEY=VALUE" (VALUE parsed as YAML, so lists and 'auto' work) without the
+// cross-field checks.
+static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
+    const char *eq = strchr(assignment, '=');
+    Ctx ctx = {assignment, err, errlen};
+    if (!eq || eq == assignment) return FAIL(&ctx, "--set %s: expected KEY=VALUE", assignment);
+    char key[256], name[300];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+    const Field *f = field_find(key);
+    if (!f) return FAIL(&ctx, "--set %s: unknown key '%s'", assignment, key);
+    snprintf(name, sizeof name, "--set %s", key);
+    ctx.name = name;
+    Node *v = parse_document(eq + 1, strlen(eq + 1), &ctx);
+    if (!v) return -1;
+    int rc = v->kind == N_MAP && v->n == 0 ? FAIL(&ctx, "--set %s: expected %s, got an empty value", key, f->expect)
+                                           : set_field(c, f, v, &ctx);
+    node_free(v);
+    return rc;
+}
+
+int config_set(Config *c, const char *assignment, char *err, int errlen) {
+    return apply_set(c, assignment, err, errlen) ? -1 : config_finish(c, err, errlen);
+}
+
+static int config_apply_text(Config *c, const char *text, size_t len, const char *name, char *err, int errlen) {
+    Ctx ctx = {name, err, errlen};
+    Node *root = parse_document(text, len, &ctx);
+    if (!root) return -1;
+    int rc = apply_map(c, root, "", &ctx);
+    node_free(root);
+    return rc;
+}
+
+int config_load(Config *c, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
+    config_defaults(c);
+    snprintf(c->source, sizeof c->source, "%s", path);
+    size_t len;
+    char *text = read_text(path, &len);
+    if (!text) {
+        snprintf(err, (size_t)errlen, "%s: cannot read config file: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = config_apply_text(c, text, len, path, err, errlen);
+    free(text);
+    for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(c, sets[i], err, errlen);
+    return rc ? rc : config_finish(c, err, errlen);
+}
+
+int config_from_yaml(Config *c, const char *text, const char *name, char *err, int errlen) {
+    config_defaults(c);
+    snprintf(c->source, sizeof c->source, "%s", name);
+    int rc = config_apply_text(c, text, strlen(text), name, err, errlen);
+    return rc ? rc : config_finish(c, err, errlen);
+}
+
+// ---------------------------------------------------------------------------------------
+// Emission and comparison
+
+static void field_value(const Config *c, const Field *f, char *out, size_t len) {
+    const char *base = (const char *)c;
+    switch (f->type) {
+    case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
+    case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
+    case F_DOUBLE: snprintf(out, len, "%.17g", *(const double *)(base + f->offset)); break;
+    case F_NORM: snprintf(out, len, "%s", normalization_names[*(const Normalization *)(base + f->offset)]); break;
+    case F_PATH: snprintf(out, len, "\"%s\"", base + f->offset); break;
+    case F_BANDS: {
+        size_t n = (size_t)snprintf(out, len, "[");
+        for (int r = 0; r < c->train.world_size && n < len; r++)
+            n += (size_t)snprintf(out + n, len - n, "%s[%d, %d]", r ? ", " : "", c->train.bands[r][0], c->train.bands[r][1]);
+        if (n < len) snprintf(out + n, len - n, "]");
+        break;
+    }
+    }
+}
+
+char *config_to_yaml(const Config *c) {
+    size_t cap = 8192, n = 0;
+    char *out = xmalloc(cap);
+    out[0] = 0;
+    char prev[256] = "";
+    for (int i = 0; i < N_FIELDS; i++) {
+        const char *key = fields[i].key;
+        // Open every group that differs from the previous key's groups.
+        int depth = 0;
+        const char *seg = key;
+        for (const char *dot; (dot = strchr(seg, '.')); seg = dot + 1, depth++) {
+            size_t plen = (size_t)(dot - key);
+            if (strncmp(prev, key, plen + 1) != 0)
+                n += (size_t)snprintf(out + n, cap - n, "%*s%.*s:\n", 2 * depth, "", (int)(dot - seg), seg);
+        }
+        char val[MAX_WORLD * 24 + 8];
+        field_value(c, &fields[i], val, sizeof val);
+        if (fields[i].type == F_BANDS && c->train.bands_auto) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
+        if (cap - n < strlen(val) + 256) {
+            out = realloc(out, cap = cap * 2 + strlen(val));
+            ASSERT(out);
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%*s%s: %s\n", 2 * depth, "", seg, val);
+        snprintf(prev, sizeof prev, "%s", key);
+    }
+    return out;
+}
+
+int config_diff_training(const Config *a, const Config *b, char *what, int len) {
+    for (int i = 0; i < N_FIELDS; i++) {
+        if (!(fields[i].flags & F_TRAJECTORY)) continue;
+        char va[MAX_WORLD * 24 + 8], vb[MAX_WORLD * 24 + 8];
+        field_value(a, &fields[i], va, sizeof va);
+        field_value(b, &fields[i], vb, sizeof vb);
+        if (strcmp(va, vb) != 0) {
+            snprintf(what, (size_t)len, "%s: %s vs %s", fields[i].key, va, vb);
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,225 @@
+// corpus.c — synthetic corpus, data lock, corpus.h5 and the microbatch layout.
+#include "corpus.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "h5io.h"
+#include "philox.h"
+
+// ---------------------------------------------------------------------------------------
+// The generating chain
+
+static RngStream corpus_stream(const Config *cfg) { return rng_stream(cfg->seed, RNG_CORPUS, 0); }
+
+// Builds the chain from a given stream (the corpus continues with the same stream).
+static void chain_draw(Chain *ch, const Config *cfg, RngStream *rng) {
+    int V = cfg->data.vocab_size, S = cfg->data.markov_support;
+    ch->V = V, ch->S = S;
+    ch->succ = xmalloc((size_t)V * S * sizeof *ch->succ);
+    ch->prob = xmalloc((size_t)V * S * sizeof *ch->prob);
+    int32_t *perm = xmalloc((size_t)(V - 1) * sizeof *perm);
+    for (int a = 0; a < V; a++) {
+        for (int i = 0; i < V - 1; i++) perm[i] = i + 1;
+        double total = 0;
+        for (int j = 0; j < S; j++) {
+            int pick = j + (int)rng_below(rng, (uint32_t)(V - 1 - j));
+            int32_t t = perm[j];
+            perm[j] = perm[pick], perm[pick] = t;
+            ch->succ[a * S + j] = perm[j];
+            double w = -log(1.0 - rng_uniform(rng));  // Exp(1): normalised gives Dirichlet(1)
+            ch->prob[a * S + j] = w;
+            total += w;
+        }
+        for (int j = 0; j < S; j++) ch->prob[a * S + j] /= total;
+    }
+    free(perm);
+}
+
+void chain_build(Chain *ch, const Config *cfg) {
+    RngStream rng = corpus_stream(cfg);
+    chain_draw(ch, cfg, &rng);
+}
+
+void chain_free(Chain *ch) {
+    free(ch->succ);
+    free(ch->prob);
+}
+
+double chain_prob(const Chain *ch, int a, int b) {
+    for (int j = 0; j < ch->S; j++)
+        if (ch->succ[a * ch->S + j] == b) return ch->prob[a * ch->S + j];
+    return 0;
+}
+
+void corpus_generate(Corpus *c, const Config *cfg) {
+    RngStream rng = corpus_stream(cfg);
+    Chain ch;
+    chain_draw(&ch, cfg, &rng);
+    int n = cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
+    int lo = cfg->data.min_length, span = cfg->data.max_length - lo + 1;
+    c->n = n;
+    c->offsets = xmalloc((size_t)(n + 1) * sizeof *c->offsets);
+    c->split = xmalloc((size_t)n);
+    c->offsets[0] = 0;
+    for (int i = 0; i < n; i++) {
+        c->offsets[i + 1] = c->offsets[i] + lo + (int)rng_below(&rng, (uint32_t)span);
+        c->split[i] = i < cfg->data.n_train ? SPLIT_TRAIN
+                      : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
+    }
+    c->n_tokens = c->offsets[n];
+    c->tokens = xmalloc((size_t)c->n_tokens * sizeof *c->tokens);
+    for (int i = 0; i < n; i++) {
+        int state = 0;
+        for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) {
+            double u = rng_uniform(&rng), acc = 0;
+            int j = 0;
+            for (; j < ch.S - 1; j++) {
+                acc += ch.prob[state * ch.S + j];
+                if (u < acc) break;
+            }
+            state = ch.succ[state * ch.S + j];
+            c->tokens[p] = state;
+        }
+    }
+    chain_free(&ch);
+    corpus_lock(c, cfg, c->lock);
+}
+
+void corpus_free(Corpus *c) {
+    free(c->tokens);
+    free(c->offsets);
+    free(c->split);
+    memset(c, 0, sizeof *c);
+}
+
+void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
+    char fieldsbuf[64 + MAX_WORLD * 24];
+    int n = snprintf(fieldsbuf, sizeof fieldsbuf,
+                     "ddptok-data-lock-v1\nseed=%u\nvocab=%d\nsplits=%d,%d,%d\nlengths=%d,%d\nprefix=%d\n"
+                     "support=%d\nworld=%d\nbatch=%d\naccumulation=%d\nbands=",
+                     cfg->seed, cfg->data.vocab_size, cfg->data.n_train, cfg->data.n_validation, cfg->data.n_test,
+                     cfg->data.min_length, cfg->data.max_length, cfg->data.unsupervised_prefix,
+                     cfg->data.markov_support, cfg->train.world_size, cfg->train.batch_size_per_rank,
+                     cfg->train.accumulation);
+    for (int r = 0; r < cfg->train.world_size; r++)
+        n += snprintf(fieldsbuf + n, sizeof fieldsbuf - (size_t)n, "%d-%d;", cfg->train.bands[r][0], cfg->train.bands[r][1]);
+    EVP_DigestUpdate(md, fieldsbuf, (size_t)n);
+    EVP_DigestUpdate(md, c->tokens, (size_t)c->n_tokens * sizeof *c->tokens);
+    EVP_DigestUpdate(md, c->offsets, (size_t)(c->n + 1) * sizeof *c->offsets);
+    EVP_DigestUpdate(md, c->split, (size_t)c->n);
+    unsigned char h[32];
+    unsigned len = 0;
+    EVP_DigestFinal_ex(md, h, &len);
+    EVP_MD_CTX_free(md);
+    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
+    out[64] = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// corpus.h5
+
+int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    hsize_t nt = (hsize_t)c->n_tokens, no = (hsize_t)c->n + 1, ns = (hsize_t)c->n;
+    int rc = h5_write(o.file, "tokens", H5T_NATIVE_INT32, 1, &nt, c->tokens) ||
+             h5_write(o.file, "offsets", H5T_NATIVE_INT64, 1, &no, c->offsets) ||
+             h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, c->split) ||
+             h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
+             h5_attr_str(o.file, "data_lock", c->lock);
+    if (rc) {
+        h5out_abandon(&o);
+        return error("%s: cannot write corpus", path);
+    }
+    return h5out_commit(&o);
+}
+
+int corpus_read(Corpus *c, const Config *cfg, const char *path) {
+    memset(c, 0, sizeof *c);
+    hid_t f = h5_open_read(path);
+    if (f < 0) return error("%s: no corpus: run `ddptok prepare --config %s` first", path, cfg->source);
+    int rc = -1;
+    char *stored = NULL;
+    int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL);
+    if (nt < 0 || ns < 0) goto out;
+    c->n = (int)ns;
+    c->n_tokens = nt;
+    c->tokens = xmalloc((size_t)nt * sizeof *c->tokens);
+    c->offsets = xmalloc((size_t)(ns + 1) * sizeof *c->offsets);
+    c->split = xmalloc((size_t)ns);
+    if (h5_read(f, path, "tokens", H5T_NATIVE_INT32, nt, c->tokens) ||
+        h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, c->offsets) ||
+        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, c->split))
+        goto out;
+    if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
+    corpus_lock(c, cfg, c->lock);
+    if (strcmp(stored, c->lock) != 0) {
+        error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
+              "modified): run `ddptok prepare --config %s`",
+              path, stored, c->lock, cfg->source);
+        goto out;
+    }
+    // Structural sanity, so no later index goes out of bounds.
+    for (int i = 0; i < c->n; i++)
+        if (c->offsets[i + 1] < c->offsets[i] || c->split[i] > SPLIT_TEST) {
+            error("%s: offsets or split damaged at sequence %d", path, i);
+            goto out;
+        }
+    if (c->offsets[0] != 0 || c->offsets[c->n] != nt) {
+        error("%s: offsets do not cover the tokens", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(stored);
+    H5Fclose(f);
+    if (rc) corpus_free(c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------
+// Microbatch layout
+
+void batch_init(Batch *b, int cap, int k) {
+    memset(b, 0, sizeof *b);
+    b->cap = cap;
+    b->k = k;
+    b->ctx = xmalloc((size_t)cap * k * sizeof *b->ctx);
+    b->target = xmalloc((size_t)cap * sizeof *b->target);
+    b->pos = xmalloc((size_t)cap * sizeof *b->pos);
+}
+
+void batch_free(Batch *b) {
+    free(b->ctx);
+    free(b->target);
+    free(b->pos);
+    memset(b, 0, sizeof *b);
+}
+
+void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, int prefix) {
+    int L = 0;
+    for (int s = 0; s < B; s++)
+        if (ids[s] >= 0 && corpus_len(c, ids[s]) > L) L = corpus_len(c, ids[s]);
+    b->B = B, b->L = L, b->T = 0;
+    b->padded = (int64_t)B * L;
+    int k = b->k;
+    for (int s = 0; s < B; s++) {
+        if (ids[s] < 0) continue;
+        const int32_t *x = c->tokens + c->offsets[ids[s]];
+        int len = corpus_len(c, ids[s]);
+        for (int t = prefix; t < len; t++) {
+            ASSERT(b->T < b->cap);
+            int32_t *ctx = b->ctx + (size_t)b->T * k;
+            for (int j = 0; j < k; j++) ctx[j] = t - k + j >= 0 ? x[t - k + j] : 0;
+            b->target[b->T] = x[t];
+            b->pos[b->T] = s * L + t;
+            b->T++;
+        }
+    }
+}

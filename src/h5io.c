@@ -1,0 +1,179 @@
+// h5io.c — HDF5 helpers (see h5io.h).
+#include "h5io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+int h5out_open(H5Out *o, const char *path) {
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = 0;
+        if (mkdir_p(dir)) return -1;
+    }
+    o->file = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (o->file < 0) return error("%s: cannot create HDF5 file", o->tmp);
+    return 0;
+}
+
+int h5out_commit(H5Out *o) {
+    if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0 || H5Fclose(o->file) < 0) {
+        unlink(o->tmp);
+        return error("%s: HDF5 flush/close failed", o->tmp);
+    }
+    int fd = open(o->tmp, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        if (fd >= 0) close(fd);
+        unlink(o->tmp);
+        return error("%s: fsync failed: %s", o->tmp, strerror(errno));
+    }
+    close(fd);
+    if (rename(o->tmp, o->path) != 0) {
+        unlink(o->tmp);
+        return error("%s: rename failed: %s", o->path, strerror(errno));
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", o->path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else strcpy(dir, ".");
+    return fsync_dir(dir);
+}
+
+void h5out_abandon(H5Out *o) {
+    H5Fclose(o->file);
+    unlink(o->tmp);
+}
+
+int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data) {
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t ds = H5Dcreate2(loc, name, type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = ds < 0 ? -1 : (H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0);
+    if (ds >= 0) H5Dclose(ds);
+    H5Sclose(space);
+    H5Pclose(lcpl);
+    return rc ? error("cannot write dataset %s", name) : 0;
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *v) {
+    if (H5Aexists(loc, name) > 0) H5Adelete(loc, name);
+    hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 ? -1 : (H5Awrite(a, type, v) < 0 ? -1 : 0);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(space);
+    return rc ? error("cannot write attribute %s", name) : 0;
+}
+
+int h5_attr_str(hid_t loc, const char *name, const char *value) {
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    int rc = attr_write(loc, name, t, H5Screate(H5S_SCALAR), value);
+    H5Tclose(t);
+    return rc;
+}
+
+int h5_attr_i64(hid_t loc, const char *name, int64_t value) {
+    return attr_write(loc, name, H5T_NATIVE_INT64, H5Screate(H5S_SCALAR), &value);
+}
+
+int h5_attr_f64(hid_t loc, const char *name, double value) {
+    return attr_write(loc, name, H5T_NATIVE_DOUBLE, H5Screate(H5S_SCALAR), &value);
+}
+
+int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n) {
+    hsize_t d = (hsize_t)n;
+    return attr_write(loc, name, H5T_NATIVE_INT64, H5Screate_simple(1, &d, NULL), v);
+}
+
+hid_t h5_open_read(const char *path) {
+    if (access(path, R_OK) != 0) return error("%s: cannot open: %s", path, strerror(errno));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return error("%s: not a readable HDF5 file (truncated or damaged?)", path);
+    return f;
+}
+
+int64_t h5_size(hid_t file, const char *fname, const char *dataset, int *rank, hsize_t *dims) {
+    if (H5Lexists(file, dataset, H5P_DEFAULT) <= 0) return error("%s: dataset %s is missing", fname, dataset);
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT);
+    if (ds < 0) return error("%s: cannot open dataset %s", fname, dataset);
+    hid_t sp = H5Dget_space(ds);
+    hsize_t d[8];
+    int r = H5Sget_simple_extent_ndims(sp);
+    int64_t n = -1;
+    if (r >= 0 && r <= 8 && H5Sget_simple_extent_dims(sp, d, NULL) >= 0) {
+        n = 1;
+        for (int i = 0; i < r; i++) n *= (int64_t)d[i];
+        if (rank) *rank = r;
+        if (dims) memcpy(dims, d, (size_t)r * sizeof *d);
+    }
+    H5Sclose(sp);
+    H5Dclose(ds);
+    return n < 0 ? error("%s: dataset %s has an unreadable shape", fname, dataset) : n;
+}
+
+int h5_read(hid_t file, const char *fname, const char *dataset, hid_t type, int64_t n, void *out) {
+    int64_t have = h5_size(file, fname, dataset, NULL, NULL);
+    if (have < 0) return -1;
+    if (have != n) return error("%s: dataset %s has %lld elements, expected %lld", fname, dataset, (long long)have, (long long)n);
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT);
+    int rc = H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0 ? -1 : 0;
+    H5Dclose(ds);
+    return rc ? error("%s: cannot read dataset %s (damaged?)", fname, dataset) : 0;
+}
+
+static hid_t attr_open(hid_t loc, const char *fname, const char *name) {
+    if (H5Aexists(loc, name) <= 0) return error("%s: attribute %s is missing", fname, name);
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    return a < 0 ? error("%s: cannot open attribute %s", fname, name) : a;
+}
+
+char *h5_attr_read_str(hid_t loc, const char *fname, const char *name) {
+    hid_t a = attr_open(loc, fname, name);
+    if (a < 0) return NULL;
+    hid_t t = H5Aget_type(a);
+    char *out = NULL;
+    if (H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+        size_t n = H5Tget_size(t);
+        out = xcalloc(n + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n);
+        if (H5Aread(a, mt, out) < 0) free(out), out = NULL;
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    if (!out) error("%s: attribute %s is not a readable string", fname, name);
+    return out;
+}
+
+static int attr_read_num(hid_t loc, const char *fname, const char *name, hid_t type, void *out) {
+    hid_t a = attr_open(loc, fname, name);
+    if (a < 0) return -1;
+    hid_t sp = H5Aget_space(a);
+    int ok = H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, type, out) >= 0;
+    H5Sclose(sp);
+    H5Aclose(a);
+    return ok ? 0 : error("%s: attribute %s is not a readable number", fname, name);
+}
+
+int h5_attr_read_i64(hid_t loc, const char *fname, const char *name, int64_t *out) {
+    return attr_read_num(loc, fname, name, H5T_NATIVE_INT64, out);
+}
+
+int h5_attr_read_f64(hid_t loc, const char *fname, const char *name, double *out) {
+    return attr_read_num(loc, fname, name, H5T_NATIVE_DOUBLE, out);
+}

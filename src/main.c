@@ -1,0 +1,142 @@
+// main.c — ddptok's entry point: parse the command line, set up MPI and the config,
+// check the number of ranks, pick the backends, and dispatch to the command.
+#include <cblas.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "h5io.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(App *);
+    int distributed;  // 1: runs on train.world_size ranks; 0: one process
+    const char *options;
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+    {"prepare", cmd_prepare, 0, "", "corpus, plan and data lock -> outputs/data/"},
+    {"reference", cmd_reference, 0, "", "initial parameters and the single-process window-1 gradient -> outputs/reference.h5"},
+    {"check-loss", cmd_check_loss, 0, "", "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example"},
+    {"parity", cmd_parity, 1, "", "window-1 gradient of every normalization through the distributed path vs the reference"},
+    {"train", cmd_train, 1, "[--continuous | --resume DIR|latest]", "SGD updates; stops at interrupt_at unless --continuous or --resume"},
+    {"check-empty", cmd_check_empty, 1, "", "a globally empty window is rejected by all ranks; a locally empty rank still matches"},
+    {"evaluate", cmd_evaluate, 0, "", "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json"},
+    {"exercise", cmd_exercise, 0, "", "the tutorial's exercise: rank 1 goes from 12 to 36 tokens"},
+    {"check-env", cmd_check_env, 1, "[--dual]", "backend, MPI world, hosts, devices and one test all-reduce"},
+    {"check-checkpoints", cmd_check_checkpoints, 0, "", "validate every checkpoint (files, checksums, replicas, data lock, plan)"},
+    {"clean", cmd_clean, 0, "--scope generated [--dry-run]", "list (and without --dry-run remove) what ddptok generated"},
+    {"plot", cmd_plot, 0, "", "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)"},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: ddptok COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
+            "       mpirun -np W ddptok COMMAND ...   (for the distributed commands)\n\n"
+            "commands:\n");
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-18s %s%s\n  %-18s   %s\n", commands[i].name, commands[i].distributed ? "[W ranks] " : "[1 rank]  ",
+                commands[i].options, "", commands[i].summary);
+    fprintf(f,
+            "\noptions:\n"
+            "  --config FILE        YAML config (see configs/minimum.yaml)\n"
+            "  --set KEY=VALUE      override a config key, dotted as in the YAML (repeatable)\n"
+            "  --backend cpu|cuda   compute backend (default: cuda when built in and a GPU is present)\n"
+            "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
+            "  --comm-timeout SEC   deadline for one collective (default 300)\n"
+            "  --help               this text\n"
+            "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
+            "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
+}
+
+static void command_help(const Command *c) {
+    printf("usage: %sddptok %s --config FILE [--set KEY=VALUE]... %s\n\n%s\n", c->distributed ? "mpirun -np W " : "",
+           c->name, c->options, c->summary);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, world;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    identity_init(rank, world);
+    h5_quiet();
+    // One BLAS thread per rank: ranks are the unit of parallelism, and a fixed thread
+    // count keeps every GEMM bit-reproducible (exact resume).
+    openblas_set_num_threads(1);
+
+    App app;
+    memset(&app, 0, sizeof app);
+    app.comm_timeout = 300;
+    const char *comm_name = NULL;
+    char **sets = xmalloc((size_t)argc * sizeof *sets);
+    int n_sets = 0;
+
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        if (rank == 0) usage(argc < 2 ? stderr : stdout);
+        MPI_Finalize();
+        return argc < 2 ? EXIT_BAD_INPUT : 0;
+    }
+    const Command *cmd = NULL;
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
+    if (!cmd) die(EXIT_BAD_INPUT, "unknown command '%s' (try: ddptok --help)", argv[1]);
+    app.command = cmd->name;
+
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (die(EXIT_BAD_INPUT, "%s %s: option %s needs a value", cmd->name, a, a), ""))
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            if (rank == 0) command_help(cmd);
+            MPI_Finalize();
+            return 0;
+        } else if (!strcmp(a, "--config")) app.config_path = NEXT();
+        else if (!strcmp(a, "--set")) sets[n_sets++] = NEXT();
+        else if (!strncmp(a, "--set=", 6)) sets[n_sets++] = (char *)a + 6;
+        else if (!strcmp(a, "--backend")) app.backend = NEXT();
+        else if (!strcmp(a, "--comm")) comm_name = NEXT();
+        else if (!strcmp(a, "--comm-timeout")) {
+            const char *v = NEXT();
+            char *end;
+            app.comm_timeout = strtod(v, &end);
+            if (*end || app.comm_timeout <= 0) die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a positive number of seconds", v);
+        } else if (!strcmp(a, "--continuous") && cmd->run == cmd_train) app.continuous = 1;
+        else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
+        else if (!strcmp(a, "--dual") && cmd->run == cmd_check_env) app.dual = 1;
+        else if (!strcmp(a, "--dry-run") && cmd->run == cmd_clean) app.dry_run = 1;
+        else if (!strcmp(a, "--scope") && cmd->run == cmd_clean) app.scope = NEXT();
+        else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);
+#undef NEXT
+    }
+    if (!app.config_path) die(EXIT_BAD_INPUT, "%s: --config FILE is required", cmd->name);
+    if (app.continuous && app.resume) die(EXIT_BAD_INPUT, "train: --continuous and --resume exclude each other");
+
+    char err[1024];
+    if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    free(sets);
+
+    if (!cmd->distributed && world != 1)
+        die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);
+    if (cmd->distributed && world != app.cfg.train.world_size)
+        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d ranks were started (mpirun -np %d, or --set train.world_size=%d)",
+            app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world);
+
+    // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in.
+    if (!app.backend) app.backend = "cpu";
+    if (!strcmp(app.backend, "cpu")) app.compute = &compute_cpu;
+    else if (!strcmp(app.backend, "cuda"))
+        die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
+    else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", app.backend);
+    if (comm_name && strcmp(comm_name, "mpi") != 0)
+        die(EXIT_BAD_INPUT, "--comm %s: expected mpi%s", comm_name, !strcmp(comm_name, "nccl") ? " (NCCL needs the cuda backend)" : "");
+    comm_setup(&app.comm);
+
+    int rc = cmd->run(&app);
+    MPI_Finalize();
+    return rc;
+}

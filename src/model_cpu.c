@@ -1,0 +1,203 @@
+// model_cpu.c — the reference implementation of the window MLP (SPEC §4) on the CPU:
+// C + CBLAS, FP32 storage, one microbatch at a time over its supervised positions only.
+// The CUDA backend (cuda/model_cuda.cu) has the same function shapes and must give the
+// same numbers within the parity tolerance.
+//
+// Per microbatch of T supervised positions:
+//   E = gather(embedding, ctx)        (T, kD)
+//   Z = E · w1ᵀ + b1                  (T, H)
+//   Hh = tanh(Z); Hd = Hh ⊙ M         M = mask / (1 - p), or 1 without dropout
+//   Y = Hd · w2ᵀ + b2                 (T, V)
+//   loss_t = logsumexp(Y_t) − Y_t[target_t]
+// and the backward of scale · Σ_t loss_t accumulated into the gradient.
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "model.h"
+
+struct Compute {
+    ModelShape m;
+    int cap;         // max positions per microbatch
+    float *theta;    // (P)
+    float *grad;     // (P + 1)
+    float *mom;      // (P)
+    int mom_valid;
+    // activations, allocated once
+    float *E;        // (cap, kD)
+    float *Hh;       // (cap, H) tanh output
+    float *M;        // (cap, H) dropout scale (0 or 1/(1-p))
+    float *Hd;       // (cap, H) dropped-out hidden
+    float *Y;        // (cap, V) logits, then dlogits
+    float *dH;       // (cap, H)
+    float *dE;       // (cap, kD)
+};
+
+static Compute *cpu_create(const ModelShape *m, int cap) {
+    Compute *c = xcalloc(1, sizeof *c);
+    c->m = *m;
+    c->cap = cap;
+    size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
+    c->theta = xcalloc(P, sizeof(float));
+    c->grad = xcalloc(P + 1, sizeof(float));
+    c->mom = xcalloc(P, sizeof(float));
+    c->E = xmalloc(T * kD * sizeof(float));
+    c->Hh = xmalloc(T * H * sizeof(float));
+    c->M = xmalloc(T * H * sizeof(float));
+    c->Hd = xmalloc(T * H * sizeof(float));
+    c->Y = xmalloc(T * V * sizeof(float));
+    c->dH = xmalloc(T * H * sizeof(float));
+    c->dE = xmalloc(T * kD * sizeof(float));
+    return c;
+}
+
+static void cpu_destroy(Compute *c) {
+    if (!c) return;
+    free(c->theta), free(c->grad), free(c->mom);
+    free(c->E), free(c->Hh), free(c->M), free(c->Hd), free(c->Y), free(c->dH), free(c->dE);
+    free(c);
+}
+
+static void cpu_set_params(Compute *c, const float *t) { memcpy(c->theta, t, c->m.total * sizeof(float)); }
+static void cpu_get_params(Compute *c, float *t) { memcpy(t, c->theta, c->m.total * sizeof(float)); }
+static void cpu_set_momentum(Compute *c, const float *b, int valid) {
+    memcpy(c->mom, b, c->m.total * sizeof(float));
+    c->mom_valid = valid;
+}
+static int cpu_get_momentum(Compute *c, float *b) {
+    memcpy(b, c->mom, c->m.total * sizeof(float));
+    return c->mom_valid;
+}
+static void cpu_zero_grad(Compute *c) { memset(c->grad, 0, (c->m.total + 1) * sizeof(float)); }
+static void cpu_get_grad(Compute *c, float *g) { memcpy(g, c->grad, (c->m.total + 1) * sizeof(float)); }
+static float *cpu_grad_buffer(Compute *c) { return c->grad; }
+static void cpu_set_grad_extra(Compute *c, float v) { c->grad[c->m.total] = v; }
+static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
+
+// Forward through the hidden layer and the logits; fills E, Hh, M, Hd, Y.
+static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
+    const ModelShape *m = &c->m;
+    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    const float *emb = c->theta + m->offset[P_EMBEDDING], *w1 = c->theta + m->offset[P_W1],
+                *b1 = c->theta + m->offset[P_B1], *w2 = c->theta + m->offset[P_W2], *b2 = c->theta + m->offset[P_B2];
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < k; j++)
+            memcpy(c->E + (size_t)t * kD + j * D, emb + (size_t)b->ctx[(size_t)t * k + j] * D, (size_t)D * sizeof(float));
+    for (int t = 0; t < T; t++) memcpy(c->Hh + (size_t)t * H, b1, (size_t)H * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, c->E, kD, w1, kD, 1.0f, c->Hh, H);
+    int drop = d && d->p > 0;
+    uint32_t thr = drop ? dropout_threshold(d->p) : 0;
+    float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
+    for (int t = 0; t < T; t++) {
+        float *hh = c->Hh + (size_t)t * H, *mm = c->M + (size_t)t * H, *hd = c->Hd + (size_t)t * H;
+        for (int i = 0; i < H; i++) {
+            hh[i] = tanhf(hh[i]);
+            mm[i] = drop ? (dropout_bits(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i) >= thr ? inv : 0.0f) : 1.0f;
+            hd[i] = hh[i] * mm[i];
+        }
+    }
+    for (int t = 0; t < T; t++) memcpy(c->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
+}
+
+// Row-wise log-softmax loss; optionally turns Y into scale · (softmax − onehot).
+static double mlp_loss_cpu(Compute *c, const Batch *b, float scale, int backward, int64_t *correct) {
+    int V = c->m.V;
+    double total = 0;
+    for (int t = 0; t < b->T; t++) {
+        float *y = c->Y + (size_t)t * V;
+        int arg = 0;
+        float mx = y[0];
+        for (int v = 1; v < V; v++)
+            if (y[v] > mx) mx = y[v], arg = v;
+        double s = 0;
+        for (int v = 0; v < V; v++) s += exp((double)(y[v] - mx));
+        double lse = (double)mx + log(s);
+        int tgt = b->target[t];
+        total += lse - (double)y[tgt];
+        if (correct) *correct += arg == tgt;
+        if (backward) {
+            for (int v = 0; v < V; v++) y[v] = scale * (float)exp((double)y[v] - lse);
+            y[tgt] -= scale;
+        }
+    }
+    return total;
+}
+
+static void mlp_backward_cpu(Compute *c, const Batch *b) {
+    const ModelShape *m = &c->m;
+    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    const float *w1 = c->theta + m->offset[P_W1], *w2 = c->theta + m->offset[P_W2];
+    float *gemb = c->grad + m->offset[P_EMBEDDING], *gw1 = c->grad + m->offset[P_W1], *gb1 = c->grad + m->offset[P_B1],
+          *gw2 = c->grad + m->offset[P_W2], *gb2 = c->grad + m->offset[P_B2];
+    const float *dY = c->Y;  // (T, V)
+    // w2 += dYᵀ · Hd ; b2 += Σ_t dY ; dH = dY · w2
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, c->Hd, H, 1.0f, gw2, H);
+    for (int t = 0; t < T; t++)
+        for (int v = 0; v < V; v++) gb2[v] += dY[(size_t)t * V + v];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, c->dH, H);
+    // dZ = dH ⊙ M ⊙ (1 − Hh²)
+#ifndef DDPTOK_TEST_BREAK_BACKWARD
+    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i] * (1.0f - c->Hh[i] * c->Hh[i]);
+#else  // negative control for tests/test_model.c: forgets tanh's derivative
+    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i];
+#endif
+    // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, c->dH, H, c->E, kD, 1.0f, gw1, kD);
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < H; i++) gb1[i] += c->dH[(size_t)t * H + i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, c->dH, H, w1, kD, 0.0f, c->dE, kD);
+    // scatter-add into the embedding rows, in position order (deterministic)
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < k; j++) {
+            float *row = gemb + (size_t)b->ctx[(size_t)t * k + j] * D;
+            const float *src = c->dE + (size_t)t * kD + j * D;
+            for (int i = 0; i < D; i++) row[i] += src[i];
+        }
+}
+
+static double cpu_forward_backward(Compute *c, const Batch *b, float scale, const Dropout *d) {
+    ASSERT(b->T <= c->cap);
+    if (b->T == 0) return 0;
+    mlp_forward_cpu(c, b, d);
+    double loss = mlp_loss_cpu(c, b, scale, 1, NULL);
+    mlp_backward_cpu(c, b);
+    return loss;
+}
+
+static double cpu_evaluate(Compute *c, const Batch *b, int64_t *correct) {
+    ASSERT(b->T <= c->cap);
+    if (b->T == 0) return 0;
+    mlp_forward_cpu(c, b, NULL);
+    return mlp_loss_cpu(c, b, 0, 0, correct);
+}
+
+static void cpu_sgd_step(Compute *c, float lr, float mu, float wd) {
+    size_t P = c->m.total;
+    for (size_t i = 0; i < P; i++) {
+        float g = c->grad[i] + wd * c->theta[i];
+        c->mom[i] = c->mom_valid ? mu * c->mom[i] + g : g;
+        c->theta[i] -= lr * c->mom[i];
+    }
+    c->mom_valid = 1;
+}
+
+const ComputeOps compute_cpu = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .set_params = cpu_set_params,
+    .get_params = cpu_get_params,
+    .set_momentum = cpu_set_momentum,
+    .get_momentum = cpu_get_momentum,
+    .zero_grad = cpu_zero_grad,
+    .get_grad = cpu_get_grad,
+    .grad_buffer = cpu_grad_buffer,
+    .set_grad_extra = cpu_set_grad_extra,
+    .get_grad_extra = cpu_get_grad_extra,
+    .forward_backward = cpu_forward_backward,
+    .evaluate = cpu_evaluate,
+    .sgd_step = cpu_sgd_step,
+};

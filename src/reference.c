@@ -1,0 +1,119 @@
+// reference.c — single-process replay of window 1 (see reference.h).
+#include "reference.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "h5io.h"
+#include "sampler.h"
+
+int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
+    int W = cfg->train.world_size, A = cfg->train.accumulation, B = cfg->train.batch_size_per_rank;
+    ModelShape m;
+    model_shape(&m, cfg);
+    memset(ref, 0, sizeof *ref);
+    ref->rank_counts = xcalloc((size_t)W, sizeof *ref->rank_counts);
+    ref->grad = xmalloc(m.total * sizeof *ref->grad);
+    int cap = B * cfg->data.max_length;
+    Batch *micro = xmalloc((size_t)W * A * sizeof *micro);
+    int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
+    int rc = 0;
+    // Every rank's window 1, drawn from that rank's fresh sampler stream.
+    for (int r = 0; r < W && !rc; r++) {
+        Sampler s;
+        if (sampler_init(&s, cfg, c, r)) {
+            rc = -1;
+            W = r;  // only ranks < r have batches to free
+            break;
+        }
+        sampler_next(&s, ids);
+        sampler_free(&s);
+        for (int a = 0; a < A; a++) {
+            Batch *b = &micro[r * A + a];
+            batch_init(b, cap, cfg->model.context);
+            batch_build(b, c, ids + (size_t)a * B, B, cfg->data.unsupervised_prefix);
+            ref->rank_counts[r] += b->T;
+        }
+        ref->N += ref->rank_counts[r];
+    }
+    if (!rc && ref->N == 0) rc = EXIT_EMPTY_WINDOW;
+    if (!rc) {
+        Compute *cc = ops->create(&m, cap);
+        ops->set_params(cc, theta0);
+        ops->zero_grad(cc);
+        double S = 0;
+        float scale = (float)(1.0 / (double)ref->N);
+        for (int r = 0; r < W; r++) {
+            RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)r);
+            for (int a = 0; a < A; a++) {
+                Dropout d = {cfg->model.dropout, drop, drop.counter++};
+                S += ops->forward_backward(cc, &micro[r * A + a], scale, &d);
+            }
+        }
+        float *g = xmalloc((m.total + 1) * sizeof *g);
+        ops->get_grad(cc, g);
+        memcpy(ref->grad, g, m.total * sizeof *g);
+        free(g);
+        ops->destroy(cc);
+        ref->loss = S / (double)ref->N;
+    }
+    for (int i = 0; i < W * A; i++) batch_free(&micro[i]);
+    free(micro);
+    free(ids);
+    return rc;
+}
+
+void reference_free(Reference *ref) {
+    free(ref->grad);
+    free(ref->rank_counts);
+    memset(ref, 0, sizeof *ref);
+}
+
+// Writes every tensor of θ-shaped `v` under `group`/<param>.
+static int write_params(hid_t f, const char *group, const ModelShape *m, const float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
+    }
+    return 0;
+}
+
+int reference_write(const char *path, const Config *cfg, const char *lock, const ModelShape *m, const float *theta0,
+                    const Reference *ref) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    int rc = write_params(o.file, "init", m, theta0) || write_params(o.file, "grad", m, ref->grad) ||
+             h5_attr_i64(o.file, "global_count", ref->N) ||
+             h5_attr_i64_array(o.file, "rank_counts", ref->rank_counts, cfg->train.world_size) ||
+             h5_attr_f64(o.file, "loss", ref->loss) || h5_attr_str(o.file, "normalization", "global-token") ||
+             h5_attr_str(o.file, "data_lock", lock);
+    if (rc) {
+        h5out_abandon(&o);
+        return error("%s: cannot write the reference", path);
+    }
+    return h5out_commit(&o);
+}
+
+static int read_params(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
+    }
+    return 0;
+}
+
+int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N) {
+    hid_t f = h5_open_read(path);
+    if (f < 0) return error("%s: no reference: run `ddptok reference` first", path);
+    char *stored = h5_attr_read_str(f, path, "data_lock");
+    int rc = !stored ? -1 : strcmp(stored, lock) != 0 ? error("%s: made for other data (data lock %.12s…, current %.12s…): run `ddptok reference` again", path, stored, lock) : 0;
+    if (!rc) rc = read_params(f, path, "init", m, theta0) || (grad && read_params(f, path, "grad", m, grad)) ||
+                  (N && h5_attr_read_i64(f, path, "global_count", N));
+    free(stored);
+    H5Fclose(f);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,129 @@
+// trainer.c — the training window of SPEC §5.
+//
+//   1. draw this rank's window (A microbatches of B ids) from its own sampler stream;
+//   2. count its supervised positions N_r;
+//   3. all-reduce the integer counts (before any backward): N = Σ N_r;
+//   4. forward + backward every microbatch into one gradient with scale W/N — no
+//      communication between microbatches;
+//   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N).
+// The loss sum rides in the last element of the gradient buffer, so the logged loss is
+// the true global mean ΣS_r/N at no extra collective.
+#include "trainer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+double normalization_scale(Normalization mode, int W, int A, int64_t N, int64_t N_r, int64_t padded) {
+    switch (mode) {
+    case NORM_GLOBAL_TOKEN: return (double)W / (double)N;
+    case NORM_MEAN_OF_MEANS: return N_r > 0 ? 1.0 / (double)N_r : 0.0;
+    case NORM_EXTRA_ACCUM_DIVISION: return (double)W / ((double)N * A);
+    case NORM_PADDING_IN_DENOMINATOR: return (double)W / (double)padded;
+    default: break;
+    }
+    ASSERT(!"unknown normalization");
+    return 0;
+}
+
+int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const ComputeOps *ops, Comm *comm,
+                 const float *theta0) {
+    memset(t, 0, sizeof *t);
+    t->cfg = cfg;
+    t->corpus = corpus;
+    t->comm = comm;
+    t->ops = ops;
+    t->W = comm->world;
+    t->rank = comm->rank;
+    t->A = cfg->train.accumulation;
+    t->B = cfg->train.batch_size_per_rank;
+    model_shape(&t->m, cfg);
+    if (sampler_init(&t->sampler, cfg, corpus, t->rank)) return -1;
+    t->dropout = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)t->rank);
+    t->history_cap = cfg->train.updates;
+    t->history = xmalloc((size_t)t->history_cap * t->A * t->B * sizeof *t->history);
+    t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
+    t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
+    int cap = t->B * cfg->data.max_length;
+    for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
+    t->counts = xmalloc((size_t)(t->W + 2) * sizeof *t->counts);
+    t->cc = ops->create(&t->m, cap);
+    ops->set_params(t->cc, theta0);
+    return 0;
+}
+
+void trainer_free(Trainer *t) {
+    if (t->cc) t->ops->destroy(t->cc);
+    for (int a = 0; t->micro && a < t->A; a++) batch_free(&t->micro[a]);
+    free(t->micro);
+    free(t->ids);
+    free(t->history);
+    free(t->counts);
+    sampler_free(&t->sampler);
+    memset(t, 0, sizeof *t);
+}
+
+int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws) {
+    double t0 = now_seconds();
+    const Config *cfg = t->cfg;
+    int W = t->W, A = t->A, B = t->B;
+    memset(ws, 0, sizeof *ws);
+    ws->step = t->step + 1;
+    t->comm->step = ws->step;
+
+    // 1–2. draw and count
+    sampler_next(&t->sampler, t->ids);
+    if (t->step < t->history_cap)
+        memcpy(t->history + (size_t)t->step * A * B, t->ids, (size_t)A * B * sizeof *t->ids);
+    int64_t N_r = 0, padded_r = 0;
+    for (int a = 0; a < A; a++) {
+        batch_build(&t->micro[a], t->corpus, t->ids + (size_t)a * B, B, cfg->data.unsupervised_prefix);
+        N_r += t->micro[a].T;
+        padded_r += t->micro[a].padded;
+    }
+
+    // 3. all-reduce the integer counts before any backward: [N_0 … N_{W-1}, padded, stop]
+    memset(t->counts, 0, (size_t)(W + 2) * sizeof *t->counts);
+    t->counts[t->rank] = N_r;
+    t->counts[W] = padded_r;
+    t->counts[W + 1] = stop_local ? 1 : 0;
+    t->comm->ops->allreduce_sum_i64(t->comm, t->counts, W + 2);
+    int64_t N = 0;
+    for (int r = 0; r < W; r++) N += t->counts[r];
+    ws->N = N, ws->N_r = N_r, ws->padded = t->counts[W], ws->rank_counts = t->counts;
+    ws->stop_requested = t->counts[W + 1] > 0;
+    if (N == 0) {
+        // Every rank sees the same N after the all-reduce, so every rank stops here
+        // together; the dropout stream is not advanced and nothing is applied.
+        ws->seconds = now_seconds() - t0;
+        return EXIT_EMPTY_WINDOW;
+    }
+
+    // 4. accumulate every microbatch, no communication
+    float scale = (float)normalization_scale(mode, W, A, N, N_r, ws->padded);
+    t->ops->zero_grad(t->cc);
+    double S_r = 0;
+    for (int a = 0; a < A; a++) {
+        Dropout d = {cfg->model.dropout, t->dropout, t->dropout.counter++};
+        S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
+    }
+
+    // 5. one average all-reduce of [gradient, W·S_r]
+    t->ops->set_grad_extra(t->cc, (float)(W * S_r));
+    t->comm->ops->allreduce_avg_f32(t->comm, t->ops->grad_buffer(t->cc), t->m.total + 1);
+    ws->S_r = S_r;
+    ws->loss = (double)t->ops->get_grad_extra(t->cc) / (double)N;
+    ws->seconds = now_seconds() - t0;
+    return 0;
+}
+
+int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
+    int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
+    if (rc) return rc;
+    double t0 = now_seconds();
+    t->ops->sgd_step(t->cc, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
+    t->step++;
+    ws->seconds += now_seconds() - t0;
+    return 0;
+}
