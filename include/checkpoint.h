@@ -1,6 +1,7 @@
 // checkpoint.h — one HDF5 file per rank per checkpoint (SPEC §7, §10), written to a
 // temporary name, fsynced and renamed; the step directory is published (renamed from
-// step-NNNN.tmp) only after every rank's file is complete.
+// step-NNNN.tmp) only after every rank's file is complete and rank 0 has written the
+// directory's SHA256SUMS, which covers every byte of every rank file.
 #ifndef DDPTOK_CHECKPOINT_H
 #define DDPTOK_CHECKPOINT_H
 
@@ -12,6 +13,7 @@
 
 #define CHECKPOINT_FORMAT "ddptok-checkpoint"
 #define CHECKPOINT_VERSION 1
+#define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
 
 typedef struct {
     int step, world_size, rank;

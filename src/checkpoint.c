@@ -52,6 +52,49 @@ static void state_checksum(const CheckpointState *s, char out[65]) {
     out[64] = 0;
 }
 
+// SHA-256 of a whole file, hex; 0 or -1.
+static int file_sha256(const char *path, char out[65]) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return error("%s: cannot open: %s", path, strerror(errno));
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
+    unsigned char buf[1 << 16], h[32];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) EVP_DigestUpdate(md, buf, n);
+    int bad = ferror(f);
+    fclose(f);
+    unsigned len;
+    EVP_DigestFinal_ex(md, h, &len);
+    EVP_MD_CTX_free(md);
+    if (bad) return error("%s: read error", path);
+    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
+    out[64] = 0;
+    return 0;
+}
+
+// Every byte of a rank file is covered by the directory's manifest (sha256sum format):
+// HDF5 files have slack space that the in-file payload checksum cannot see.
+static int verify_manifest(const char *path) {
+    char dir[1100], manifest[1200], want[65] = "", got[65];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) *slash = 0;
+    else strcpy(dir, ".");
+    snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
+    FILE *f = fopen(manifest, "r");
+    if (!f) return error("%s: missing (an incomplete or damaged checkpoint)", manifest);
+    char line[1400], hex[65], name[1200];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%64s %1199s", hex, name) == 2 && !strcmp(name, base)) snprintf(want, sizeof want, "%s", hex);
+    fclose(f);
+    if (!want[0]) return error("%s: no entry for %s", manifest, base);
+    if (file_sha256(path, got)) return -1;
+    if (strcmp(want, got) != 0)
+        return error("%s: SHA-256 %.12s… differs from %s's %.12s…: the file is damaged", path, got, CHECKPOINT_MANIFEST, want);
+    return 0;
+}
+
 static int write_rng(hid_t f, const char *group, const RngStream *r) {
     char name[64];
     hsize_t two = 2, one = 1;
@@ -116,7 +159,7 @@ static int write_rank_file(const char *path, const CheckpointState *s) {
     return h5out_commit(&o);
 }
 
-// Removes a directory tree of plain files (one level: checkpoint directories are flat).
+// Removes a directory of plain files (checkpoint directories are flat).
 static void remove_flat_dir(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -141,13 +184,25 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     }
     if (comm_agree(comm, rc ? 1 : 0)) return -1;
     checkpoint_rank_path(path, sizeof path, tmp, s->rank);
-    rc = write_rank_file(path, s);
+    char sum[65] = "";
+    rc = write_rank_file(path, s) || file_sha256(path, sum);
     if (comm_agree(comm, rc ? 1 : 0)) {
         if (comm->rank == 0) remove_flat_dir(tmp);
         return -1;
     }
-    // Every rank's file is complete: publish the directory atomically.
+    // Rank 0 writes the manifest of every rank file's SHA-256 ...
+    char *sums = comm->rank == 0 ? xcalloc((size_t)comm->world, 65) : NULL;
+    comm_gather_str(comm, sum, sums, 65);
     if (comm->rank == 0) {
+        Buf m = {0};
+        for (int r = 0; r < comm->world; r++) buf_printf(&m, "%s  rank-%04d.h5\n", sums + (size_t)r * 65, r);
+        snprintf(path, sizeof path, "%s/" CHECKPOINT_MANIFEST, tmp);
+        rc = write_file_atomic(path, m.s, m.n);
+        buf_free(&m);
+        free(sums);
+    }
+    // ... and, every file complete, publishes the directory atomically.
+    if (comm->rank == 0 && !rc) {
         snprintf(parent, sizeof parent, "%s", dir);
         char *slash = strrchr(parent, '/');
         if (slash) *slash = 0;
@@ -162,6 +217,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
 
 int checkpoint_load(const char *path, CheckpointState *s) {
     memset(s, 0, sizeof *s);
+    if (verify_manifest(path)) return -1;
     hid_t f = h5_open_read(path);
     if (f < 0) return -1;
     int rc = -1;

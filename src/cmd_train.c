@@ -77,12 +77,17 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
         if (!bad) checkpoint_state_free(&s);
         die(EXIT_BAD_INPUT, "resume from %s refused%s", dir, bad ? " (see above)" : " by another rank");
     }
+    // Negative controls for the exact-resume test: DDPTOK_TEST_RESUME_SKIP names one part
+    // of the state not to restore (rng, momentum or sampler); the result must then differ.
+    const char *skip = getenv("DDPTOK_TEST_RESUME_SKIP");
+    skip = skip ? skip : "";
     t->step = s.step;
     t->ops->set_params(t->cc, s.theta);
-    t->ops->set_momentum(t->cc, s.momentum, s.momentum_valid);
+    if (strcmp(skip, "momentum") != 0) t->ops->set_momentum(t->cc, s.momentum, s.momentum_valid);
     memcpy(t->history, s.history, (size_t)s.step * t->A * t->B * sizeof *t->history);
-    t->sampler.rng = s.sampler_rng;
-    t->dropout = s.dropout_rng;
+    if (strcmp(skip, "sampler") != 0) t->sampler.rng = s.sampler_rng;
+    if (strcmp(skip, "rng") != 0) t->dropout = s.dropout_rng;
+    if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", skip);
     checkpoint_state_free(&s);
 }
 
@@ -129,7 +134,7 @@ int cmd_train(App *app) {
     }
     snprintf(rel, sizeof rel, "logs/rank-%d.log", t.rank);
     out_path(app, path, sizeof path, rel);
-    if (!bad && !(log = fopen(path, app->resume ? "a" : "w"))) bad = error("%s: cannot write: %s", path, strerror(errno));
+    if (!bad && !(log = fopen(path, "a"))) bad = error("%s: cannot write: %s", path, strerror(errno));
     if (comm_agree(&app->comm, bad)) die(EXIT_BAD_INPUT, "cannot open the training logs (see above)");
 
     struct sigaction sa;
@@ -144,7 +149,7 @@ int cmd_train(App *app) {
         if (wrc == EXIT_EMPTY_WINDOW)
             die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
                                    "(nothing applied, nothing written for this step)", ws.step);
-        fprintf(log, "rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", t.rank, ws.step,
+        fprintf(log, "run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", run, t.rank, ws.step,
                 (long long)ws.N_r, ws.S_r, (long long)ws.N, ws.loss, ws.seconds);
         fflush(log);
         if (jsonl) {

@@ -130,10 +130,18 @@ static void node_push(Node *parent, Node *kid) {
 }
 
 typedef struct {
-    const char *name;  // file name or "--set KEY"
+    const char *name;  // file name, or "--set" for a command-line override
     char *err;
     int errlen;
+    char where[600];   // scratch for at()
 } Ctx;
+
+// "file:line" for a file; the name alone for an override (its line number means nothing).
+static const char *at(Ctx *ctx, long line) {
+    if (!strncmp(ctx->name, "--set", 5)) snprintf(ctx->where, sizeof ctx->where, "%s", ctx->name);
+    else snprintf(ctx->where, sizeof ctx->where, "%s:%ld", ctx->name, line);
+    return ctx->where;
+}
 
 static int fail(Ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(Ctx *ctx, const char *fmt, ...) {
@@ -152,7 +160,7 @@ static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ct
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(p, &ev)) {
-            FAIL(ctx, "%s:%zu: YAML syntax error: %s", ctx->name, p->problem_mark.line + 1,
+            FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, (long)p->problem_mark.line + 1),
                  p->problem ? p->problem : "unknown");
             node_free(n);
             return NULL;
@@ -189,10 +197,10 @@ static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx) {
         yaml_event_delete(ev);
         return parse_children(p, n, YAML_MAPPING_END_EVENT, ctx);
     case YAML_ALIAS_EVENT:
-        FAIL(ctx, "%s:%d: YAML aliases are not supported", ctx->name, n->line);
+        FAIL(ctx, "%s: YAML aliases are not supported", at(ctx, n->line));
         break;
     default:
-        FAIL(ctx, "%s:%d: unexpected YAML event", ctx->name, n->line);
+        FAIL(ctx, "%s: unexpected YAML event", at(ctx, n->line));
         break;
     }
     yaml_event_delete(ev);
@@ -209,7 +217,7 @@ static Node *parse_document(const char *text, size_t len, Ctx *ctx) {
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&p, &ev)) {
-            FAIL(ctx, "%s:%zu: YAML syntax error: %s", ctx->name, p.problem_mark.line + 1,
+            FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, (long)p.problem_mark.line + 1),
                  p.problem ? p.problem : "unknown");
             node_free(root);
             root = NULL;
@@ -224,7 +232,7 @@ static Node *parse_document(const char *text, size_t len, Ctx *ctx) {
         if (t == YAML_SCALAR_EVENT || t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT ||
             t == YAML_ALIAS_EVENT) {
             if (root) {
-                FAIL(ctx, "%s:%zu: expected a single YAML document", ctx->name, ev.start_mark.line + 1);
+                FAIL(ctx, "%s: expected a single YAML document", at(ctx, (long)(ev.start_mark.line + 1)));
                 yaml_event_delete(&ev);
                 node_free(root);
                 root = NULL;
@@ -262,7 +270,7 @@ static int parse_number(const char *s, double *out) {
 static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
     char *base = (char *)c;
     const char *what = n->kind == N_SCALAR ? n->text : (n->kind == N_SEQ ? "a list" : "a mapping");
-#define BAD() FAIL(ctx, "%s:%d: %s: expected %s, got '%s'", ctx->name, n->line, f->key, f->expect, what)
+#define BAD() FAIL(ctx, "%s: %s: expected %s, got '%s'", at(ctx, n->line), f->key, f->expect, what)
     if (f->type == F_BANDS) {
         if (n->kind == N_SCALAR) {
             if (strcmp(n->text, "auto") != 0) return BAD();
@@ -277,7 +285,7 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
             if (b->kind != N_SEQ || b->n != 2 || b->kids[0]->kind != N_SCALAR || b->kids[1]->kind != N_SCALAR ||
                 parse_number(b->kids[0]->text, &lo) || parse_number(b->kids[1]->text, &hi) || lo != floor(lo) ||
                 hi != floor(hi) || lo < 1 || hi > 1 << 16)
-                return FAIL(ctx, "%s:%d: %s: band %d: expected [lo, hi] with integer lengths", ctx->name, b->line,
+                return FAIL(ctx, "%s: %s: band %d: expected [lo, hi] with integer lengths", at(ctx, b->line),
                             f->key, r);
             c->train.bands[r][0] = (int)lo;
             c->train.bands[r][1] = (int)hi;
@@ -304,7 +312,7 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
     if (parse_number(n->text, &v) || !n->plain) return BAD();
     if (f->type != F_DOUBLE && v != floor(v)) return BAD();
     if (v < f->min || v > f->max)
-        return FAIL(ctx, "%s:%d: %s: expected %s, got %s (out of range)", ctx->name, n->line, f->key, f->expect,
+        return FAIL(ctx, "%s: %s: expected %s, got %s (out of range)", at(ctx, n->line), f->key, f->expect,
                     n->text);
     if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
     else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
@@ -316,16 +324,16 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
 // Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
 static int apply_map(Config *c, const Node *map, const char *prefix, Ctx *ctx) {
     if (map->kind != N_MAP)
-        return FAIL(ctx, "%s:%d: %s: expected a mapping", ctx->name, map->line, prefix[0] ? prefix : "top level");
+        return FAIL(ctx, "%s: %s: expected a mapping", at(ctx, map->line), prefix[0] ? prefix : "top level");
     for (int i = 0; i + 1 < map->n; i += 2) {
         const Node *k = map->kids[i], *v = map->kids[i + 1];
-        if (k->kind != N_SCALAR) return FAIL(ctx, "%s:%d: expected a scalar key", ctx->name, k->line);
+        if (k->kind != N_SCALAR) return FAIL(ctx, "%s: expected a scalar key", at(ctx, k->line));
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
         // Duplicate keys are a common silent mistake: refuse them.
         for (int j = 0; j < i; j += 2)
             if (strcmp(map->kids[j]->text, k->text) == 0)
-                return FAIL(ctx, "%s:%d: %s: duplicate key", ctx->name, k->line, key);
+                return FAIL(ctx, "%s: %s: duplicate key", at(ctx, k->line), key);
         const Field *f = field_find(key);
         if (f) {
             if (set_field(c, f, v, ctx)) return -1;
@@ -336,7 +344,7 @@ static int apply_map(Config *c, const Node *map, const char *prefix, Ctx *ctx) {
         int group = 0;
         for (int j = 0; j < N_FIELDS && !group; j++)
             group = strncmp(fields[j].key, key, kl) == 0 && fields[j].key[kl] == '.';
-        if (!group) return FAIL(ctx, "%s:%d: %s: unknown key", ctx->name, k->line, key);
+        if (!group) return FAIL(ctx, "%s: %s: unknown key", at(ctx, k->line), key);
         if (apply_map(c, v, key, ctx)) return -1;
     }
     return 0;
@@ -346,7 +354,7 @@ static int apply_map(Config *c, const Node *map, const char *prefix, Ctx *ctx) {
 // Validation across fields and band resolution
 
 int config_finish(Config *c, char *err, int errlen) {
-    Ctx ctx = {c->source, err, errlen};
+    Ctx ctx = {.name = c->source, .err = err, .errlen = errlen};
     const char *src = c->source[0] ? c->source : "config";
     int W = c->train.world_size;
     if (c->data.min_length > c->data.max_length)
@@ -412,16 +420,17 @@ static char *read_text(const char *path, size_t *len) {
 // cross-field checks.
 static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
     const char *eq = strchr(assignment, '=');
-    Ctx ctx = {assignment, err, errlen};
+    Ctx ctx = {.name = assignment, .err = err, .errlen = errlen};
     if (!eq || eq == assignment) return FAIL(&ctx, "--set %s: expected KEY=VALUE", assignment);
     char key[256], name[300];
     snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
     const Field *f = field_find(key);
     if (!f) return FAIL(&ctx, "--set %s: unknown key '%s'", assignment, key);
     snprintf(name, sizeof name, "--set %s", key);
-    ctx.name = name;
+    ctx.name = name;  // a YAML syntax error names the key
     Node *v = parse_document(eq + 1, strlen(eq + 1), &ctx);
     if (!v) return -1;
+    ctx.name = "--set";  // value errors name the key themselves
     int rc = v->kind == N_MAP && v->n == 0 ? FAIL(&ctx, "--set %s: expected %s, got an empty value", key, f->expect)
                                            : set_field(c, f, v, &ctx);
     node_free(v);
@@ -433,7 +442,7 @@ int config_set(Config *c, const char *assignment, char *err, int errlen) {
 }
 
 static int config_apply_text(Config *c, const char *text, size_t len, const char *name, char *err, int errlen) {
-    Ctx ctx = {name, err, errlen};
+    Ctx ctx = {.name = name, .err = err, .errlen = errlen};
     Node *root = parse_document(text, len, &ctx);
     if (!root) return -1;
     int rc = apply_map(c, root, "", &ctx);
@@ -471,7 +480,14 @@ static void field_value(const Config *c, const Field *f, char *out, size_t len) 
     switch (f->type) {
     case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
     case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
-    case F_DOUBLE: snprintf(out, len, "%.17g", *(const double *)(base + f->offset)); break;
+    case F_DOUBLE: {  // the shortest form that reads back to the same double
+        double v = *(const double *)(base + f->offset);
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(out, len, "%.*g", prec, v);
+            if (strtod(out, NULL) == v) break;
+        }
+        break;
+    }
     case F_NORM: snprintf(out, len, "%s", normalization_names[*(const Normalization *)(base + f->offset)]); break;
     case F_PATH: snprintf(out, len, "\"%s\"", base + f->offset); break;
     case F_BANDS: {

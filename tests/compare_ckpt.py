@@ -1,0 +1,24 @@
+"""compare_ckpt.py A B: max |Δ| over /model and /optimizer/momentum of two checkpoint
+directories, every rank file; prints it and exits 0 when bit-identical (exact compare)."""
+import glob
+import os
+import sys
+
+import h5py
+import numpy as np
+
+a, b = sys.argv[1], sys.argv[2]
+files = sorted(os.path.basename(p) for p in glob.glob(f"{a}/rank-*.h5"))
+if not files or files != sorted(os.path.basename(p) for p in glob.glob(f"{b}/rank-*.h5")):
+    print("rank files differ or are missing")
+    sys.exit(2)
+worst, identical = 0.0, True
+for name in files:
+    with h5py.File(f"{a}/{name}") as fa, h5py.File(f"{b}/{name}") as fb:
+        for group in ("model", "optimizer/momentum"):
+            for p in fa[group]:
+                x, y = fa[group][p][()], fb[group][p][()]
+                identical &= x.tobytes() == y.tobytes()
+                worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))))
+print(f"{worst:.9g}")
+sys.exit(0 if identical else 1)

@@ -1,0 +1,45 @@
+# tests/lib.sh — helpers shared by the test groups (sourced by tests/run.sh).
+# Every check prints "ok" or "FAIL" with what was expected; run.sh prints the total.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DDPTOK="$ROOT/ddptok"
+CONFIGS="$ROOT/configs"
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+# Open MPI refuses root without these; tests oversubscribe the 2 cores for W = 3, 4.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+ok() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
+bad() { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $*"; }
+
+# A fresh working directory for one test group.
+workdir() { local d; d=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-test.XXXXXX"); echo "$d"; }
+
+# ddp NP ARGS...: the binary under mpirun with NP ranks, time-bounded so no hang survives.
+ddp() {
+  local np=$1; shift
+  timeout -k 5 "${DDPTOK_TEST_TIMEOUT:-120}" mpirun -np "$np" "$DDPTOK" "$@"
+}
+# one ARGS...: the binary as a single process.
+one() { timeout -k 5 "${DDPTOK_TEST_TIMEOUT:-120}" "$DDPTOK" "$@"; }
+
+# expect_rc NAME CODE CMD...: runs CMD (output in $OUT), checks its exit code.
+expect_rc() {
+  local name=$1 want=$2; shift 2
+  OUT=$("$@" 2>&1); local rc=$?
+  if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; return 0; fi
+  bad "$name" "— exit $rc, expected $want; last output:"; echo "$OUT" | tail -8 | sed 's/^/       /'
+  return 1
+}
+
+# expect_grep NAME PATTERN TEXT: TEXT contains PATTERN (extended regex).
+expect_grep() {
+  if grep -qE -- "$2" <<<"$3"; then ok "$1"; else bad "$1" "— no match for /$2/ in:"; echo "$3" | tail -6 | sed 's/^/       /'; fi
+}
+
+# json FILE EXPR: evaluates a Python expression over the parsed JSON `j`.
+json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

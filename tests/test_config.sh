@@ -1,0 +1,44 @@
+# Bad input: one line naming the file/key and what was expected, exit code 2, no crash.
+W=$(workdir); cd "$W"
+cp "$CONFIGS/tiny.yaml" good.yaml
+bad_case() {  # NAME PATTERN ARGS...
+  local name=$1 pat=$2; shift 2
+  OUT=$("$DDPTOK" "$@" 2>&1); local rc=$?
+  local lines; lines=$(grep -c . <<<"$OUT")
+  if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT"; then ok "bad input: $name"
+  else bad "bad input: $name" "— exit $rc, $lines line(s), expected exit 2, one line matching /$pat/:"; echo "$OUT" | head -5 | sed 's/^/       /'; fi
+}
+printf 'seed: 1\ndata: {vocab_size: [1, 2}\n' > syntax.yaml
+bad_case "YAML syntax error names file and line" '^ddptok: error: syntax.yaml:2: YAML syntax error' prepare --config syntax.yaml
+printf 'seed: 1\nmodel:\n  hidden_size: 3\n' > unknown.yaml
+bad_case "unknown key names file, line and key" 'unknown.yaml:3: model.hidden_size: unknown key' prepare --config unknown.yaml
+printf 'model:\n  hidden: abc\n' > type.yaml
+bad_case "wrong type" "type.yaml:2: model.hidden: expected a positive integer, got 'abc'" prepare --config type.yaml
+bad_case "zero size" 'train.batch_size_per_rank: expected a positive integer, got 0' prepare --config good.yaml --set train.batch_size_per_rank=0
+bad_case "negative size" 'model.embed_dim: expected a positive integer, got -4' prepare --config good.yaml --set model.embed_dim=-4
+bad_case "dropout 1" 'model.dropout: expected a number in \[0, 1\)' prepare --config good.yaml --set model.dropout=1
+bad_case "dropout negative" 'model.dropout: expected a number in \[0, 1\)' prepare --config good.yaml --set model.dropout=-0.1
+bad_case "min_length > max_length" 'data.min_length \(30\) must not exceed data.max_length \(24\)' prepare --config good.yaml --set data.min_length=30
+bad_case "overlapping bands" 'band 1 \[15, 24\] overlaps band 0 \[8, 15\]' prepare --config good.yaml '--set=train.rank_bands=[[8, 15], [15, 24]]'
+bad_case "band leaving a rank empty" 'band 1 \[40, 50\] leaves rank 1 empty' prepare --config good.yaml '--set=train.rank_bands=[[8, 24], [40, 50]]'
+bad_case "bands vs world size" '1 bands for train.world_size 2' prepare --config good.yaml '--set=train.rank_bands=[[8, 24]]'
+bad_case "unknown normalization" 'train.normalization: expected one of global-token' prepare --config good.yaml --set train.normalization=mean
+bad_case "missing config file" 'nope.yaml: cannot read config file' prepare --config nope.yaml
+bad_case "unknown command" "unknown command 'frobnicate'" frobnicate --config good.yaml
+bad_case "unknown --set key" "unknown key 'model.depth'" prepare --config good.yaml --set model.depth=3
+bad_case "--set without =" 'expected KEY=VALUE' prepare --config good.yaml --set model.hidden
+bad_case "unknown option" "unknown option '--fast'" train --config good.yaml --fast
+bad_case "missing --config" '--config FILE is required' prepare
+printf 'seed: 1\nseed: 2\n' > dup.yaml
+bad_case "duplicate key" 'dup.yaml:2: seed: duplicate key' prepare --config dup.yaml
+# A good override is taken (and validated like the file): auto bands for 3 ranks.
+expect_rc "--set overrides resolve (auto bands, W = 3)" 0 "$DDPTOK" prepare --config good.yaml --set train.world_size=3 --set train.rank_bands=auto
+expect_grep "auto bands cover [8, 24] in 3 bands" 'rank 0: band \[8, 12\].*' "$OUT"
+# The number of ranks must match train.world_size: same one-line error on every rank.
+"$DDPTOK" prepare --config good.yaml >/dev/null
+OUT=$(ddp 3 train --config good.yaml 2>&1); rc=$?
+n=$(grep -c 'train.world_size is 2 but 3 ranks were started' <<<"$OUT")
+[ $rc -eq 2 ] && [ "$n" -eq 3 ] && ok "world size mismatch: the same error on all 3 ranks, exit 2" || { bad "world size mismatch" "— exit $rc, $n ranks said it"; echo "$OUT" | head; }
+OUT=$(ddp 2 prepare --config good.yaml 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'runs in one process' <<<"$OUT" && ok "single-process command refuses mpirun -np 2" || bad "prepare under -np 2" "— exit $rc"
+cd "$ROOT"; rm -rf "$W"

@@ -1,0 +1,33 @@
+# parity: the product passes and every control that must differ is rejected, for
+# W = 1..4, dropout on and off; "coincides" exactly where the counts make a control equal.
+W=$(workdir); cd "$W"
+cfg="$CONFIGS/minimum.yaml"
+parity_case() {  # NAME NP SETS...  (expects exit 0 and the product passing)
+  local name=$1 np=$2; shift 2
+  local sets=("$@")
+  one prepare --config "$cfg" "${sets[@]}" >/dev/null && one reference --config "$cfg" "${sets[@]}" >/dev/null || { bad "$name: prepare/reference"; return; }
+  expect_rc "parity $name" 0 ddp "$np" parity --config "$cfg" "${sets[@]}" || return
+  local v; v=$(json outputs/parity.json "j['modes']['global-token']['violations'], j['modes']['global-token']['max_abs_err'], j['compared']")
+  echo "       global-token: violations, max abs err, compared = $v"
+}
+parity_case "W=2 dropout 0.1 (minimum.yaml)" 2
+m=$(json outputs/parity.json "all(not j['modes'][m]['pass'] for m in ('mean-of-means','extra-accumulation-division','padding-in-denominator'))")
+[ "$m" = True ] && ok "W=2: all three negative controls rejected" || bad "W=2 controls" "— $m"
+e=$(json outputs/parity.json "j['modes']['mean-of-means']['max_abs_err']")
+/usr/bin/python3 -c "import sys; sys.exit(not (1e-3 <= $e <= 1e-1))" && ok "W=2: mean of means off by $e (order 1e-2)" || bad "mean-of-means magnitude" "— $e"
+/usr/bin/python3 -c "import h5py; f=h5py.File('outputs/grads.h5'); assert set(f) == {'global-token','mean-of-means','extra-accumulation-division','padding-in-denominator'}; assert f['global-token/w1'].shape == (512, 256)" \
+  && ok "grads.h5 holds every mode's gradient with the SPEC shapes" || bad "grads.h5 layout"
+parity_case "W=2 dropout 0" 2 --set model.dropout=0
+parity_case "W=1 auto band" 1 --set train.world_size=1 --set train.rank_bands=auto
+m=$(json outputs/parity.json "j['modes']['mean-of-means']['expected']")
+[ "$m" = coincides ] && ok "W=1: mean of means reported as coinciding" || bad "W=1 mean-of-means verdict" "— $m"
+for w in 3 4; do
+  for p in 0.1 0; do
+    parity_case "W=$w auto bands dropout $p" $w --set train.world_size=$w --set train.rank_bands=auto --set model.dropout=$p
+  done
+done
+parity_case "W=3 prefix 20 (unlabelled positions) dropout 0.1" 3 --set train.world_size=3 --set train.rank_bands=auto --set data.unsupervised_prefix=20
+parity_case "A=1: extra division coincides" 2 --set train.accumulation=1
+m=$(json outputs/parity.json "j['modes']['extra-accumulation-division']['expected'], j['modes']['mean-of-means']['expected']")
+[ "$m" = "coincides rejected" ] && ok "A=1: extra-accumulation-division coincides, mean of means still rejected" || bad "A=1 verdicts" "— $m"
+cd "$ROOT"; rm -rf "$W"
