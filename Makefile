@@ -62,7 +62,7 @@ deps:
 	bash run/install-deps.sh
 
 test:
-	bash run/install-deps.sh
+	bash run/install-deps.sh --tests
 	$(MAKE) test-bins
 	bash tests/run.sh
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that ddptok's build, tests and protocol need, if missing.
+# Installs the Debian packages that ddptok's build and protocol need, if missing; with
+# --tests also what the tests need (python3-torch for the PyTorch witness).
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
 pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
-      libssl-dev gnuplot-nox python3 python3-numpy python3-h5py)
-# The PyTorch witness (tests/torch) runs when python3-torch is present; CI asks for it.
-if [ "${DDPTOK_WITH_TORCH:-0}" = 1 ]; then pkgs+=(python3-torch); fi
+      libssl-dev gnuplot-nox python3)
+if [ "${1:-}" = --tests ]; then pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch); fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

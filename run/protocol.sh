@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# run/protocol.sh — the whole tutorial, in order, with 2 MPI ranks, ending with the
+# balance table. Usage: bash run/protocol.sh [CONFIG] (default configs/minimum.yaml).
+# Writes under outputs/ and artifacts/ of the current directory. Exit 0 only when every
+# proof holds: parity passes and every control is rejected, resume is bit-exact, the
+# empty window is rejected by all ranks, and the model beats the unigram baseline.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CONFIG=${1:-$ROOT/configs/minimum.yaml}
+NP=${DDPTOK_NP:-2}
+
+bash "$ROOT/run/install-deps.sh"
+make -C "$ROOT" --no-print-directory -s
+DDPTOK="$ROOT/ddptok"
+# mpirun refuses root unless told otherwise (containers and CI run as root), and more
+# ranks than cores need oversubscription.
+MPIRUN=(mpirun -np "$NP")
+[ "$(id -u)" -eq 0 ] && MPIRUN+=(--allow-run-as-root)
+[ "$(nproc)" -lt "$NP" ] && MPIRUN+=(--oversubscribe)
+
+step() { echo; echo "== $*"; }
+# A fresh start: results of an earlier run (only what ddptok generated) are removed, so
+# the resumed run continues this run's checkpoint.
+step "clean";              "$DDPTOK" clean --scope generated --config "$CONFIG" | tail -1
+step "prepare";            "$DDPTOK" prepare --config "$CONFIG"
+step "reference";          "$DDPTOK" reference --config "$CONFIG"
+step "check-loss";         "$DDPTOK" check-loss --config "$CONFIG"
+step "check-env";          "${MPIRUN[@]}" "$DDPTOK" check-env --config "$CONFIG"
+step "parity";             "${MPIRUN[@]}" "$DDPTOK" parity --config "$CONFIG"
+step "train (interrupted)"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG"
+step "train --continuous"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --continuous
+step "train --resume";     "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --resume latest
+step "check-empty";        "${MPIRUN[@]}" "$DDPTOK" check-empty --config "$CONFIG"
+step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG"
+step "exercise";           "$DDPTOK" exercise --config "$ROOT/configs/exercise.yaml"
+step "plot";               "$DDPTOK" plot --config "$CONFIG"
+step "check-checkpoints";  "$DDPTOK" check-checkpoints --config "$CONFIG"
+step "clean --dry-run";    "$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" | tail -1
+
+# The balance table, from outputs/report.json.
+python3 - outputs/report.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p, t, e = r["parity"], r["test"], r["empty"]
+print(f"\n== balance (W = {p['world_size']}, {p['compared']} gradient components, atol {p['atol']:g}, rtol {p['rtol']:g})")
+rows = []
+for mode, m in p["modes"].items():
+    want = "passes" if mode == "global-token" else m["expected"]
+    got = "passes" if m["pass"] else "rejected"
+    rows.append((f"parity {mode}", f"max abs err {m['max_abs_err']:.3g}", f"{got} ({'ok' if m['ok'] else 'WRONG'}: must be {want})"))
+rows.append(("resume (step %d)" % r["resume"]["step"], f"max |dtheta| = {r['resume']['max_abs_diff']}", "ok" if r["resume"]["max_abs_diff"] == 0 else "WRONG"))
+ge = e["global_empty"]
+rows.append(("globally empty window", f"exit code {ge['exit_code']}", "rejected by all ranks" if ge["rejected_by_all_ranks"] else "WRONG"))
+le = e["local_empty"]
+rows.append(("locally empty rank", f"max abs err {le.get('max_abs_err', 0):.3g}", "matches the reference" if le["pass"] else "WRONG"))
+rows.append(("test loss per token", f"{t['loss']:.5f}", f"unigram {t['unigram_loss']:.5f}, best achievable {t['best_loss']:.5f}"))
+rows.append(("token accuracy", f"{100 * t['token_accuracy']:.2f} %", f"best achievable {100 * t['best_accuracy']:.2f} %; {t['sequences']} sequences, {t['tokens']} tokens"))
+w = max(len(a) for a, _, _ in rows)
+for a, b, c in rows:
+    print(f"  {a:<{w}}  {b:<24}  {c}")
+print("\nprotocol:", "OK" if r["ok"] else "FAILED")
+sys.exit(0 if r["ok"] else 1)
+PY

@@ -1,0 +1,40 @@
+# check-loss, exercise, evaluate, plot, check-env and clean, on the tiny config.
+W=$(workdir); cd "$W"
+cfg="$CONFIGS/tiny.yaml"
+expect_rc "check-loss" 0 one check-loss --config "$cfg"
+r=$(json outputs/check_loss.json "j['counter_example']['mean_of_means'], j['counter_example']['global_mean'], j['counter_example']['local_scalars'], j['one_parameter']['mean_of_means']['gradient'], j['one_parameter']['global_token']['gradient']")
+[ "$r" = "2 2.5 [0.5, 4.5] 0 1" ] && ok "check-loss: 2, 2.5, scalars 0.5 and 4.5, gradients 0 and 1 at loss 1" || bad "check-loss values" "— $r"
+expect_rc "exercise (12/12 coincide, 12/36 differ)" 0 one exercise --config "$CONFIGS/exercise.yaml"
+r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]['hand']['global'], j['cases'][0]['model']['grad_max_abs_diff'] < 1e-9 < j['cases'][1]['model']['grad_max_abs_diff']")
+[ "$r" = "[[12, 12], [12, 36]] 2.5 True" ] && ok "exercise: counts, 2.5 by hand, gradients equal then different" || bad "exercise values" "— $r"
+# The whole protocol on the tiny config, then the report.
+one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null
+ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
+ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+expect_rc "evaluate" 0 one evaluate --config "$cfg"
+r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
+[ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json" "— $r"
+# A resumed model that differs from the continuous one makes evaluate fail.
+cp -r artifacts/checkpoints/step-0012 keep
+rm -rf artifacts/checkpoints/step-0012
+DDPTOK_TEST_RESUME_SKIP=rng ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+expect_rc "evaluate fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg"
+rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
+if command -v gnuplot >/dev/null; then
+  expect_rc "plot" 0 one plot --config "$cfg"
+  sig=$(head -c 8 outputs/figure.png | od -An -tx1 | tr -d ' \n')
+  [ "$sig" = 89504e470d0a1a0a ] && [ "$(stat -c %s outputs/figure.png)" -gt 10000 ] && ok "figure.png is a PNG ($(stat -c %s outputs/figure.png) bytes)" || bad "figure.png"
+else bad "plot" "— gnuplot is not installed (run/install-deps.sh installs gnuplot-nox)"; fi
+expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
+expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
+expect_rc "check-env --dual refuses a CPU run" 1 ddp 2 check-env --config "$cfg" --dual
+# clean: the dry run changes nothing; the real one removes only what ddptok generated.
+echo keep > outputs/mine.txt
+before=$(find outputs artifacts | sort | sha256sum)
+expect_rc "clean --dry-run" 0 one clean --scope generated --dry-run --config "$cfg"
+[ "$(find outputs artifacts | sort | sha256sum)" = "$before" ] && ok "clean --dry-run changed nothing" || bad "dry run changed files"
+expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg"
+left=$(find outputs artifacts | sort | tr '\n' ' ')
+[ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean" "— left: $left"
+expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+cd "$ROOT"; rm -rf "$W"

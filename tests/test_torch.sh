@@ -1,0 +1,46 @@
+# The PyTorch witness (tests/torch/witness.py): an independent autograd implementation of
+# SPEC §4 reading only ddptok's documented files. Skipped, visibly, without python3-torch.
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  echo "SKIP torch witness: python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"
+else
+W=$(workdir); cd "$W"
+witness() { timeout -k 5 600 /usr/bin/python3 "$ROOT/tests/torch/witness.py" "$@"; }
+# variant NAME KEY=VALUE...: writes NAME.yaml = minimum.yaml with those keys changed.
+variant() {
+  local name=$1; shift
+  /usr/bin/python3 - "$CONFIGS/minimum.yaml" "$name.yaml" "$@" <<'PY'
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    *path, last = k.split(".")
+    d = c
+    for p in path: d = d.setdefault(p, {})
+    d[last] = yaml.safe_load(v)
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+}
+grad_case() {  # NAME NP KEY=VALUE...
+  local name=$1 np=$2; shift 2
+  variant "$name" "$@"
+  one prepare --config "$name.yaml" >/dev/null && one reference --config "$name.yaml" >/dev/null && ddp "$np" parity --config "$name.yaml" >/dev/null 2>&1 \
+    || { bad "witness $name: ddptok prepare/reference/parity failed"; return; }
+  expect_rc "torch autograd agrees with reference.h5 and grads.h5 ($name), rejects the controls" 0 witness grad "$name.yaml" outputs
+  echo "$OUT" | sed 's/^/       /'
+}
+grad_case minimum 2
+grad_case dropout0 2 model.dropout=0
+grad_case shapes-w3 3 train.world_size=3 train.rank_bands=auto model.context=3 model.embed_dim=5 model.hidden=40 data.unsupervised_prefix=10 train.accumulation=3
+grad_case prefix-w4 4 train.world_size=4 train.rank_bands=auto data.unsupervised_prefix=30 train.batch_size_per_rank=2
+# (b) 100 updates, dropout 0: gloo DDP in PyTorch vs ddptok's continuous run, and the
+# same witness against a ddptok trained with the mean of means (must disagree).
+variant ddp model.dropout=0
+one prepare --config ddp.yaml >/dev/null && one reference --config ddp.yaml >/dev/null
+ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
+expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 witness ddp ddp.yaml outputs artifacts/continuous/step-0100
+echo "$OUT" | tail -1 | sed 's/^/       /'
+ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
+expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
+echo "$OUT" | tail -1 | sed 's/^/       /'
+cd "$ROOT"; rm -rf "$W"
+fi
