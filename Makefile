@@ -1,6 +1,7 @@
 # ddptok — build, test and run.
 #
-#   make              the ddptok binary (CPU backend always; CUDA when nvcc, cuBLAS and NCCL are found)
+#   make              the ddptok binary (CPU backend always; CUDA when nvcc, cuBLAS and NCCL are found;
+#                     one line says which)
 #   make CUDA=0|1     force the CUDA backend off / on
 #   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
@@ -25,38 +26,85 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# --- CUDA backend: compiled in when nvcc, cuBLAS and NCCL are found (or CUDA=1) --------
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+CUBLAS_LIB := $(firstword $(foreach d,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib,$(if $(wildcard $(d)/libcublas.so),$(d))))
+NCCL_INC  ?= $(firstword $(foreach d,$(CUDA_HOME)/include /usr/local/include /usr/include,$(if $(wildcard $(d)/nccl.h),$(d))))
+NCCL_LIB  ?= $(firstword $(foreach d,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib /usr/local/lib /usr/lib/x86_64-linux-gnu,$(if $(wildcard $(d)/libnccl.so),$(d))))
+ifeq ($(CUDA),)
+  CUDA := $(if $(and $(NVCC),$(CUBLAS_LIB),$(NCCL_INC),$(NCCL_LIB)),1,0)
+endif
+# Hopper (H100/H200) and Ampere machine code, plus PTX for anything newer.
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+
+ifeq ($(CUDA),1)
+  ifeq ($(MAKECMDGOALS),)
+    $(info ddptok: CUDA backend: yes (nvcc $(NVCC), cuBLAS $(CUBLAS_LIB), NCCL $(NCCL_INC) $(NCCL_LIB)))
+  endif
+  BUILD  := build/cuda
+  CFLAGS += -DDDPTOK_CUDA
+  CU_SRC := $(wildcard cuda/*.cu)
+  CU_OBJ := $(CU_SRC:cuda/%.cu=$(BUILD)/%.cu.o)
+  NVFLAGS := -O2 -std=c++17 -DDDPTOK_CUDA -DOMPI_SKIP_MPICXX -Iinclude -Icuda -I$(NCCL_INC) $(CUDA_ARCH) -Xcompiler -Wall,-Wextra
+  CUDA_LIBS := -L$(CUBLAS_LIB) -L$(NCCL_LIB) -Wl,-rpath,$(CUBLAS_LIB) -Wl,-rpath,$(NCCL_LIB) \
+               -lcublas -lnccl -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
+else
+  ifeq ($(MAKECMDGOALS),)
+    $(info ddptok: CUDA backend: no (nvcc, cuBLAS or NCCL not found, or CUDA=0): CPU backend only)
+  endif
+  BUILD  := build/cpu
+endif
+
 SRC := $(wildcard src/*.c)
-OBJ := $(SRC:src/%.c=build/%.o)
+OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
 
 all: ddptok
 
-ddptok: $(OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+ddptok: $(OBJ) $(CU_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-build/%.o: src/%.c $(wildcard include/*.h) | build
+$(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
-build:
-	mkdir -p build
+$(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
+	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD):
+	mkdir -p $@
 
 # Test programs: unit tests link the library objects except main.
-LIBOBJ := $(filter-out build/main.o,$(OBJ))
+LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
 TEST_BINS := build/test_philox build/test_model build/test_model_broken
 
-build/test_philox: tests/test_philox.c include/philox.h | build
+build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
 
 build/test_model: tests/test_model.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.
-build/model_cpu_broken.o: src/model_cpu.c $(wildcard include/*.h) | build
+$(BUILD)/model_cpu_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
-build/test_model_broken: tests/test_model.c $(filter-out build/model_cpu.o,$(LIBOBJ)) build/model_cpu_broken.o
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_broken.o
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-test-bins: ddptok $(TEST_BINS)
+# CPU vs GPU model check (runs on a GPU machine: run/device-check.sh).
+build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+# The CPU-only variant is built beside the CUDA one so neither can rot.
+build/ddptok-cpu: $(wildcard src/*.c include/*.h)
+	$(MAKE) --no-print-directory CUDA=0 ddptok-cpu-inner
+
+ddptok-cpu-inner: $(OBJ)
+	$(CC) $(LDFLAGS) -o build/ddptok-cpu $^ $(PKG_LIBS) $(LDLIBS)
+
+test-bins: ddptok $(TEST_BINS) build/ddptok-cpu $(if $(CU_OBJ),build/test_cuda_model)
+
+print-cuda:
+	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
 
 deps:
 	bash run/install-deps.sh
@@ -72,4 +120,4 @@ protocol:
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test test-bins protocol clean
+.PHONY: all deps test test-bins protocol clean ddptok-cpu-inner print-cuda

@@ -11,6 +11,10 @@
 #include "model.h"
 #include "philox.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CHECKPOINT_FORMAT "ddptok-checkpoint"
 #define CHECKPOINT_VERSION 1
 #define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
@@ -44,4 +48,7 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
 // Newest complete step-NNNN directory under `root`: 0 and its path, or -1 when none.
 int checkpoint_latest(const char *root, char *out, size_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

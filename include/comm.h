@@ -9,12 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct Comm Comm;
 typedef struct {
     const char *name;
+    int device_buffers;  // the float average works on GPU memory (else host memory)
     // Sum of int64 counts, in place. `buf` is host memory.
     int (*allreduce_sum_i64)(Comm *c, int64_t *buf, int n);
-    // Average of float32, in place, over `buf` in the compute backend's memory.
+    // Average of float32, in place, over `buf` (GPU memory when device_buffers, else host).
     int (*allreduce_avg_f32)(Comm *c, float *buf, size_t n);
     void (*destroy)(Comm *c);
 } CommOps;
@@ -33,6 +38,9 @@ struct Comm {
 // MPI control plane: ranks, hosts, local rank. Errors return instead of aborting.
 void comm_setup(Comm *c);
 extern const CommOps comm_mpi;
+#ifdef DDPTOK_CUDA
+extern const CommOps comm_nccl;
+#endif
 
 // Every rank passes its own code; all get the largest (0 = all fine). Used so that an
 // error seen by one rank stops every rank at the same point.
@@ -42,4 +50,7 @@ void comm_barrier(Comm *c);
 // Gathers one fixed-size string per rank to rank 0 (out: world * len bytes).
 void comm_gather_str(Comm *c, const char *mine, char *out, int len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,6 +8,10 @@
 #include "corpus.h"
 #include "model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     const char *command;
     const char *config_path;
@@ -52,4 +56,7 @@ typedef struct {
 } Compare;
 Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

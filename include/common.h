@@ -19,6 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Exit codes (documented in README.md).
 enum {
     EXIT_OK = 0,
@@ -76,4 +80,7 @@ typedef struct {
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_free(Buf *b);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MAX_WORLD 256
 #define PATH_MAX_LEN 512
 
@@ -79,4 +83,7 @@ int config_from_yaml(Config *cfg, const char *text, const char *name, char *err,
 // `what` and returns 1; returns 0 when none differs.
 int config_diff_training(const Config *a, const Config *b, char *what, int len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -13,6 +13,10 @@
 
 #include "config.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { SPLIT_TRAIN = 0, SPLIT_VALIDATION = 1, SPLIT_TEST = 2 };
 
 typedef struct {
@@ -68,4 +72,7 @@ void batch_free(Batch *b);
 // Lays out sequences ids[0..B-1] (-1 = empty slot); positions t < prefix are unlabelled.
 void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, int prefix);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,6 +7,10 @@
 #include <hdf5.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // A file being written: `tmp` until h5out_commit renames it to `path`.
 typedef struct {
     hid_t file;
@@ -43,4 +47,7 @@ int h5_attr_read_f64(hid_t loc, const char *path_in_file, const char *name, doub
 // Silences HDF5's own error stack printing (ddptok reports its own one-line errors).
 void h5_quiet(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

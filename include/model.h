@@ -17,6 +17,10 @@
 #include "corpus.h"
 #include "philox.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { P_EMBEDDING = 0, P_W1, P_B1, P_W2, P_B2, N_PARAMS };
 extern const char *const param_names[N_PARAMS];
 
@@ -44,6 +48,7 @@ typedef struct {
 typedef struct Compute Compute;
 typedef struct {
     const char *name;
+    int on_device;                                            // θ and the gradient live in GPU memory
     Compute *(*create)(const ModelShape *m, int max_positions);
     void (*destroy)(Compute *c);
     void (*set_params)(Compute *c, const float *theta);       // host (P) → backend
@@ -52,6 +57,7 @@ typedef struct {
     int (*get_momentum)(Compute *c, float *buf);              // returns valid
     void (*zero_grad)(Compute *c);
     void (*get_grad)(Compute *c, float *grad);                // backend → host (P+1)
+    void (*set_grad)(Compute *c, const float *grad);          // host (P+1) → backend (host-staged reductions)
     float *(*grad_buffer)(Compute *c);                        // (P+1) in backend memory, for comm
     void (*set_grad_extra)(Compute *c, float v);              // grad[P]
     float (*get_grad_extra)(Compute *c);
@@ -68,4 +74,7 @@ extern const ComputeOps compute_cpu;
 extern const ComputeOps compute_cuda;
 #endif
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #ifdef __CUDACC__
 #define PHILOX_FN static inline __host__ __device__
 #else
@@ -103,4 +107,7 @@ PHILOX_FN uint32_t dropout_bits(const RngStream *s, uint64_t block, uint32_t pos
     return rng_block(s, block, pos, i >> 2).v[i & 3];
 }
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -10,6 +10,10 @@
 #include "corpus.h"
 #include "model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     float *grad;           // (P)
     int64_t N;             // global supervised count
@@ -27,4 +31,7 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
 // Reads /init and /grad (P each) and the counts; checks the data lock. 0 or -1.
 int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -10,6 +10,10 @@
 #include "corpus.h"
 #include "philox.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     int rank;
     int A, B;
@@ -28,4 +32,7 @@ void sampler_next(Sampler *s, int32_t *ids);
 // The whole plan (U, W, A, B) as every rank would draw it from a fresh stream.
 int32_t *plan_build(const Config *cfg, const Corpus *c);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -12,6 +12,10 @@
 #include "model.h"
 #include "sampler.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     const Config *cfg;
     const Corpus *corpus;
@@ -28,6 +32,7 @@ typedef struct {
     int32_t *ids;        // (A, B) current window
     Batch *micro;        // (A)
     int64_t *counts;     // (W + 2) count all-reduce buffer
+    float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
 } Trainer;
 
 typedef struct {
@@ -58,4 +63,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
 // The local scale of the loss sum for each normalization (SPEC §5).
 double normalization_scale(Normalization mode, int W, int A, int64_t N, int64_t N_r, int64_t padded);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "common.h"
 #include "corpus.h"
+#include "cuda_api.h"
 #include "h5io.h"
 #include "trainer.h"
 
@@ -422,26 +423,44 @@ int cmd_clean(App *app) {
 int cmd_check_env(App *app) {
     Comm *cm = &app->comm;
     int W = cm->world;
-    char mine[160], *all = xcalloc((size_t)W, 160);
-    snprintf(mine, sizeof mine, "host %s, local rank %d of %d, device: none (cpu)", g_id.host, cm->local_rank, cm->local_size);
-    comm_gather_str(cm, mine, all, 160);
-    // One test all-reduce with exact sums: counts rank+1 sum to W(W+1)/2; floats rank+1
-    // average to (W+1)/2.
+    char device[200] = "none (cpu backend)", uuid[33] = "", nccl[32] = "-";
+#ifdef DDPTOK_CUDA
+    if (app->compute->on_device) {
+        cuda_describe_device(device, sizeof device);
+        cuda_device_uuid(uuid);
+    }
+    nccl_version_string(nccl, sizeof nccl);
+#endif
+    char mine[400], *all = xcalloc((size_t)W, 400), *uuids = xcalloc((size_t)W, 33);
+    snprintf(mine, sizeof mine, "host %s, local rank %d of %d, %s", g_id.host, cm->local_rank, cm->local_size, device);
+    comm_gather_str(cm, mine, all, 400);
+    comm_gather_str(cm, uuid, uuids, 33);
+    // One test all-reduce through the data plane with exact sums: counts rank+1 sum to
+    // W(W+1)/2; floats rank+1 average to (W+1)/2.
     int64_t cnt = cm->rank + 1;
     float v[4] = {(float)(cm->rank + 1), 1.0f, 0.0f, 2.0f * (float)(cm->rank + 1)};
     cm->ops->allreduce_sum_i64(cm, &cnt, 1);
-    cm->ops->allreduce_avg_f32(cm, v, 4);
+#ifdef DDPTOK_CUDA
+    if (cm->ops->device_buffers) {
+        void *d = cuda_upload(v, sizeof v);
+        cm->ops->allreduce_avg_f32(cm, d, 4);
+        cuda_download_free(d, v, sizeof v);
+    } else
+#endif
+        cm->ops->allreduce_avg_f32(cm, v, 4);
     int ok = cnt == (int64_t)W * (W + 1) / 2 && v[0] == (float)(W + 1) / 2 && v[1] == 1.0f && v[2] == 0.0f && v[3] == (float)(W + 1);
     ok = comm_agree(cm, !ok) == 0;
-    say("check-env: backend %s, comm %s, MPI world %d\n", app->compute->name, cm->ops->name, W);
-    for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, all + (size_t)r * 160);
+    say("check-env: backend %s, comm %s, MPI world %d, NCCL %s\n", app->compute->name, cm->ops->name, W, nccl);
+    for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, all + (size_t)r * 400);
     say("  test all-reduce: int64 sum %lld (expected %lld), float average %g (expected %g): %s\n", (long long)cnt,
         (long long)W * (W + 1) / 2, v[0], (W + 1) / 2.0, ok ? "ok" : "WRONG");
-    free(all);
-    if (app->dual) {
-        say("check-env --dual: needs exactly 2 ranks on 2 distinct GPUs; this run uses the %s backend with %d rank(s): FAILED\n",
-            app->compute->name, W);
-        return EXIT_CHECK_FAILED;
+    int dual_ok = 1;
+    if (app->dual && cm->rank == 0) {
+        dual_ok = W == 2 && uuids[0] && uuids[33] && strcmp(uuids, uuids + 33) != 0;
+        say("check-env --dual: %s\n", dual_ok ? "2 ranks on 2 distinct GPUs: ok"
+                                               : "FAILED: needs exactly 2 ranks on 2 distinct GPUs (cuda backend)");
     }
-    return ok ? 0 : EXIT_CHECK_FAILED;
+    comm_bcast(cm, &dual_ok, sizeof dual_ok, 0);
+    free(all), free(uuids);
+    return ok && dual_ok ? 0 : EXIT_CHECK_FAILED;
 }

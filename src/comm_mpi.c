@@ -80,6 +80,7 @@ static void mpi_destroy(Comm *c) { (void)c; }
 
 const CommOps comm_mpi = {
     .name = "mpi",
+    .device_buffers = 0,
     .allreduce_sum_i64 = mpi_allreduce_sum_i64,
     .allreduce_avg_f32 = mpi_allreduce_avg_f32,
     .destroy = mpi_destroy,

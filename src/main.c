@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "cuda_api.h"
 #include "h5io.h"
 
 typedef struct {
@@ -126,17 +127,38 @@ int main(int argc, char **argv) {
         die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d ranks were started (mpirun -np %d, or --set train.world_size=%d)",
             app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world);
 
-    // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in.
-    if (!app.backend) app.backend = "cpu";
+    // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled
+    // in. Default: cuda + nccl when a GPU is visible, else cpu + mpi.
+    int gpus = 0;
+#ifdef DDPTOK_CUDA
+    gpus = cuda_device_count();
+#endif
+    if (!app.backend) app.backend = gpus > 0 ? "cuda" : "cpu";
     if (!strcmp(app.backend, "cpu")) app.compute = &compute_cpu;
-    else if (!strcmp(app.backend, "cuda"))
+    else if (!strcmp(app.backend, "cuda")) {
+#ifdef DDPTOK_CUDA
+        if (gpus == 0) die(EXIT_BAD_INPUT, "--backend cuda: no GPU is visible on %s (use --backend cpu)", g_id.host);
+        app.compute = &compute_cuda;
+#else
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
-    else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", app.backend);
-    if (comm_name && strcmp(comm_name, "mpi") != 0)
-        die(EXIT_BAD_INPUT, "--comm %s: expected mpi%s", comm_name, !strcmp(comm_name, "nccl") ? " (NCCL needs the cuda backend)" : "");
+#endif
+    } else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", app.backend);
+    if (!comm_name) comm_name = app.compute->on_device ? "nccl" : "mpi";
+    if (strcmp(comm_name, "mpi") != 0 && strcmp(comm_name, "nccl") != 0)
+        die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);
+    if (!strcmp(comm_name, "nccl") && !app.compute->on_device)
+        die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
     comm_setup(&app.comm);
+#ifdef DDPTOK_CUDA
+    if (app.compute->on_device) {
+        cuda_select_device(&app.comm);
+        if (!strcmp(comm_name, "nccl") && comm_nccl_init(&app.comm, app.comm_timeout))
+            die(EXIT_BAD_INPUT, "cannot set up NCCL (see above)");
+    }
+#endif
 
     int rc = cmd->run(&app);
+    if (app.comm.ops->destroy) app.comm.ops->destroy(&app.comm);
     MPI_Finalize();
     return rc;
 }

@@ -72,6 +72,7 @@ static int cpu_get_momentum(Compute *c, float *b) {
 }
 static void cpu_zero_grad(Compute *c) { memset(c->grad, 0, (c->m.total + 1) * sizeof(float)); }
 static void cpu_get_grad(Compute *c, float *g) { memcpy(g, c->grad, (c->m.total + 1) * sizeof(float)); }
+static void cpu_set_grad(Compute *c, const float *g) { memcpy(c->grad, g, (c->m.total + 1) * sizeof(float)); }
 static float *cpu_grad_buffer(Compute *c) { return c->grad; }
 static void cpu_set_grad_extra(Compute *c, float v) { c->grad[c->m.total] = v; }
 static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
@@ -186,6 +187,7 @@ static void cpu_sgd_step(Compute *c, float lr, float mu, float wd) {
 
 const ComputeOps compute_cpu = {
     .name = "cpu",
+    .on_device = 0,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_params = cpu_set_params,
@@ -194,6 +196,7 @@ const ComputeOps compute_cpu = {
     .get_momentum = cpu_get_momentum,
     .zero_grad = cpu_zero_grad,
     .get_grad = cpu_get_grad,
+    .set_grad = cpu_set_grad,
     .grad_buffer = cpu_grad_buffer,
     .set_grad_extra = cpu_set_grad_extra,
     .get_grad_extra = cpu_get_grad_extra,

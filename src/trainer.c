@@ -48,6 +48,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     int cap = t->B * cfg->data.max_length;
     for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
     t->counts = xmalloc((size_t)(t->W + 2) * sizeof *t->counts);
+    if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap);
     ops->set_params(t->cc, theta0);
     return 0;
@@ -60,6 +61,7 @@ void trainer_free(Trainer *t) {
     free(t->ids);
     free(t->history);
     free(t->counts);
+    free(t->staging);
     sampler_free(&t->sampler);
     memset(t, 0, sizeof *t);
 }
@@ -111,7 +113,13 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
 
     // 5. one average all-reduce of [gradient, W·S_r]
     t->ops->set_grad_extra(t->cc, (float)(W * S_r));
-    t->comm->ops->allreduce_avg_f32(t->comm, t->ops->grad_buffer(t->cc), t->m.total + 1);
+    if (t->staging) {  // GPU compute, host reduction: stage through host memory
+        t->ops->get_grad(t->cc, t->staging);
+        t->comm->ops->allreduce_avg_f32(t->comm, t->staging, t->m.total + 1);
+        t->ops->set_grad(t->cc, t->staging);
+    } else {
+        t->comm->ops->allreduce_avg_f32(t->comm, t->ops->grad_buffer(t->cc), t->m.total + 1);
+    }
     ws->S_r = S_r;
     ws->loss = (double)t->ops->get_grad_extra(t->cc) / (double)N;
     ws->seconds = now_seconds() - t0;

@@ -1,0 +1,158 @@
+// comm_nccl.cu — the `nccl` data plane: counts (int64 sum) and the gradient (float
+// average, ncclAvg) on device buffers. MPI remains the control plane: rank 0's
+// ncclUniqueId travels by MPI_Bcast. Every wait polls the CUDA event and
+// ncclCommGetAsyncError against a deadline (--comm-timeout); on an error or a timeout the
+// rank names itself, its host, the step and the operation, aborts the communicator and
+// ends the whole job (exit 4) — no rank waits forever.
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "cuda_api.h"
+#include "cuda_common.h"
+
+typedef struct {
+    ncclComm_t nccl;
+    cudaStream_t stream;
+    cudaEvent_t done;
+    int64_t *dcounts;  // device buffer for the count all-reduce
+    int cap_counts;
+    double timeout;
+} NcclImpl;
+
+static void nccl_fail(Comm *c, const char *what) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    fprintf(stderr, "ddptok: rank %d: error: NCCL %s on %s during %s at step %lld; aborting the job (exit %d)\n", c->rank,
+            what, g_id.host, c->op ? c->op : "?", (long long)c->step, EXIT_COMM_FAILURE);
+    fflush(stderr);
+    if (im && im->nccl) ncclCommAbort(im->nccl);
+    MPI_Abort(MPI_COMM_WORLD, EXIT_COMM_FAILURE);
+    exit(EXIT_COMM_FAILURE);
+}
+
+static inline void nccl_check(ncclResult_t r, Comm *c, const char *file, int line) {
+    if (r == ncclSuccess || r == ncclInProgress) return;
+    char what[512];
+    snprintf(what, sizeof what, "error '%s' at %s:%d", ncclGetErrorString(r), file, line);
+    nccl_fail(c, what);
+}
+#define NCCL_CHECK(call, c) nccl_check((call), (c), __FILE__, __LINE__)
+
+// Waits until the communicator is out of ncclInProgress (non-blocking init, enqueue).
+static void wait_comm_ready(Comm *c) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    double deadline = now_seconds() + im->timeout;
+    for (;;) {
+        ncclResult_t st;
+        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), c);
+        if (st == ncclSuccess) return;
+        if (st != ncclInProgress) NCCL_CHECK(st, c);
+        if (now_seconds() > deadline) nccl_fail(c, "timeout while the communicator was busy");
+        usleep(100);
+    }
+}
+
+// Records an event after the collective and polls it and the communicator's async error.
+static void wait_collective(Comm *c) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    wait_comm_ready(c);
+    CUDA_CHECK(cudaEventRecord(im->done, im->stream));
+    double deadline = now_seconds() + im->timeout;
+    for (;;) {
+        cudaError_t e = cudaEventQuery(im->done);
+        if (e == cudaSuccess) return;
+        if (e != cudaErrorNotReady) CUDA_CHECK(e);
+        ncclResult_t st;
+        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), c);
+        if (st != ncclSuccess && st != ncclInProgress) NCCL_CHECK(st, c);
+        if (now_seconds() > deadline) {
+            char what[128];
+            snprintf(what, sizeof what, "timeout after %.0f s (--comm-timeout)", im->timeout);
+            nccl_fail(c, what);
+        }
+        usleep(50);
+    }
+}
+
+static int nccl_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    c->op = "count all-reduce (NCCL)";
+    if (n > im->cap_counts) {
+        if (im->dcounts) CUDA_CHECK(cudaFree(im->dcounts));
+        CUDA_CHECK(cudaMalloc(&im->dcounts, (size_t)n * sizeof(int64_t)));
+        im->cap_counts = n;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(im->dcounts, buf, (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice, im->stream));
+    NCCL_CHECK(ncclAllReduce(im->dcounts, im->dcounts, (size_t)n, ncclInt64, ncclSum, im->nccl, im->stream), c);
+    wait_collective(c);
+    CUDA_CHECK(cudaMemcpy(buf, im->dcounts, (size_t)n * sizeof(int64_t), cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static int nccl_allreduce_avg_f32(Comm *c, float *dbuf, size_t n) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    c->op = "gradient all-reduce (NCCL)";
+    // n is an element count (NCCL counts elements, not bytes)
+    NCCL_CHECK(ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclAvg, im->nccl, im->stream), c);
+    wait_collective(c);
+    return 0;
+}
+
+static void nccl_destroy(Comm *c) {
+    NcclImpl *im = (NcclImpl *)c->impl;
+    if (!im) return;
+    ncclCommFinalize(im->nccl);
+    ncclCommDestroy(im->nccl);
+    if (im->dcounts) cudaFree(im->dcounts);
+    cudaEventDestroy(im->done);
+    cudaStreamDestroy(im->stream);
+    free(im);
+    c->impl = NULL;
+}
+
+extern "C" const CommOps comm_nccl = {"nccl", 1, nccl_allreduce_sum_i64, nccl_allreduce_avg_f32, nccl_destroy};
+
+extern "C" void nccl_version_string(char *out, size_t len) {
+    int v = 0;
+    ncclGetVersion(&v);
+    snprintf(out, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+}
+
+extern "C" int comm_nccl_init(Comm *c, double timeout) {
+    // Two ranks on one GPU: refuse before NCCL starts (NCCL before 2.30 cannot do it).
+    char uuid[33], key[160];
+    cuda_device_uuid(uuid);
+    snprintf(key, sizeof key, "%s/%s", g_id.host, uuid);
+    char *all = (char *)xcalloc((size_t)c->world, 160);
+    MPI_Allgather(key, 160, MPI_CHAR, all, 160, MPI_CHAR, c->mpi);
+    int clash = -1;
+    for (int r = 0; r < c->world && clash < 0; r++)
+        if (r != c->rank && strcmp(all + (size_t)r * 160, key) == 0) clash = r;
+    free(all);
+    int any = comm_agree(c, clash >= 0);
+    if (any) {
+        if (clash >= 0)
+            error("--comm nccl: ranks %d and %d share GPU %.8s… on %s; NCCL needs one GPU per rank: use --comm mpi "
+                  "(host-staged reductions) or start one rank per GPU",
+                  c->rank, clash, uuid, g_id.host);
+        return -1;
+    }
+    NcclImpl *im = (NcclImpl *)xcalloc(1, sizeof *im);
+    im->timeout = timeout;
+    c->impl = im;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&im->stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreateWithFlags(&im->done, cudaEventDisableTiming));
+    ncclUniqueId id;
+    if (c->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id), c);
+    comm_bcast(c, &id, sizeof id, 0);
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    c->op = "NCCL init";
+    NCCL_CHECK(ncclCommInitRankConfig(&im->nccl, c->world, id, c->rank, &cfg), c);
+    wait_comm_ready(c);
+    c->ops = &comm_nccl;
+    return 0;
+}
