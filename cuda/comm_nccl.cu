@@ -104,7 +104,9 @@ static int nccl_allreduce_avg_f32(Comm *c, float *dbuf, size_t n) {
 static void nccl_destroy(Comm *c) {
     NcclImpl *im = (NcclImpl *)c->impl;
     if (!im) return;
-    ncclCommFinalize(im->nccl);
+    c->op = "NCCL finalize";
+    NCCL_CHECK(ncclCommFinalize(im->nccl), c);
+    wait_comm_ready(c);  // non-blocking: finalize completes asynchronously
     ncclCommDestroy(im->nccl);
     if (im->dcounts) cudaFree(im->dcounts);
     cudaEventDestroy(im->done);

@@ -45,7 +45,7 @@ if [ -n "$missing" ]; then echo "missing libraries:"; echo "$missing"; row "runt
 command -v mpirun >/dev/null || { echo "no mpirun"; exit 1; }
 echo "mpirun: $(command -v mpirun) ($(mpirun --version 2>&1 | head -1))"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 PMIX_MCA_pcompress_base_silence_warning=1
 PY=python3
 CFG=$ROOT/configs/minimum.yaml TINY=$ROOT/configs/tiny.yaml
 W=$(mktemp -d /tmp/ddptok-dev.XXXXXX); cd "$W"
