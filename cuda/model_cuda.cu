@@ -34,6 +34,7 @@ struct Compute {
     int *row_hit;          // (cap)
     // microbatch (device + pinned host staging)
     int32_t *ctx, *target, *pos;   // (cap, k), (cap), (cap)
+    float *weight;                 // (cap) loss weight per position
     int32_t *csr_start;            // (V + 1) rows of the embedding → entries
     int32_t *csr_entry;            // (cap · k) entry = t · k + j
     int32_t *h_csr_start, *h_csr_entry, *h_count;
@@ -70,8 +71,8 @@ __global__ void tanh_dropout_kernel(float *Hh, float *M, float *Hd, const int32_
 
 // One block per row: log-softmax loss (double accumulation), argmax, and optionally the
 // row turned into scale·(softmax − onehot). Fixed-order tree reductions: deterministic.
-__global__ void softmax_loss_kernel(float *Y, const int32_t *target, int V, float scale, int backward, double *row_loss,
-                                    int *row_hit) {
+__global__ void softmax_loss_kernel(float *Y, const int32_t *target, const float *weight, int V, float scale, int backward,
+                                    double *row_loss, int *row_hit) {
     extern __shared__ unsigned char smem[];
     double *sd = (double *)smem;                  // (blockDim)
     int *si = (int *)(sd + blockDim.x);           // (blockDim)
@@ -102,13 +103,14 @@ __global__ void softmax_loss_kernel(float *Y, const int32_t *target, int V, floa
     }
     double lse = (double)rmax + log(sd[0]);
     int tgt = target[blockIdx.x];
+    float w = weight ? weight[blockIdx.x] : 1.0f, sw = scale * w;
     if (tid == 0) {
-        row_loss[blockIdx.x] = lse - (double)y[tgt];
+        row_loss[blockIdx.x] = (double)w * (lse - (double)y[tgt]);
         row_hit[blockIdx.x] = rarg == tgt;
     }
     __syncthreads();
     if (backward) {
-        for (int v = tid; v < V; v += blockDim.x) y[v] = scale * (float)exp((double)y[v] - lse) - (v == tgt ? scale : 0.0f);
+        for (int v = tid; v < V; v += blockDim.x) y[v] = sw * (float)exp((double)y[v] - lse) - (v == tgt ? sw : 0.0f);
     }
 }
 
@@ -180,6 +182,7 @@ static Compute *cuda_create(const ModelShape *m, int cap) {
     CUDA_CHECK(cudaMalloc(&c->ctx, T * m->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->target, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->pos, T * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&c->weight, T * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&c->csr_start, (V + 1) * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->csr_entry, T * m->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&c->h_csr_start, (V + 1) * sizeof(int32_t)));
@@ -195,7 +198,7 @@ static void cuda_destroy(Compute *c) {
     cudaStreamSynchronize(c->stream);
     cublasDestroy(c->blas);
     void *dev[] = {c->theta, c->grad, c->mom, c->E, c->Hh, c->M, c->Hd, c->Y, c->dH, c->dE, c->row_loss, c->row_hit,
-                   c->ctx, c->target, c->pos, c->csr_start, c->csr_entry};
+                   c->ctx, c->target, c->pos, c->weight, c->csr_start, c->csr_entry};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     void *host[] = {c->h_csr_start, c->h_csr_entry, c->h_count, c->h_row_loss, c->h_row_hit};
     for (size_t i = 0; i < sizeof host / sizeof *host; i++) cudaFreeHost(host[i]);
@@ -245,6 +248,7 @@ static void upload_batch(Compute *c, const Batch *b) {
     CUDA_CHECK(cudaMemcpyAsync(c->ctx, b->ctx, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
     CUDA_CHECK(cudaMemcpyAsync(c->target, b->target, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
     CUDA_CHECK(cudaMemcpyAsync(c->pos, b->pos, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK(cudaMemcpyAsync(c->weight, b->weight, (size_t)T * sizeof(float), cudaMemcpyHostToDevice, c->stream));
     CUDA_CHECK(cudaMemcpyAsync(c->csr_start, start, (size_t)(V + 1) * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
     CUDA_CHECK(cudaMemcpyAsync(c->csr_entry, c->h_csr_entry, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
 }
@@ -274,10 +278,10 @@ static void mlp_forward_cuda(Compute *c, const Batch *b, const Dropout *d) {
 }
 
 // Row losses and hits on the device, summed on the host in position order.
-static double mlp_loss_cuda(Compute *c, const Batch *b, float scale, int backward, int64_t *correct) {
+static double mlp_loss_cuda(Compute *c, const Batch *b, int weighted, float scale, int backward, int64_t *correct) {
     int T = b->T;
-    softmax_loss_kernel<<<T, 128, 128 * (sizeof(double) + sizeof(int)), c->stream>>>(c->Y, c->target, c->m.V, scale,
-                                                                                    backward, c->row_loss, c->row_hit);
+    softmax_loss_kernel<<<T, 128, 128 * (sizeof(double) + sizeof(int)), c->stream>>>(
+        c->Y, c->target, weighted ? c->weight : NULL, c->m.V, scale, backward, c->row_loss, c->row_hit);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaMemcpyAsync(c->h_row_loss, c->row_loss, (size_t)T * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
     CUDA_CHECK(cudaMemcpyAsync(c->h_row_hit, c->row_hit, (size_t)T * sizeof(int), cudaMemcpyDeviceToHost, c->stream));
@@ -320,7 +324,7 @@ static double cuda_forward_backward(Compute *c, const Batch *b, float scale, con
     if (b->T == 0) return 0;
     upload_batch(c, b);
     mlp_forward_cuda(c, b, d);
-    double loss = mlp_loss_cuda(c, b, scale, 1, NULL);
+    double loss = mlp_loss_cuda(c, b, 1, scale, 1, NULL);
     mlp_backward_cuda(c, b);
     return loss;
 }
@@ -330,7 +334,7 @@ static double cuda_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     if (b->T == 0) return 0;
     upload_batch(c, b);
     mlp_forward_cuda(c, b, NULL);
-    return mlp_loss_cuda(c, b, 0, 0, correct);
+    return mlp_loss_cuda(c, b, 0, 0, 0, correct);
 }
 
 static void cuda_sgd_step(Compute *c, float lr, float mu, float wd) {

@@ -15,15 +15,28 @@ extern "C" {
 #define MAX_WORLD 256
 #define PATH_MAX_LEN 512
 
+// What counts as one unit of the objective (SPEC §5; README "Loss units").
 typedef enum {
-    NORM_GLOBAL_TOKEN = 0,        // the product: W·S_r/N, then the gradient average
-    NORM_MEAN_OF_MEANS,           // negative control: S_r/N_r, then the average
-    NORM_EXTRA_ACCUM_DIVISION,    // negative control: W·S_r/(N·A)
-    NORM_PADDING_IN_DENOMINATOR,  // negative control: N counts padded positions
+    UNIT_TOKEN = 0,     // every supervised position weighs the same: ΣS_r / N
+    UNIT_SEQUENCE,      // every sequence with a label weighs the same: ΣQ_r / M
+    UNIT_COUNT
+} LossUnit;
+
+// How a rank scales its loss before the gradient average. With C the unit's count
+// (N tokens or M sequences) and L_r the unit's loss sum (S_r or Q_r):
+typedef enum {
+    NORM_GLOBAL_TOKEN = 0,        // W·S_r/N: the product for the token unit
+    NORM_GLOBAL_SEQUENCE,         // W·Q_r/M: the product for the sequence unit
+    NORM_MEAN_OF_MEANS,           // negative control: L_r/C_r, then the average
+    NORM_EXTRA_ACCUM_DIVISION,    // negative control: W·L_r/(C·A)
+    NORM_PADDING_IN_DENOMINATOR,  // negative control: C counts padded positions / empty slots
     NORM_COUNT
 } Normalization;
 
 extern const char *const normalization_names[NORM_COUNT];
+extern const char *const loss_unit_names[UNIT_COUNT];
+// The product formula of a unit.
+static inline Normalization unit_product(LossUnit u) { return u == UNIT_TOKEN ? NORM_GLOBAL_TOKEN : NORM_GLOBAL_SEQUENCE; }
 
 typedef struct {
     uint32_t seed;
@@ -32,6 +45,8 @@ typedef struct {
         int n_train, n_validation, n_test;
         int min_length, max_length;
         int unsupervised_prefix;  // positions t < P carry no label
+        int ignore_token;         // positions whose target is this id carry no label (-1: none)
+        int max_labels;           // at most this many labels per sequence, the first ones (0: all)
         int markov_support;       // successors per token in the generating chain
     } data;
     struct {
@@ -51,6 +66,7 @@ typedef struct {
         int interrupt_at;
         int checkpoint_every;           // 0: only at interrupt_at and the end
         Normalization normalization;
+        LossUnit loss_unit;
         double lr, momentum, weight_decay;
     } train;
     struct {

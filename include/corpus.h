@@ -54,23 +54,37 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path);
 // a mismatch is an error that says to run prepare. 0 or -1 (error printed).
 int corpus_read(Corpus *c, const Config *cfg, const char *path);
 
+// Which positions carry a label (SPEC §2; README "Labels"): t ≥ prefix, target ≠
+// ignore_token, and at most max_labels of them per sequence (the first ones; 0 = all).
+typedef struct {
+    int prefix, ignore_token, max_labels;
+} LabelRule;
+
+static inline LabelRule label_rule(const Config *cfg) {
+    LabelRule r = {cfg->data.unsupervised_prefix, cfg->data.ignore_token, cfg->data.max_labels};
+    return r;
+}
+
 // One microbatch, laid out as the supervised positions only (padded and unlabelled
 // positions are neither computed nor counted).
 typedef struct {
     int B, L;            // sequences (slots), padded length (longest sequence)
     int T;               // supervised positions
-    int64_t padded;      // B * L: what padding-in-denominator counts
+    int64_t padded;      // B * L: what padding-in-denominator counts for the token unit
+    int sequences;       // slots holding a sequence with at least one label
+    int ns_min, ns_max;  // fewest and most labels among those sequences
     int k;               // context
     int32_t *ctx;        // (T, k) context ids (0 = pad/begin)
     int32_t *target;     // (T)
     int32_t *pos;        // (T) padded position b * L + t (the dropout counter word)
+    float *weight;       // (T) loss weight: 1 (token unit), or 1/n_s of its sequence (sequence unit)
     int cap;             // capacity in positions
 } Batch;
 
 void batch_init(Batch *b, int cap_positions, int k);
 void batch_free(Batch *b);
-// Lays out sequences ids[0..B-1] (-1 = empty slot); positions t < prefix are unlabelled.
-void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, int prefix);
+// Lays out sequences ids[0..B-1] (-1 = empty slot) under `rule`, with the weights of `unit`.
+void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit);
 
 #ifdef __cplusplus
 }

@@ -61,9 +61,10 @@ typedef struct {
     float *(*grad_buffer)(Compute *c);                        // (P+1) in backend memory, for comm
     void (*set_grad_extra)(Compute *c, float v);              // grad[P]
     float (*get_grad_extra)(Compute *c);
-    // Forward + backward of one microbatch: grad += scale · ∇(Σ losses); returns Σ losses.
+    // Forward + backward of one microbatch: grad += scale · ∇(Σ_t w_t·loss_t) with the
+    // batch's weights; returns Σ_t w_t·loss_t.
     double (*forward_backward)(Compute *c, const Batch *b, float scale, const Dropout *d);
-    // Forward only, no dropout: Σ losses and number of argmax hits.
+    // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
     // SGD with torch.optim.SGD semantics on grad[0..P-1].
     void (*sgd_step)(Compute *c, float lr, float momentum, float weight_decay);

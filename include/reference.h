@@ -1,6 +1,7 @@
 // reference.h — the single-process witness (SPEC §8 `reference`): one process replays
 // every rank's window-1 microbatches, each rank's dropout stream included, and computes
-// ∇(Σ_r S_r / N) directly — no world-size factor, no average, no communication.
+// ∇(Σ_r S_r / N) directly — no world-size factor, no average, no communication (for the
+// sequence unit ∇(Σ_r Q_r / M), Q_r summing each sequence's own token mean).
 #ifndef DDPTOK_REFERENCE_H
 #define DDPTOK_REFERENCE_H
 
@@ -17,8 +18,9 @@ extern "C" {
 typedef struct {
     float *grad;           // (P)
     int64_t N;             // global supervised count
-    int64_t *rank_counts;  // (W)
-    double loss;           // Σ S_r / N
+    int64_t M;             // global count of sequences with a label
+    int64_t *rank_counts;  // (W) supervised counts
+    double loss;           // the unit's global mean: Σ S_r / N, or Σ Q_r / M
 } Reference;
 
 // Replays window 1 of every rank from θ0. Returns 0, EXIT_EMPTY_WINDOW when N = 0, or -1.

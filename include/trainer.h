@@ -31,18 +31,28 @@ typedef struct {
     int history_cap;     // windows
     int32_t *ids;        // (A, B) current window
     Batch *micro;        // (A)
-    int64_t *counts;     // (W + 2) count all-reduce buffer
+    int64_t *counts;     // (2W + 3) count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
 } Trainer;
 
+// Integer counts of a window, for one rank or all of them.
+typedef struct {
+    int64_t tokens;     // supervised positions (N)
+    int64_t sequences;  // sequences with at least one label (M)
+    int64_t padded;     // padded positions B·L, summed over microbatches
+    int64_t slots;      // sequence slots A·B (including empty ones)
+} Counts;
+
 typedef struct {
     int step;
-    int64_t N;            // global supervised count
-    int64_t N_r;          // this rank's
-    int64_t *rank_counts; // (W) view into the trainer's count buffer
-    int64_t padded;       // global padded positions
-    double S_r;           // this rank's loss sum
-    double loss;          // global token mean ΣS_r / N
+    Counts global, local;
+    int64_t N;            // = global.tokens
+    int64_t N_r;          // = local.tokens
+    int64_t *rank_counts; // (W) supervised tokens per rank: a view into the trainer's buffer
+    int64_t *rank_seqs;   // (W) labelled sequences per rank: likewise
+    int ns_min, ns_max;   // this rank's fewest and most labels per labelled sequence
+    double S_r;           // this rank's (weighted) loss sum
+    double loss;          // the global mean of what was optimised (ΣS_r/N, or ΣQ_r/M)
     double seconds;
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
 } WindowStats;
@@ -60,8 +70,10 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
 // A whole update: window + SGD step; advances t->step.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
 
-// The local scale of the loss sum for each normalization (SPEC §5).
-double normalization_scale(Normalization mode, int W, int A, int64_t N, int64_t N_r, int64_t padded);
+// The per-position weighting a normalization applies (token: 1; sequence: 1/n_s).
+LossUnit normalization_weighting(Normalization mode, LossUnit unit);
+// The local scale of the (weighted) loss sum for each normalization (SPEC §5).
+double normalization_scale(Normalization mode, LossUnit unit, int W, int A, const Counts *global, const Counts *local);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,8 @@ ddp() { local np=$1; shift; run mpirun -np "$np" "$DDPTOK" "$@"; }
 jget() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 echo; echo "== 1. CPU vs GPU forward and gradient"
-for c in "tiny:$TINY" "minimum:$CFG" "minimum prefix 20:$CFG data.unsupervised_prefix=20"; do
+for c in "tiny:$TINY" "minimum:$CFG" "minimum prefix 20:$CFG data.unsupervised_prefix=20" \
+         "sequence unit, ignored labels:$CFG train.loss_unit=sequence data.ignore_token=3 data.unsupervised_prefix=10"; do
   name=${c%%:*}; args=(${c#*:})
   out=$(run "$TCM" "${args[@]}" 2>&1); rc=$?; echo "$out"
   worst=$(echo "$out" | awk '/gradient gpu vs cpu/ {for (i = 1; i <= NF; i++) if ($i == "err") print $(i+1)}' | sort -g | tail -1)

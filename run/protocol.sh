@@ -14,9 +14,13 @@ make -C "$ROOT" --no-print-directory -s
 DDPTOK="$ROOT/ddptok"
 # mpirun refuses root unless told otherwise (containers and CI run as root), and more
 # ranks than cores need oversubscription.
-MPIRUN=(mpirun -np "$NP")
-[ "$(id -u)" -eq 0 ] && MPIRUN+=(--allow-run-as-root)
-[ "$(nproc)" -lt "$NP" ] && MPIRUN+=(--oversubscribe)
+mpirun_np() {  # mpirun for N ranks: root needs a flag (containers, CI), more ranks than cores another
+  local args=(mpirun -np "$1")
+  [ "$(id -u)" -eq 0 ] && args+=(--allow-run-as-root)
+  [ "$(nproc)" -lt "$1" ] && args+=(--oversubscribe)
+  echo "${args[@]}"
+}
+read -r -a MPIRUN <<<"$(mpirun_np "$NP")"
 
 step() { echo; echo "== $*"; }
 # A fresh start: results of an earlier run (only what ddptok generated) are removed, so
@@ -30,6 +34,21 @@ step "parity";             "${MPIRUN[@]}" "$DDPTOK" parity --config "$CONFIG"
 step "train (interrupted)"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG"
 step "train --continuous"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --continuous
 step "train --resume";     "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --resume latest
+# The negative-control matrix: W in {2, 3} x A in {1, 2}, the balanced case (every
+# sequence carries 10 labels, so every rank the same count) and the sequence unit; each
+# cell in outputs/matrix/<cell>/.
+step "parity matrix"
+for cell in "W2-A1 2 --set train.accumulation=1" "W2-A2 2" \
+            "W3-A1 3 --set train.accumulation=1 --set train.rank_bands=auto" "W3-A2 3 --set train.rank_bands=auto" \
+            "balanced-W2-A2 2 --set data.max_labels=10" \
+            "sequence-W2-A2 2 --set train.loss_unit=sequence --set train.normalization=global-sequence --set data.unsupervised_prefix=40"; do
+  read -r name np extra <<<"$cell"
+  sets=(--set paths.outputs=outputs/matrix/$name --set paths.artifacts=outputs/matrix/$name --set train.world_size=$np $extra)
+  read -r -a run <<<"$(mpirun_np "$np")"
+  "$DDPTOK" prepare --config "$CONFIG" "${sets[@]}" >/dev/null
+  "$DDPTOK" reference --config "$CONFIG" "${sets[@]}" >/dev/null
+  "${run[@]}" "$DDPTOK" parity --config "$CONFIG" "${sets[@]}" | tail -1 | sed "s/^/  $name: /"
+done
 step "check-empty";        "${MPIRUN[@]}" "$DDPTOK" check-empty --config "$CONFIG"
 step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG"
 step "exercise";           "$DDPTOK" exercise --config "$ROOT/configs/exercise.yaml"
@@ -45,9 +64,16 @@ p, t, e = r["parity"], r["test"], r["empty"]
 print(f"\n== balance (W = {p['world_size']}, {p['compared']} gradient components, atol {p['atol']:g}, rtol {p['rtol']:g})")
 rows = []
 for mode, m in p["modes"].items():
-    want = "passes" if mode == "global-token" else m["expected"]
+    want = m["expected"]
     got = "passes" if m["pass"] else "rejected"
     rows.append((f"parity {mode}", f"max abs err {m['max_abs_err']:.3g}", f"{got} ({'ok' if m['ok'] else 'WRONG'}: must be {want})"))
+short = {"global-token": "token", "global-sequence": "seq", "mean-of-means": "mom",
+         "extra-accumulation-division": "/A", "padding-in-denominator": "pad"}
+for name, m in sorted(r.get("matrix", {}).items()):
+    # pass = the product, = a control the counts make equal, x = a control rejected
+    mark = lambda v: ("pass" if v["expected"] == "passes" else "=" if v["pass"] else "x") + ("" if v["ok"] else "!WRONG")
+    cells = " ".join(f"{short.get(k, k)} {mark(v)}" for k, v in m["modes"].items())
+    rows.append((f"matrix {name}", f"N = {' + '.join(map(str, m['rank_counts']))}", cells))
 rows.append(("resume (step %d)" % r["resume"]["step"], f"max |dtheta| = {r['resume']['max_abs_diff']}", "ok" if r["resume"]["max_abs_diff"] == 0 else "WRONG"))
 ge = e["global_empty"]
 rows.append(("globally empty window", f"exit code {ge['exit_code']}", "rejected by all ranks" if ge["rejected_by_all_ranks"] else "WRONG"))
@@ -58,6 +84,9 @@ rows.append(("token accuracy", f"{100 * t['token_accuracy']:.2f} %", f"best achi
 w = max(len(a) for a, _, _ in rows)
 for a, b, c in rows:
     print(f"  {a:<{w}}  {b:<24}  {c}")
+if r.get("matrix"):
+    print("  (matrix: token/seq = global-token/-sequence, mom = mean of means, /A = extra division by A, pad = padded\n"
+          "   denominator; pass = the product passes, x = a control rejected, = = a control the counts make equal)")
 print("\nprotocol:", "OK" if r["ok"] else "FAILED")
 sys.exit(0 if r["ok"] else 1)
 PY

@@ -136,11 +136,13 @@ typedef struct {
 // Loss and gradient that `mode` makes the distributed path report: each rank scales
 // its sums, then the DDP average.
 static void formula(Normalization mode, const RankTotals *r, int W, double *loss, double *grad) {
-    int64_t N = 0;
-    for (int i = 0; i < W; i++) N += r[i].count;
+    Counts g = {0, 0, 0, 0};
+    for (int i = 0; i < W; i++) g.tokens += r[i].count;
+    g.padded = g.tokens;
     *loss = *grad = 0;
     for (int i = 0; i < W; i++) {
-        double s = normalization_scale(mode, W, 1, N, r[i].count, N);
+        Counts l = {r[i].count, 0, r[i].count, 0};
+        double s = normalization_scale(mode, UNIT_TOKEN, W, 1, &g, &l);
         *loss += s * r[i].sum / W;
         *grad += s * r[i].dsum / W;
     }
@@ -152,8 +154,9 @@ int cmd_check_loss(App *app) {
     double mom, glob, g;
     formula(NORM_MEAN_OF_MEANS, ce, 2, &mom, &g);
     formula(NORM_GLOBAL_TOKEN, ce, 2, &glob, &g);
-    double scal0 = normalization_scale(NORM_GLOBAL_TOKEN, 2, 1, 48, 12, 48) * 12;
-    double scal1 = normalization_scale(NORM_GLOBAL_TOKEN, 2, 1, 48, 36, 48) * 108;
+    Counts g48 = {48, 0, 48, 0}, l12 = {12, 0, 12, 0}, l36 = {36, 0, 36, 0};
+    double scal0 = normalization_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &g48, &l12) * 12;
+    double scal1 = normalization_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &g48, &l36) * 108;
     // One parameter θ = 1: rank 0's 12 tokens each have loss 1 − 2(θ−1), rank 1's 36 tokens
     // each 1 + 2(θ−1). Both formulas show loss 1; their gradients are 0 and 1.
     RankTotals one[2] = {{12, 12, 12 * -2.0}, {36, 36, 36 * 2.0}};

@@ -1,5 +1,6 @@
 // cmd_report.c — evaluate (test metrics + the report), exercise, plot, clean, check-env.
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <math.h>
@@ -48,11 +49,12 @@ static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape 
     batch_init(&b, EB * cfg->data.max_length, m->k);
     int32_t ids[EB];
     int n = 0;
+    LabelRule rule = label_rule(cfg);
     Metrics r = {0, 0, 0, 0};
     for (int i = 0; i <= c->n; i++) {
         if (i < c->n && c->split[i] == split) ids[n++] = i, r.sequences++;
         if (n == EB || (i == c->n && n > 0)) {
-            batch_build(&b, c, ids, n, cfg->data.unsupervised_prefix);
+            batch_build(&b, c, ids, n, &rule, UNIT_TOKEN);
             r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
             r.tokens += b.T;
             n = 0;
@@ -68,7 +70,8 @@ static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape 
 static void baselines(const Config *cfg, const Corpus *c, double *best_loss, double *best_acc, double *unigram) {
     Chain ch;
     chain_build(&ch, cfg);
-    int V = cfg->data.vocab_size, P = cfg->data.unsupervised_prefix;
+    int V = cfg->data.vocab_size;
+    LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
     for (int i = 0; i < c->n; i++)
         if (c->split[i] == SPLIT_TRAIN)
@@ -79,9 +82,11 @@ static void baselines(const Config *cfg, const Corpus *c, double *best_loss, dou
     for (int i = 0; i < c->n; i++) {
         if (c->split[i] != SPLIT_TEST) continue;
         const int32_t *x = c->tokens + c->offsets[i];
-        for (int t = 0; t < corpus_len(c, i); t++) {
+        for (int t = rule.prefix, labels = 0; t < corpus_len(c, i); t++) {  // the positions batch_build labels
             int prev = t ? x[t - 1] : 0;
-            if (t < P) continue;
+            if (x[t] == rule.ignore_token) continue;
+            if (rule.max_labels && labels == rule.max_labels) break;
+            labels++;
             ll -= log(chain_prob(&ch, prev, x[t]));
             lu -= log(freq[x[t]]);
             int arg = 0;
@@ -149,7 +154,26 @@ int cmd_evaluate(App *app) {
     out_path(app, epath, sizeof epath, "empty.json");
     char *parity = slurp(ppath), *empty = slurp(epath);
     int parity_ok = parity && strstr(parity, "\"ok\": true"), empty_ok = empty && strstr(empty, "\"ok\": true");
-    int ok = diff == 0 && parity_ok && empty_ok && loss < unigram;
+    // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
+    Buf matrix = {0};
+    int cells = 0, cells_ok = 0;
+    char mdir[1024];
+    out_path(app, mdir, sizeof mdir, "matrix");
+    DIR *d = opendir(mdir);
+    struct dirent *e;
+    buf_printf(&matrix, "{");
+    while (d && (e = readdir(d))) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
+        char *cell = e->d_name[0] != '.' ? slurp(p) : NULL;
+        if (!cell) continue;
+        buf_printf(&matrix, "%s\n  \"%s\": %s", cells++ ? "," : "", e->d_name, cell);
+        cells_ok += strstr(cell, "\"ok\": true") != NULL;
+        free(cell);
+    }
+    if (d) closedir(d);
+    buf_printf(&matrix, "}");
+    int ok = diff == 0 && parity_ok && empty_ok && loss < unigram && cells_ok == cells;
 
     say("evaluate: step-%d model on %lld test sequences (%lld supervised tokens)\n", U, (long long)t.sequences,
         (long long)t.tokens);
@@ -157,20 +181,21 @@ int cmd_evaluate(App *app) {
     say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", unigram, best_loss, 100 * best_acc);
     if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
-    say("  parity report %s, empty-window report %s\n", parity ? (parity_ok ? "ok" : "NOT ok") : "missing",
-        empty ? (empty_ok ? "ok" : "NOT ok") : "missing");
+    say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
+        parity ? (parity_ok ? "ok" : "NOT ok") : "missing", empty ? (empty_ok ? "ok" : "NOT ok") : "missing", cells_ok, cells);
     char dstr[64];
     if (diff < 0) strcpy(dstr, "null");
     else snprintf(dstr, sizeof dstr, "%.17g", diff);
     Buf j = {0};
-    buf_printf(&j, "{\"parity\": %s,\n \"resume\": {\"max_abs_diff\": %s, \"step\": %d},\n \"empty\": %s,\n",
-               parity ? parity : "null", dstr, U, empty ? empty : "null");
+    buf_printf(&j, "{\"parity\": %s,\n \"matrix\": %s,\n \"resume\": {\"max_abs_diff\": %s, \"step\": %d},\n \"empty\": %s,\n",
+               parity ? parity : "null", matrix.s, dstr, U, empty ? empty : "null");
     buf_printf(&j,
                " \"test\": {\"loss\": %.17g, \"token_accuracy\": %.17g, \"sequences\": %lld, \"tokens\": %lld, "
                "\"unigram_loss\": %.17g, \"best_loss\": %.17g, \"best_accuracy\": %.17g},\n \"ok\": %s}\n",
                loss, acc, (long long)t.sequences, (long long)t.tokens, unigram, best_loss, best_acc, ok ? "true" : "false");
     write_output(app, "report.json", j.s);
     buf_free(&j);
+    buf_free(&matrix);
     free(parity), free(empty);
     corpus_free(&c);
     say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
@@ -193,7 +218,8 @@ static void rank_grad(const App *app, const ModelShape *m, const float *theta, c
     Batch b;
     batch_init(&b, corpus_len(mini, seq), m->k);
     int32_t id = seq;
-    batch_build(&b, mini, &id, 1, 0);
+    LabelRule all = {0, -1, 0};
+    batch_build(&b, mini, &id, 1, &all, UNIT_TOKEN);
     out->S = app->compute->forward_backward(cc, &b, 1.0f, NULL);
     out->N = b.T;
     float *g = xmalloc((m->total + 1) * sizeof *g);
@@ -395,7 +421,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 int cmd_clean(App *app) {
     if (!app->scope || strcmp(app->scope, "generated") != 0)
         die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
-    static const char *outputs[] = {"data", "train", "logs", "plot", "reference.h5", "grads.h5", "parity.json",
+    static const char *outputs[] = {"data", "train", "logs", "plot", "matrix", "reference.h5", "grads.h5", "parity.json",
                                     "empty.json", "report.json", "check_loss.json", "exercise.json", "figure.png"};
     static const char *artifacts[] = {"checkpoints", "continuous"};
     int found = 0, failed = 0;

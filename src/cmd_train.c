@@ -117,8 +117,13 @@ int cmd_train(App *app) {
         resume_from(app, &t, dir, c.lock);
     }
     int stop_at = app->continuous || app->resume || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
-    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d\n", run, app->compute->name,
-        app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates);
+    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
+        app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
+        normalization_names[cfg->train.normalization]);
+    if (cfg->train.normalization != unit_product(cfg->train.loss_unit))
+        say("train: WARNING: train.normalization %s is a negative control for the %s unit (its product is %s)\n",
+            normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
+            normalization_names[unit_product(cfg->train.loss_unit)]);
 
     // Logs: one JSON line per update (rank 0), one line per window per rank.
     char path[1200], rel[256];
@@ -155,7 +160,7 @@ int cmd_train(App *app) {
         if (jsonl) {
             fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws.step, ws.loss, (long long)ws.N);
             for (int r = 0; r < t.W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws.rank_counts[r]);
-            fprintf(jsonl, "], \"seconds\": %.6f}\n", ws.seconds);
+            fprintf(jsonl, "], \"sequences\": %lld, \"seconds\": %.6f}\n", (long long)ws.global.sequences, ws.seconds);
             fflush(jsonl);
         }
         if (t.step == 1 || t.step % 10 == 0 || t.step == stop_at)

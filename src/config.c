@@ -13,13 +13,14 @@
 
 #include "common.h"
 
-const char *const normalization_names[NORM_COUNT] = {
-    "global-token", "mean-of-means", "extra-accumulation-division", "padding-in-denominator"};
+const char *const normalization_names[NORM_COUNT] = {"global-token", "global-sequence", "mean-of-means",
+                                                     "extra-accumulation-division", "padding-in-denominator"};
+const char *const loss_unit_names[UNIT_COUNT] = {"token", "sequence"};
 
 // ---------------------------------------------------------------------------------------
 // The field table
 
-typedef enum { F_INT, F_U32, F_DOUBLE, F_NORM, F_BANDS, F_PATH } FieldType;
+typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH } FieldType;
 
 // Field flags
 #define F_TRAJECTORY 1  // decides the training trajectory: a checkpoint refuses a change
@@ -31,43 +32,50 @@ typedef struct {
     double min, max;  // inclusive range for numbers
     int flags;
     const char *expect;  // what is expected, for error messages
+    const char *const *names;  // F_ENUM: the accepted names (the value is the index)
+    int n_names;
 } Field;
 
 #define OFF(f) offsetof(Config, f)
 static const Field fields[] = {
-    {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY, "an integer in [0, 2^32)"},
-    {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY, "an integer in [3, 2^20]"},
-    {"data.splits.train", F_INT, OFF(data.n_train), 1, 1 << 24, F_TRAJECTORY, "a positive integer"},
-    {"data.splits.validation", F_INT, OFF(data.n_validation), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer"},
-    {"data.splits.test", F_INT, OFF(data.n_test), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer"},
-    {"data.min_length", F_INT, OFF(data.min_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
-    {"data.max_length", F_INT, OFF(data.max_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
-    {"data.unsupervised_prefix", F_INT, OFF(data.unsupervised_prefix), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer"},
-    {"data.markov_support", F_INT, OFF(data.markov_support), 1, 1 << 20, F_TRAJECTORY, "a positive integer"},
-    {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]"},
-    {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
-    {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer"},
-    {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)"},
-    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY, "an integer in [1, 256]"},
-    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY, "'auto' or a list of [lo, hi] length bands, one per rank"},
-    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
-    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY, "a positive integer"},
-    {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer"},
-    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)"},
-    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)"},
-    {"train.normalization", F_NORM, OFF(train.normalization), 0, 0, F_TRAJECTORY,
-     "one of global-token, mean-of-means, extra-accumulation-division, padding-in-denominator"},
-    {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number"},
-    {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)"},
-    {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number"},
-    {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number"},
-    {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number"},
-    {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer"},
-    {"exercise.long_tokens", F_INT, OFF(exercise.long_tokens), 1, 1 << 16, 0, "a positive integer"},
-    {"paths.outputs", F_PATH, OFF(paths.outputs), 0, 0, 0, "a non-empty path"},
-    {"paths.artifacts", F_PATH, OFF(paths.artifacts), 0, 0, 0, "a non-empty path"},
+    {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY, "an integer in [0, 2^32)", NULL, 0},
+    {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY, "an integer in [3, 2^20]", NULL, 0},
+    {"data.splits.train", F_INT, OFF(data.n_train), 1, 1 << 24, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"data.splits.validation", F_INT, OFF(data.n_validation), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer", NULL, 0},
+    {"data.splits.test", F_INT, OFF(data.n_test), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer", NULL, 0},
+    {"data.min_length", F_INT, OFF(data.min_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"data.max_length", F_INT, OFF(data.max_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"data.unsupervised_prefix", F_INT, OFF(data.unsupervised_prefix), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer", NULL, 0},
+    {"data.ignore_token", F_INT, OFF(data.ignore_token), -1, 1 << 20, F_TRAJECTORY, "a token id, or -1 for none", NULL, 0},
+    {"data.max_labels", F_INT, OFF(data.max_labels), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer (0: every label)", NULL, 0},
+    {"data.markov_support", F_INT, OFF(data.markov_support), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0},
+    {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY, "an integer in [1, 256]", NULL, 0},
+    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0},
+    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0},
+    {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY,
+     "one of global-token, global-sequence, mean-of-means, extra-accumulation-division, padding-in-denominator",
+     normalization_names, NORM_COUNT},
+    {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, "token or sequence", loss_unit_names, UNIT_COUNT},
+    {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
+    {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
+    {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
+    {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0},
+    {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number", NULL, 0},
+    {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0},
+    {"exercise.long_tokens", F_INT, OFF(exercise.long_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0},
+    {"paths.outputs", F_PATH, OFF(paths.outputs), 0, 0, 0, "a non-empty path", NULL, 0},
+    {"paths.artifacts", F_PATH, OFF(paths.artifacts), 0, 0, 0, "a non-empty path", NULL, 0},
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+_Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int), "F_ENUM stores an int");
 
 static void config_defaults(Config *c) {
     memset(c, 0, sizeof *c);
@@ -79,6 +87,7 @@ static void config_defaults(Config *c) {
     c->data.min_length = 16;
     c->data.max_length = 128;
     c->data.markov_support = 4;
+    c->data.ignore_token = -1;
     c->model.context = 8;
     c->model.embed_dim = 32;
     c->model.hidden = 512;
@@ -295,10 +304,10 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
         return 0;
     }
     if (n->kind != N_SCALAR) return BAD();
-    if (f->type == F_NORM) {
-        for (int i = 0; i < NORM_COUNT; i++)
-            if (strcmp(n->text, normalization_names[i]) == 0) {
-                *(Normalization *)(base + f->offset) = (Normalization)i;
+    if (f->type == F_ENUM) {
+        for (int i = 0; i < f->n_names; i++)
+            if (strcmp(n->text, f->names[i]) == 0) {
+                *(int *)(base + f->offset) = i;
                 return 0;
             }
         return BAD();
@@ -363,6 +372,9 @@ int config_finish(Config *c, char *err, int errlen) {
     if (c->data.markov_support > c->data.vocab_size - 1)
         return FAIL(&ctx, "%s: data.markov_support (%d) must not exceed vocab_size - 1 (%d)", src,
                     c->data.markov_support, c->data.vocab_size - 1);
+    if (c->data.ignore_token >= c->data.vocab_size)
+        return FAIL(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, c->data.ignore_token,
+                    c->data.vocab_size);
     if (c->train.interrupt_at > c->train.updates)
         return FAIL(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, c->train.interrupt_at,
                     c->train.updates);
@@ -488,7 +500,7 @@ static void field_value(const Config *c, const Field *f, char *out, size_t len) 
         }
         break;
     }
-    case F_NORM: snprintf(out, len, "%s", normalization_names[*(const Normalization *)(base + f->offset)]); break;
+    case F_ENUM: snprintf(out, len, "%s", f->names[*(const int *)(base + f->offset)]); break;
     case F_PATH: snprintf(out, len, "\"%s\"", base + f->offset); break;
     case F_BANDS: {
         size_t n = (size_t)snprintf(out, len, "[");

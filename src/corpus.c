@@ -101,10 +101,11 @@ void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
     ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
     char fieldsbuf[64 + MAX_WORLD * 24];
     int n = snprintf(fieldsbuf, sizeof fieldsbuf,
-                     "ddptok-data-lock-v1\nseed=%u\nvocab=%d\nsplits=%d,%d,%d\nlengths=%d,%d\nprefix=%d\n"
+                     "ddptok-data-lock-v1\nseed=%u\nvocab=%d\nsplits=%d,%d,%d\nlengths=%d,%d\nlabels=%d,%d,%d\n"
                      "support=%d\nworld=%d\nbatch=%d\naccumulation=%d\nbands=",
                      cfg->seed, cfg->data.vocab_size, cfg->data.n_train, cfg->data.n_validation, cfg->data.n_test,
-                     cfg->data.min_length, cfg->data.max_length, cfg->data.unsupervised_prefix,
+                     cfg->data.min_length, cfg->data.max_length, cfg->data.unsupervised_prefix, cfg->data.ignore_token,
+                     cfg->data.max_labels,
                      cfg->data.markov_support, cfg->train.world_size, cfg->train.batch_size_per_rank,
                      cfg->train.accumulation);
     for (int r = 0; r < cfg->train.world_size; r++)
@@ -193,27 +194,31 @@ void batch_init(Batch *b, int cap, int k) {
     b->ctx = xmalloc((size_t)cap * k * sizeof *b->ctx);
     b->target = xmalloc((size_t)cap * sizeof *b->target);
     b->pos = xmalloc((size_t)cap * sizeof *b->pos);
+    b->weight = xmalloc((size_t)cap * sizeof *b->weight);
 }
 
 void batch_free(Batch *b) {
     free(b->ctx);
     free(b->target);
     free(b->pos);
+    free(b->weight);
     memset(b, 0, sizeof *b);
 }
 
-void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, int prefix) {
+void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit) {
     int L = 0;
     for (int s = 0; s < B; s++)
         if (ids[s] >= 0 && corpus_len(c, ids[s]) > L) L = corpus_len(c, ids[s]);
-    b->B = B, b->L = L, b->T = 0;
+    b->B = B, b->L = L, b->T = 0, b->sequences = 0, b->ns_min = 0, b->ns_max = 0;
     b->padded = (int64_t)B * L;
     int k = b->k;
     for (int s = 0; s < B; s++) {
         if (ids[s] < 0) continue;
         const int32_t *x = c->tokens + c->offsets[ids[s]];
-        int len = corpus_len(c, ids[s]);
-        for (int t = prefix; t < len; t++) {
+        int len = corpus_len(c, ids[s]), first = b->T;
+        for (int t = rule->prefix; t < len; t++) {
+            if (x[t] == rule->ignore_token) continue;
+            if (rule->max_labels && b->T - first == rule->max_labels) break;
             ASSERT(b->T < b->cap);
             int32_t *ctx = b->ctx + (size_t)b->T * k;
             for (int j = 0; j < k; j++) ctx[j] = t - k + j >= 0 ? x[t - k + j] : 0;
@@ -221,5 +226,13 @@ void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, int prefi
             b->pos[b->T] = s * L + t;
             b->T++;
         }
+        int n = b->T - first;
+        if (n == 0) continue;
+        b->ns_min = b->sequences ? (n < b->ns_min ? n : b->ns_min) : n;
+        b->ns_max = n > b->ns_max ? n : b->ns_max;
+        b->sequences++;
+        // The sequence unit gives each sequence the same total weight: its own token mean.
+        float w = unit == UNIT_SEQUENCE ? (float)(1.0 / n) : 1.0f;
+        for (int i = first; i < b->T; i++) b->weight[i] = w;
     }
 }

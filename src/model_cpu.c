@@ -103,8 +103,9 @@ static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
 }
 
-// Row-wise log-softmax loss; optionally turns Y into scale · (softmax − onehot).
-static double mlp_loss_cpu(Compute *c, const Batch *b, float scale, int backward, int64_t *correct) {
+// Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally turns Y
+// into scale·w_t·(softmax − onehot).
+static double mlp_loss_cpu(Compute *c, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
     int V = c->m.V;
     double total = 0;
     for (int t = 0; t < b->T; t++) {
@@ -117,11 +118,12 @@ static double mlp_loss_cpu(Compute *c, const Batch *b, float scale, int backward
         for (int v = 0; v < V; v++) s += exp((double)(y[v] - mx));
         double lse = (double)mx + log(s);
         int tgt = b->target[t];
-        total += lse - (double)y[tgt];
+        float w = weight ? weight[t] : 1.0f, sw = scale * w;
+        total += (double)w * (lse - (double)y[tgt]);
         if (correct) *correct += arg == tgt;
         if (backward) {
-            for (int v = 0; v < V; v++) y[v] = scale * (float)exp((double)y[v] - lse);
-            y[tgt] -= scale;
+            for (int v = 0; v < V; v++) y[v] = sw * (float)exp((double)y[v] - lse);
+            y[tgt] -= sw;
         }
     }
     return total;
@@ -163,7 +165,7 @@ static double cpu_forward_backward(Compute *c, const Batch *b, float scale, cons
     ASSERT(b->T <= c->cap);
     if (b->T == 0) return 0;
     mlp_forward_cpu(c, b, d);
-    double loss = mlp_loss_cpu(c, b, scale, 1, NULL);
+    double loss = mlp_loss_cpu(c, b, b->weight, scale, 1, NULL);
     mlp_backward_cpu(c, b);
     return loss;
 }
@@ -172,7 +174,7 @@ static double cpu_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     ASSERT(b->T <= c->cap);
     if (b->T == 0) return 0;
     mlp_forward_cpu(c, b, NULL);
-    return mlp_loss_cpu(c, b, 0, 0, correct);
+    return mlp_loss_cpu(c, b, NULL, 0, 0, correct);
 }
 
 static void cpu_sgd_step(Compute *c, float lr, float mu, float wd) {

@@ -19,6 +19,8 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
     Batch *micro = xmalloc((size_t)W * A * sizeof *micro);
     int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
     int rc = 0;
+    LabelRule rule = label_rule(cfg);
+    LossUnit unit = cfg->train.loss_unit;
     // Every rank's window 1, drawn from that rank's fresh sampler stream.
     for (int r = 0; r < W && !rc; r++) {
         Sampler s;
@@ -32,8 +34,9 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         for (int a = 0; a < A; a++) {
             Batch *b = &micro[r * A + a];
             batch_init(b, cap, cfg->model.context);
-            batch_build(b, c, ids + (size_t)a * B, B, cfg->data.unsupervised_prefix);
+            batch_build(b, c, ids + (size_t)a * B, B, &rule, unit);
             ref->rank_counts[r] += b->T;
+            ref->M += b->sequences;
         }
         ref->N += ref->rank_counts[r];
     }
@@ -43,7 +46,8 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         double S = 0;
-        float scale = (float)(1.0 / (double)ref->N);
+        int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
+        float scale = (float)(1.0 / (double)C);
         for (int r = 0; r < W; r++) {
             RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)r);
             for (int a = 0; a < A; a++) {
@@ -56,7 +60,7 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         memcpy(ref->grad, g, m.total * sizeof *g);
         free(g);
         ops->destroy(cc);
-        ref->loss = S / (double)ref->N;
+        ref->loss = S / (double)C;
     }
     for (int i = 0; i < W * A; i++) batch_free(&micro[i]);
     free(micro);
@@ -88,7 +92,9 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
     int rc = write_params(o.file, "init", m, theta0) || write_params(o.file, "grad", m, ref->grad) ||
              h5_attr_i64(o.file, "global_count", ref->N) ||
              h5_attr_i64_array(o.file, "rank_counts", ref->rank_counts, cfg->train.world_size) ||
-             h5_attr_f64(o.file, "loss", ref->loss) || h5_attr_str(o.file, "normalization", "global-token") ||
+             h5_attr_i64(o.file, "global_sequences", ref->M) || h5_attr_f64(o.file, "loss", ref->loss) ||
+             h5_attr_str(o.file, "normalization", normalization_names[unit_product(cfg->train.loss_unit)]) ||
+             h5_attr_str(o.file, "loss_unit", loss_unit_names[cfg->train.loss_unit]) ||
              h5_attr_str(o.file, "data_lock", lock);
     if (rc) {
         h5out_abandon(&o);

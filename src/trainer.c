@@ -1,11 +1,13 @@
 // trainer.c — the training window of SPEC §5.
 //
 //   1. draw this rank's window (A microbatches of B ids) from its own sampler stream;
-//   2. count its supervised positions N_r;
-//   3. all-reduce the integer counts (before any backward): N = Σ N_r;
+//   2. count its supervised positions N_r (and labelled sequences M_r);
+//   3. all-reduce the integer counts (before any backward): N = Σ N_r, M = Σ M_r;
 //   4. forward + backward every microbatch into one gradient with scale W/N — no
 //      communication between microbatches;
 //   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N).
+// For the sequence unit, S_r becomes Q_r (each position weighted by 1/n_s of its
+// sequence) and N becomes M.
 // The loss sum rides in the last element of the gradient buffer, so the logged loss is
 // the true global mean ΣS_r/N at no extra collective.
 #include "trainer.h"
@@ -15,12 +17,19 @@
 
 #include "common.h"
 
-double normalization_scale(Normalization mode, int W, int A, int64_t N, int64_t N_r, int64_t padded) {
+LossUnit normalization_weighting(Normalization mode, LossUnit unit) {
+    return mode == NORM_GLOBAL_TOKEN ? UNIT_TOKEN : mode == NORM_GLOBAL_SEQUENCE ? UNIT_SEQUENCE : unit;
+}
+
+double normalization_scale(Normalization mode, LossUnit unit, int W, int A, const Counts *g, const Counts *l) {
+    int seq = unit == UNIT_SEQUENCE;
+    double C = (double)(seq ? g->sequences : g->tokens), C_r = (double)(seq ? l->sequences : l->tokens);
     switch (mode) {
-    case NORM_GLOBAL_TOKEN: return (double)W / (double)N;
-    case NORM_MEAN_OF_MEANS: return N_r > 0 ? 1.0 / (double)N_r : 0.0;
-    case NORM_EXTRA_ACCUM_DIVISION: return (double)W / ((double)N * A);
-    case NORM_PADDING_IN_DENOMINATOR: return (double)W / (double)padded;
+    case NORM_GLOBAL_TOKEN: return (double)W / (double)g->tokens;
+    case NORM_GLOBAL_SEQUENCE: return (double)W / (double)g->sequences;
+    case NORM_MEAN_OF_MEANS: return C_r > 0 ? 1.0 / C_r : 0.0;
+    case NORM_EXTRA_ACCUM_DIVISION: return (double)W / (C * A);
+    case NORM_PADDING_IN_DENOMINATOR: return (double)W / (double)(seq ? g->slots : g->padded);
     default: break;
     }
     ASSERT(!"unknown normalization");
@@ -47,7 +56,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
     int cap = t->B * cfg->data.max_length;
     for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
-    t->counts = xmalloc((size_t)(t->W + 2) * sizeof *t->counts);
+    t->counts = xmalloc((size_t)(2 * t->W + 3) * sizeof *t->counts);
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap);
     ops->set_params(t->cc, theta0);
@@ -78,24 +87,32 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     sampler_next(&t->sampler, t->ids);
     if (t->step < t->history_cap)
         memcpy(t->history + (size_t)t->step * A * B, t->ids, (size_t)A * B * sizeof *t->ids);
-    int64_t N_r = 0, padded_r = 0;
+    LabelRule rule = label_rule(cfg);
+    LossUnit weighting = normalization_weighting(mode, cfg->train.loss_unit);
+    Counts *l = &ws->local, *g = &ws->global;
+    ws->ns_min = 0, ws->ns_max = 0;
     for (int a = 0; a < A; a++) {
-        batch_build(&t->micro[a], t->corpus, t->ids + (size_t)a * B, B, cfg->data.unsupervised_prefix);
-        N_r += t->micro[a].T;
-        padded_r += t->micro[a].padded;
+        Batch *b = &t->micro[a];
+        batch_build(b, t->corpus, t->ids + (size_t)a * B, B, &rule, weighting);
+        if (b->sequences) {
+            ws->ns_min = l->sequences && ws->ns_min < b->ns_min ? ws->ns_min : b->ns_min;
+            ws->ns_max = ws->ns_max > b->ns_max ? ws->ns_max : b->ns_max;
+        }
+        l->tokens += b->T, l->sequences += b->sequences, l->padded += b->padded, l->slots += B;
     }
 
-    // 3. all-reduce the integer counts before any backward: [N_0 … N_{W-1}, padded, stop]
-    memset(t->counts, 0, (size_t)(W + 2) * sizeof *t->counts);
-    t->counts[t->rank] = N_r;
-    t->counts[W] = padded_r;
-    t->counts[W + 1] = stop_local ? 1 : 0;
-    t->comm->ops->allreduce_sum_i64(t->comm, t->counts, W + 2);
-    int64_t N = 0;
-    for (int r = 0; r < W; r++) N += t->counts[r];
-    ws->N = N, ws->N_r = N_r, ws->padded = t->counts[W], ws->rank_counts = t->counts;
-    ws->stop_requested = t->counts[W + 1] > 0;
-    if (N == 0) {
+    // 3. all-reduce the integer counts before any backward:
+    //    [N_0 … N_{W-1}, M_0 … M_{W-1}, padded, slots, stop]
+    int64_t *c = t->counts;
+    memset(c, 0, (size_t)(2 * W + 3) * sizeof *c);
+    c[t->rank] = l->tokens, c[W + t->rank] = l->sequences;
+    c[2 * W] = l->padded, c[2 * W + 1] = l->slots, c[2 * W + 2] = stop_local ? 1 : 0;
+    t->comm->ops->allreduce_sum_i64(t->comm, c, 2 * W + 3);
+    for (int r = 0; r < W; r++) g->tokens += c[r], g->sequences += c[W + r];
+    g->padded = c[2 * W], g->slots = c[2 * W + 1];
+    ws->N = g->tokens, ws->N_r = l->tokens, ws->rank_counts = c, ws->rank_seqs = c + W;
+    ws->stop_requested = c[2 * W + 2] > 0;
+    if (g->tokens == 0) {
         // Every rank sees the same N after the all-reduce, so every rank stops here
         // together; the dropout stream is not advanced and nothing is applied.
         ws->seconds = now_seconds() - t0;
@@ -103,7 +120,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     }
 
     // 4. accumulate every microbatch, no communication
-    float scale = (float)normalization_scale(mode, W, A, N, N_r, ws->padded);
+    float scale = (float)normalization_scale(mode, cfg->train.loss_unit, W, A, g, l);
     t->ops->zero_grad(t->cc);
     double S_r = 0;
     for (int a = 0; a < A; a++) {
@@ -121,7 +138,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         t->comm->ops->allreduce_avg_f32(t->comm, t->ops->grad_buffer(t->cc), t->m.total + 1);
     }
     ws->S_r = S_r;
-    ws->loss = (double)t->ops->get_grad_extra(t->cc) / (double)N;
+    ws->loss = (double)t->ops->get_grad_extra(t->cc) / (double)(weighting == UNIT_SEQUENCE ? g->sequences : g->tokens);
     ws->seconds = now_seconds() - t0;
     return 0;
 }

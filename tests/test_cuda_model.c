@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
         sampler_free(&s);
         for (int a = 0; a < A; a++) {
             batch_init(&mb[h * A + a], cap, cfg.model.context);
-            batch_build(&mb[h * A + a], &c, ids + a * B, B, cfg.data.unsupervised_prefix);
+            LabelRule rule = label_rule(&cfg);
+            batch_build(&mb[h * A + a], &c, ids + a * B, B, &rule, cfg.train.loss_unit);
         }
     }
     ModelShape m;

@@ -21,7 +21,7 @@ static const char *TINY =
     "model: {context: 3, embed_dim: 4, hidden: 6, dropout: 0.3}\n"
     "train: {world_size: 1, rank_bands: auto, batch_size_per_rank: 3, accumulation: 2, updates: 1, interrupt_at: 0}\n";
 
-// Independent forward in double: Σ over microbatches of scale · Σ_t loss_t.
+// Independent forward in double: Σ over microbatches of scale · Σ_t w_t·loss_t.
 static double loss_double(const ModelShape *m, const double *th, Batch *mb, int A, double scale, double p,
                           const RngStream *drop) {
     int k = m->k, D = m->D, H = m->H, V = m->V;
@@ -46,7 +46,7 @@ static double loss_double(const ModelShape *m, const double *th, Batch *mb, int 
                 mx = fmax(mx, y[v]);
             }
             for (int v = 0; v < V; v++) s += exp(y[v] - mx);
-            total += scale * (mx + log(s) - y[b->target[t]]);
+            total += scale * b->weight[t] * (mx + log(s) - y[b->target[t]]);
         }
     }
     free(h), free(y);
@@ -71,7 +71,8 @@ int main(void) {
     int64_t N = 0, expect_N = 0;
     for (int a = 0; a < A; a++) {
         batch_init(&mb[a], cap, cfg.model.context);
-        batch_build(&mb[a], &c, ids + a * B, B, cfg.data.unsupervised_prefix);
+        LabelRule rule = label_rule(&cfg);
+        batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
         N += mb[a].T;
         for (int j = 0; j < B; j++) expect_N += corpus_len(&c, ids[a * B + j]) - cfg.data.unsupervised_prefix;
     }

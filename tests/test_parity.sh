@@ -11,11 +11,11 @@ parity_case() {  # NAME NP SETS...  (expects exit 0 and the product passing)
   echo "       global-token: violations, max abs err, compared = $v"
 }
 parity_case "W=2 dropout 0.1 (minimum.yaml)" 2
-m=$(json outputs/parity.json "all(not j['modes'][m]['pass'] for m in ('mean-of-means','extra-accumulation-division','padding-in-denominator'))")
+m=$(json outputs/parity.json "all(not j['modes'][m]['pass'] for m in ('global-sequence','mean-of-means','extra-accumulation-division','padding-in-denominator'))")
 [ "$m" = True ] && ok "W=2: all three negative controls rejected" || bad "W=2 controls" "— $m"
 e=$(json outputs/parity.json "j['modes']['mean-of-means']['max_abs_err']")
 /usr/bin/python3 -c "import sys; sys.exit(not (1e-3 <= $e <= 1e-1))" && ok "W=2: mean of means off by $e (order 1e-2)" || bad "mean-of-means magnitude" "— $e"
-/usr/bin/python3 -c "import h5py; f=h5py.File('outputs/grads.h5'); assert set(f) == {'global-token','mean-of-means','extra-accumulation-division','padding-in-denominator'}; assert f['global-token/w1'].shape == (512, 256)" \
+/usr/bin/python3 -c "import h5py; f=h5py.File('outputs/grads.h5'); assert set(f) == {'global-token','global-sequence','mean-of-means','extra-accumulation-division','padding-in-denominator'}; assert f['global-token/w1'].shape == (512, 256)" \
   && ok "grads.h5 holds every mode's gradient with the SPEC shapes" || bad "grads.h5 layout"
 parity_case "W=2 dropout 0" 2 --set model.dropout=0
 parity_case "W=1 auto band" 1 --set train.world_size=1 --set train.rank_bands=auto

@@ -32,6 +32,8 @@ grad_case minimum 2
 grad_case dropout0 2 model.dropout=0
 grad_case shapes-w3 3 train.world_size=3 train.rank_bands=auto model.context=3 model.embed_dim=5 model.hidden=40 data.unsupervised_prefix=10 train.accumulation=3
 grad_case prefix-w4 4 train.world_size=4 train.rank_bands=auto data.unsupervised_prefix=30 train.batch_size_per_rank=2
+grad_case sequence-unit-w3 3 train.world_size=3 train.rank_bands=auto train.loss_unit=sequence data.unsupervised_prefix=40 data.ignore_token=3
+grad_case max-labels 2 data.max_labels=10 data.ignore_token=7
 # (b) 100 updates, dropout 0: gloo DDP in PyTorch vs ddptok's continuous run, and the
 # same witness against a ddptok trained with the mean of means (must disagree).
 variant ddp model.dropout=0
@@ -41,6 +43,12 @@ expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 w
 echo "$OUT" | tail -1 | sed 's/^/       /'
 ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
 expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
+echo "$OUT" | tail -1 | sed 's/^/       /'
+# The same 100-update DDP witness for the sequence unit (W·Q_r/M), with ignored labels.
+variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
+one prepare --config ddpseq.yaml --set paths.outputs=oseq >/dev/null && one reference --config ddpseq.yaml --set paths.outputs=oseq >/dev/null
+ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
+expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
 echo "$OUT" | tail -1 | sed 's/^/       /'
 cd "$ROOT"; rm -rf "$W"
 fi
