@@ -92,8 +92,12 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
 }
 
 int cmd_train(App *app) {
+    // First: a SIGUSR1 that arrives while the run is still setting up is kept, not fatal.
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigusr1;
+    sigaction(SIGUSR1, &sa, NULL);
     const Config *cfg = &app->cfg;
-    const char *run = app->continuous ? "continuous" : app->resume ? "resumed" : "interrupted";
     Corpus c;
     load_corpus_or_die(app, &c);
     ModelShape m;
@@ -108,15 +112,22 @@ int cmd_train(App *app) {
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, app->continuous ? "continuous" : "checkpoints");
-    if (app->resume) {
-        if (!strcmp(app->resume, "latest")) {
-            if (checkpoint_latest(root, dir, sizeof dir)) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
-        } else snprintf(dir, sizeof dir, "%s", app->resume);
+    // --resume latest: the newest complete checkpoint; --resume auto: the same, or a fresh
+    // start when there is none (for requeued batch jobs).
+    int resuming = app->resume != NULL;
+    if (resuming && (!strcmp(app->resume, "latest") || !strcmp(app->resume, "auto"))) {
+        if (checkpoint_latest(root, dir, sizeof dir)) {
+            if (!strcmp(app->resume, "latest")) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+            resuming = 0;
+        }
+    } else if (resuming) snprintf(dir, sizeof dir, "%s", app->resume);
+    if (resuming) {
         size_t n = strlen(dir);
         while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
         resume_from(app, &t, dir, c.lock);
     }
-    int stop_at = app->continuous || app->resume || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
+    const char *run = app->continuous ? "continuous" : resuming ? "resumed" : "interrupted";
+    int stop_at = app->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
@@ -142,11 +153,6 @@ int cmd_train(App *app) {
     if (!bad && !(log = fopen(path, "a"))) bad = error("%s: cannot write: %s", path, strerror(errno));
     if (comm_agree(&app->comm, bad)) die(EXIT_BAD_INPUT, "cannot open the training logs (see above)");
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigusr1;
-    sigaction(SIGUSR1, &sa, NULL);
-
     int rc = 0;
     while (t.step < stop_at) {
         WindowStats ws;
@@ -166,7 +172,7 @@ int cmd_train(App *app) {
         if (t.step == 1 || t.step % 10 == 0 || t.step == stop_at)
             say("  step %4d  loss %.5f  tokens %6lld  %.1f ms\n", t.step, ws.loss, (long long)ws.N, 1e3 * ws.seconds);
         if (ws.stop_requested) {
-            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest)\n",
+            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
                 t.step, EXIT_REQUEUE);
             save_checkpoint(app, &t, root, c.lock);
             rc = EXIT_REQUEUE;

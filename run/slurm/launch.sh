@@ -1,0 +1,46 @@
+# run/slurm/launch.sh — sourced by the batch scripts beside it: trains under Slurm with
+# preemption and requeue. Expects DDPTOK_CONFIG (and optionally DDPTOK_ARGS, LAUNCHER).
+#
+#   LAUNCHER=srun    srun --mpi=pmix -K1 (Debian's Open MPI speaks PMIx; plain srun and
+#                    --mpi=pmi2 do not work with it); -K1: a dead task ends the step
+#   LAUNCHER=mpirun  mpirun inside the allocation (it reads the allocation from Slurm)
+#
+# Preemption: the job asks for SIGUSR1 before its time limit (--signal=B:USR1@120) and
+# `scancel --signal=USR1 --batch` sends the same. The trap forwards it to the launcher,
+# which forwards it to every rank (the launcher runs in the background so the shell can
+# take the signal; SIGTERM would kill ranks before they can checkpoint). ddptok's ranks
+# agree on it at the next window boundary, checkpoint, and exit 75; then this script
+# requeues the job, and the next start resumes from the newest complete checkpoint.
+set -uo pipefail
+cd "${SLURM_SUBMIT_DIR:-.}"
+DDPTOK=${DDPTOK:-./ddptok}
+LAUNCHER=${LAUNCHER:-srun}
+EXIT_REQUEUE=75
+
+
+case "$LAUNCHER" in
+  srun) launch=(srun --mpi=pmix -K1 --kill-on-bad-exit=1) ;;
+  mpirun) launch=(mpirun -np "${SLURM_NTASKS:?}") ;;
+  *) echo "launch.sh: LAUNCHER must be srun or mpirun, not '$LAUNCHER'" >&2; exit 2 ;;
+esac
+echo "ddptok job ${SLURM_JOB_ID:-?} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JOB_NODELIST:-?}: ${launch[*]} $DDPTOK train --config $DDPTOK_CONFIG ${DDPTOK_ARGS:-}"
+
+pid=
+forward() { echo "launch.sh: SIGUSR1 — asking ddptok to checkpoint and stop"; [ -n "$pid" ] && kill -USR1 "$pid"; }
+trap forward USR1
+# One lineage to the end (interrupt_at=0): a stop comes only from a signal. --resume auto
+# continues the newest complete checkpoint of a requeued job, or starts fresh.
+# shellcheck disable=SC2086
+"${launch[@]}" "$DDPTOK" train --config "$DDPTOK_CONFIG" --set train.interrupt_at=0 ${DDPTOK_ARGS:-} --resume auto &
+pid=$!
+rc=0
+while :; do  # `wait` returns early when a trapped signal arrives; wait again for the real end
+  wait "$pid"; rc=$?
+  kill -0 "$pid" 2>/dev/null || break
+done
+if [ "$rc" -eq "$EXIT_REQUEUE" ]; then
+  echo "launch.sh: ddptok checkpointed on request; requeueing job $SLURM_JOB_ID"
+  scontrol requeue "$SLURM_JOB_ID" && exit 0
+  echo "launch.sh: scontrol requeue failed" >&2
+fi
+exit "$rc"
