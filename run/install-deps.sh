@@ -5,7 +5,11 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
       libssl-dev gnuplot-nox python3)
-if [ "${1:-}" = --tests ]; then pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch); fi
+# Tests: the independent witnesses (h5py, PyTorch), a real Slurm, and ssh + iproute2 for
+# the two-host test.
+if [ "${1:-}" = --tests ]; then
+  pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

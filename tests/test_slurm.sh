@@ -1,0 +1,107 @@
+# A real single-node Slurm (Debian's slurm-wlm and munge) started for the test: both
+# batch scripts run under slurmctld/slurmd (srun --mpi=pmix and mpirun inside the
+# allocation), and a job preempted mid-run with `scancel --signal=USR1 --batch` is
+# requeued and ends bit-identical to an uninterrupted run. Every daemon is stopped by PID.
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  echo "SKIP slurm: slurm-wlm or munge not installed (make test installs them: run/install-deps.sh --tests)"
+else
+S=$(workdir); W="$S/work"; mkdir -p "$W" "$S/state" "$S/spool" "$S/munge"
+host=$(hostname -s)
+pids=()
+# Teardown: cancel this cluster's jobs (so slurmd ends their slurmstepd), then the daemons.
+slurm_down() {
+  if [ -n "${SLURM_CONF:-}" ]; then
+    scancel --full --quiet --partition=test 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
+  fi
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; sleep 1; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+}
+trap slurm_down EXIT
+munged --socket="$S/munge/munge.sock" --pid-file="$S/munge/munged.pid" --seed-file="$S/munge/seed" \
+  --key-file=/etc/munge/munge.key --log-file="$S/munge/munged.log" --force 2>/dev/null
+sleep 0.5; pids+=("$(cat "$S/munge/munged.pid" 2>/dev/null)")
+cat > "$S/slurm.conf" <<CONF
+ClusterName=ddptok-test
+SlurmctldHost=$host
+SlurmUser=root
+SlurmctldPort=16817
+SlurmdPort=16818
+AuthType=auth/munge
+AuthInfo=socket=$S/munge/munge.sock
+CredType=cred/munge
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/slurmctld.log
+SlurmdLogFile=$S/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=pmix
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MinJobAge=5
+KillWait=2
+FirstJobId=$((RANDOM * 10 + 1000))
+ReturnToService=2
+SchedulerParameters=sched_interval=1
+NodeName=$host CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=30 State=UP
+CONF
+export SLURM_CONF="$S/slurm.conf"
+slurmctld -D -f "$SLURM_CONF" >/dev/null 2>&1 & pids+=($!)
+slurmd -D -f "$SLURM_CONF" >/dev/null 2>&1 & pids+=($!)
+for _ in $(seq 60); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.5; done
+if ! sinfo -h -o %t 2>/dev/null | grep -q idle; then
+  bad "slurm: the node never became idle"; tail -5 "$S/slurmctld.log" "$S/slurmd.log"
+else
+  ok "slurm: slurmctld + slurmd up, node $host idle"
+  cd "$W"; ln -s "$ROOT/run" run; ln -s "$ROOT/configs" configs
+  export DDPTOK="$ROOT/ddptok" DDPTOK_CONFIG=configs/tiny.yaml
+  one prepare --config configs/tiny.yaml >/dev/null
+  ddp 2 train --config configs/tiny.yaml --continuous >/dev/null 2>&1
+  # 1. one node, srun --mpi=pmix
+  OUT=$(timeout 180 sbatch --wait --parsable -o slurm-a.out run/slurm/ddptok-1node.sbatch 2>&1); rc=$?
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012); same=$?
+  [ $rc -eq 0 ] && [ $same -eq 0 ] && ok "sbatch ddptok-1node.sbatch (srun --mpi=pmix): done, equal to mpirun's run (max |dtheta| = $d)" \
+    || { bad "1-node batch job" "— exit $rc, compare $same"; tail -15 slurm-a.out; }
+  # 2. the multi-node script on this one node (2 tasks), mpirun inside the allocation
+  OUT=$(LAUNCHER=mpirun DDPTOK_ARGS="--set paths.artifacts=b" timeout 180 sbatch --wait -N1 --ntasks-per-node=2 -o slurm-b.out run/slurm/ddptok-multinode.sbatch 2>&1); rc=$?
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" b/checkpoints/step-0012 artifacts/continuous/step-0012); same=$?
+  [ $rc -eq 0 ] && [ $same -eq 0 ] && ok "sbatch ddptok-multinode.sbatch -N1 (mpirun in the allocation): done, equal (max |dtheta| = $d)" \
+    || { bad "multinode batch job" "— exit $rc, compare $same"; tail -15 slurm-b.out; }
+  # 3. a failing step fails the job: a config error on every rank
+  OUT=$(DDPTOK_ARGS="--set model.hidden=0" timeout 120 sbatch --wait -o slurm-c.out run/slurm/ddptok-1node.sbatch 2>&1); rc=$?
+  [ $rc -ne 0 ] && grep -q 'model.hidden' slurm-c.out && ok "a failing step fails the batch job (exit $rc)" || bad "failing job" "— exit $rc"
+  # 4. preemption: USR1 to the batch shell mid-run, requeue, resume, same result
+  long=(--set train.updates=200 --set paths.outputs=op --set paths.artifacts=ap)
+  one prepare --config "$CONFIGS/minimum.yaml" "${long[@]}" >/dev/null
+  ddp 2 train --config "$CONFIGS/minimum.yaml" "${long[@]}" --continuous >/dev/null 2>&1
+  J=$(DDPTOK_CONFIG=configs/minimum.yaml DDPTOK_ARGS="${long[*]}" sbatch --parsable -o slurm-p.out run/slurm/ddptok-1node.sbatch)
+  lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
+  for _ in $(seq 600); do [ "$(lines op/train/interrupted.jsonl)" -ge 20 ] && break; sleep 0.1; done
+  scancel --signal=USR1 --batch "$J"
+  # Requeued, the job waits out Slurm's requeue delay: start it now — but only once the
+  # first incarnation's processes are gone, or its late end is taken for the new one's.
+  old_done() { ! pgrep -f "slurmstepd: \[$J\." >/dev/null; }
+  started=0
+  for _ in $(seq 600); do
+    st=$(squeue -h -j "$J" -o %T 2>/dev/null)
+    if [ $started -eq 0 ] && [ "$st" = PENDING ] && old_done; then
+      sleep 1
+      scontrol update JobId="$J" StartTime=now >/dev/null 2>&1 && started=1
+    fi
+    [ $started -eq 1 ] && [ -z "$st" ] && break
+    sleep 0.2
+  done
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ap/checkpoints/step-0200 ap/continuous/step-0200); same=$?
+  grep -q 'requeueing job' slurm-p.out && ok "preempted job checkpointed and requeued itself ($(grep -o 'checkpointing at step [0-9]*' slurm-p.out | head -1))" \
+    || { bad "preemption" "— no requeue in slurm-p.out"; tail -20 slurm-p.out; }
+  [ $same -eq 0 ] && grep -q 'restart 1' slurm-p.out && ok "requeued job resumed and ended bit-identical to the uninterrupted run (max |dtheta| = $d)" \
+    || { bad "requeued run" "— compare $same ($d)"; tail -10 slurm-p.out; }
+fi
+slurm_down; trap - EXIT
+cd "$ROOT"; rm -rf "$S"
+fi
