@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 source tests/lib.sh
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(unit config data parity units empty train preempt checkpoints commands torch slurm cuda)
+[ ${#groups[@]} -eq 0 ] && groups=(unit config data parity units empty train preempt checkpoints commands torch slurm hosts docker cuda)
 start=$(date +%s)
 for g in "${groups[@]}"; do
   echo "== $g"

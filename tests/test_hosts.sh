@@ -1,0 +1,67 @@
+# Two hosts on this machine: two network namespaces joined by a veth pair, each with its
+# own hostname (unshare --uts: Open MPI names its shared-memory files by hostname) and an
+# sshd on its own address with a generated key. mpirun --hostfile runs one rank per host
+# over TCP; parity must pass and training must equal the one-host result bit for bit.
+# Everything runs under timeout and is torn down by PID and namespace name.
+H=$(workdir)
+ns1=ddpt1-$$ ns2=ddpt2-$$ net=10.231.77
+if ! command -v /usr/sbin/sshd >/dev/null || ! ip netns add "$ns1" 2>/dev/null; then
+  echo "SKIP hosts: network namespaces or sshd not available here"
+else
+  ip netns add "$ns2"
+  hosts_down() {
+    for f in "$H"/sshd-*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+    for p in "${hpids[@]}"; do kill "$p" 2>/dev/null; done
+    ip netns del "$ns1" 2>/dev/null; ip netns del "$ns2" 2>/dev/null
+  }
+  hpids=()
+  trap hosts_down EXIT
+  ip link add "va$$" type veth peer name "vb$$"
+  ip link set "va$$" netns "$ns1"; ip link set "vb$$" netns "$ns2"
+  ip -n "$ns1" addr add "$net.1/24" dev "va$$"; ip -n "$ns2" addr add "$net.2/24" dev "vb$$"
+  for n in "$ns1:va$$" "$ns2:vb$$"; do ip -n "${n%%:*}" link set lo up; ip -n "${n%%:*}" link set "${n#*:}" up; done
+  ssh-keygen -q -t ed25519 -N '' -f "$H/key"; ssh-keygen -q -t ed25519 -N '' -f "$H/hostkey"
+  cp "$H/key.pub" "$H/authorized_keys"
+  mkdir -p /run/sshd
+  for i in 1 2; do
+    cat > "$H/sshd-$i.conf" <<CONF
+ListenAddress $net.$i
+HostKey $H/hostkey
+PidFile $H/sshd-$i.pid
+AuthorizedKeysFile $H/authorized_keys
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+CONF
+    ns=$([ $i = 1 ] && echo "$ns1" || echo "$ns2")
+    ip netns exec "$ns" unshare --uts sh -c "hostname ddpt-host$i; exec /usr/sbin/sshd -D -f $H/sshd-$i.conf" & hpids+=($!)
+  done
+  SSH_OPTS="-i $H/key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR -o ConnectTimeout=5 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
+  for _ in $(seq 50); do
+    name=$(ip netns exec "$ns1" timeout 5 ssh $SSH_OPTS "$net.2" hostname 2>/dev/null) && break; sleep 0.2
+  done
+  [ "$name" = ddpt-host2 ] && ok "hosts: ssh from host 1 to host 2 over the veth pair ($name)" || bad "hosts: ssh to host 2" "— got '$name'"
+  printf '%s slots=1\n%s slots=1\n' "$net.1" "$net.2" > "$H/hostfile"
+  cd "$H"
+  cfg="$CONFIGS/tiny.yaml"
+  one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null
+  ddp 2 train --config "$cfg" --continuous --set paths.artifacts=onehost >/dev/null 2>&1
+  # on host 1, with its hostname, mpirun over ssh to host 2
+  on_host1() {
+    timeout -k 5 120 ip netns exec "$ns1" unshare --uts sh -c 'hostname ddpt-host1; exec "$@"' sh \
+      mpirun --hostfile "$H/hostfile" -np 2 --map-by node --mca btl tcp,self \
+      --mca btl_tcp_if_include "$net.0/24" --mca oob_tcp_if_include "$net.0/24" --mca plm_rsh_args "$SSH_OPTS" "$@"
+  }
+  expect_rc "hosts: check-env across two hosts" 0 on_host1 "$DDPTOK" check-env --config "$cfg"
+  expect_grep "... one rank on each host" 'rank 0: host ddpt-host1.*' "$OUT"
+  expect_grep "... one rank on each host (2)" 'rank 1: host ddpt-host2' "$OUT"
+  expect_rc "hosts: parity over TCP between two hosts" 0 on_host1 "$DDPTOK" parity --config "$cfg"
+  expect_rc "hosts: train --continuous across two hosts" 0 on_host1 "$DDPTOK" train --config "$cfg" --continuous --set paths.artifacts=twohosts
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" twohosts/continuous/step-0012 onehost/continuous/step-0012) \
+    && ok "hosts: two-host training bit-identical to one host (max |dtheta| = $d)" || bad "two-host training differs" "— $d"
+  cd "$ROOT"
+  hosts_down; trap - EXIT
+fi
+rm -rf "$H"
