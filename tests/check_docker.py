@@ -1,0 +1,73 @@
+"""check_docker.py ROOT: static checks of docker/Dockerfile and docker/compose.yaml (no
+Docker engine runs here). Compose: only keys of the Compose specification, the two
+services with their GPU reservations, mpirun -np 2 for `dual`, the settings MPI and NCCL
+need in containers, every path and command named exists. Dockerfile: every COPY source
+exists, the build runs make with CUDA, the entrypoint is the built binary, and every
+Debian package run/install-deps.sh needs for the build is installed. Prints failures."""
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+root = sys.argv[1]
+fail = []
+TOP = {"name", "services", "networks", "volumes", "configs", "secrets", "include"}
+SERVICE = {"build", "image", "working_dir", "volumes", "shm_size", "ipc", "ulimits", "environment", "deploy",
+           "command", "entrypoint", "cap_add", "devices", "runtime", "user", "init", "network_mode", "env_file"}
+with open(f"{root}/docker/compose.yaml") as f:
+    compose = yaml.safe_load(f)
+for k in compose:
+    if k not in TOP and not k.startswith("x-"):
+        fail.append(f"compose: unknown top-level key {k}")
+services = compose.get("services", {})
+if set(services) != {"gpu", "dual"}:
+    fail.append(f"compose: services {sorted(services)}, expected gpu and dual")
+help_text = subprocess.run([f"{root}/ddptok", "--help"], capture_output=True, text=True).stdout
+commands = set(re.findall(r"^  ([a-z-]+) ", help_text, re.M))
+for name, s in services.items():
+    for k in s:
+        if k not in SERVICE:
+            fail.append(f"compose: service {name}: unknown key {k}")
+    b = s.get("build", {})
+    ctx = os.path.normpath(os.path.join(root, "docker", b.get("context", ".")))
+    if ctx != os.path.normpath(root) or not os.path.isfile(os.path.join(ctx, b.get("dockerfile", "Dockerfile"))):
+        fail.append(f"compose: service {name}: build context/dockerfile do not name the repository's docker/Dockerfile")
+    for v in s.get("volumes", []):
+        host = os.path.normpath(os.path.join(root, "docker", v.split(":")[0]))
+        if not host.startswith(os.path.normpath(root)) or (v.endswith(":ro") and not os.path.exists(host)):
+            fail.append(f"compose: service {name}: volume {v} does not name a path of the repository")
+    if s.get("shm_size") is None or s.get("ulimits", {}).get("memlock") != -1:
+        fail.append(f"compose: service {name}: needs shm_size and an unlimited memlock")
+    if s.get("environment", {}).get("OMPI_MCA_btl_vader_single_copy_mechanism") != "none":
+        fail.append(f"compose: service {name}: needs OMPI_MCA_btl_vader_single_copy_mechanism=none")
+    devs = s.get("deploy", {}).get("resources", {}).get("reservations", {}).get("devices", [])
+    want = 1 if name == "gpu" else 2
+    if not devs or devs[0].get("driver") != "nvidia" or devs[0].get("count") != want or "gpu" not in devs[0].get("capabilities", []):
+        fail.append(f"compose: service {name}: expected a reservation of {want} NVIDIA GPU(s)")
+    cmd = s.get("command", [])
+    if not cmd or cmd[0] not in commands:
+        fail.append(f"compose: service {name}: command {cmd[:1]} is not a ddptok command ({sorted(commands)})")
+    if "--config" in cmd and not os.path.isfile(os.path.join(root, cmd[cmd.index("--config") + 1])):
+        fail.append(f"compose: service {name}: config {cmd[cmd.index('--config') + 1]} does not exist")
+ep = services.get("dual", {}).get("entrypoint", [])
+if ep[:3] != ["mpirun", "-np", "2"] or ep[-1] != "/opt/ddptok/ddptok":
+    fail.append(f"compose: dual must run mpirun -np 2 /opt/ddptok/ddptok, has {ep}")
+
+df = open(f"{root}/docker/Dockerfile").read()
+for src in re.findall(r"^COPY\s+(\S+)\s+\S+", df, re.M):
+    if not os.path.exists(os.path.join(root, src)):
+        fail.append(f"Dockerfile: COPY source {src} does not exist")
+if not re.search(r"^RUN make CUDA=1", df, re.M):
+    fail.append("Dockerfile: does not build with make CUDA=1")
+if '/opt/ddptok/ddptok' not in re.findall(r'^ENTRYPOINT \["([^"]+)"', df, re.M) or "WORKDIR /opt/ddptok" not in df:
+    fail.append("Dockerfile: the entrypoint is not the binary built in /opt/ddptok")
+deps = open(f"{root}/run/install-deps.sh").read()
+base = re.search(r"pkgs=\(([^)]*)\)", deps).group(1).split()
+for p in base:
+    if p not in df:
+        fail.append(f"Dockerfile: does not install {p} (run/install-deps.sh needs it)")
+for line in fail:
+    print("FAIL", line)
+sys.exit(1 if fail else 0)
