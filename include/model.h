@@ -36,6 +36,8 @@ typedef struct {
 void model_shape(ModelShape *m, const Config *cfg);
 // Initial θ (P): a pure function of `seed`, identical on every rank.
 void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
+// Sets `m` from the config and returns a new θ0 (P) for its seed. Caller frees.
+float *model_initial(const Config *cfg, ModelShape *m);
 
 // Dropout for one microbatch: the rank's stream and the block index of this microbatch.
 typedef struct {

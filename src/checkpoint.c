@@ -112,25 +112,6 @@ static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) 
     return h5_read(f, path, name, H5T_NATIVE_UINT64, 1, &r->counter);
 }
 
-static int write_tensors(hid_t f, const char *group, const ModelShape *m, const float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
-        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
-    }
-    return 0;
-}
-
-static int read_tensors(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
-    }
-    return 0;
-}
-
 static int write_rank_file(const char *path, const CheckpointState *s) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
@@ -138,7 +119,7 @@ static int write_rank_file(const char *path, const CheckpointState *s) {
     state_checksum(s, sum);
     hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
     hid_t f = o.file;
-    int rc = write_tensors(f, "model", &s->m, s->theta) || write_tensors(f, "optimizer/momentum", &s->m, s->momentum) ||
+    int rc = h5_write_params(f, "model", &s->m, s->theta) || h5_write_params(f, "optimizer/momentum", &s->m, s->momentum) ||
              h5_write(f, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
              write_rng(f, "sampler", &s->sampler_rng) || write_rng(f, "dropout", &s->dropout_rng);
     if (!rc) {
@@ -255,7 +236,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     s->theta = xmalloc(s->m.total * sizeof(float));
     s->momentum = xmalloc(s->m.total * sizeof(float));
     s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
-    if (read_tensors(f, path, "model", &s->m, s->theta) || read_tensors(f, path, "optimizer/momentum", &s->m, s->momentum) ||
+    if (h5_read_params(f, path, "model", &s->m, s->theta) || h5_read_params(f, path, "optimizer/momentum", &s->m, s->momentum) ||
         h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
         read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
         goto out;

@@ -102,9 +102,7 @@ int cmd_reference(App *app) {
     Corpus c;
     load_corpus_or_die(app, &c);
     ModelShape m;
-    model_shape(&m, cfg);
-    float *theta0 = xmalloc(m.total * sizeof *theta0);
-    model_init_params(&m, cfg->seed, theta0);
+    float *theta0 = model_initial(cfg, &m);
     Reference ref;
     int rc = reference_compute(cfg, &c, app->compute, theta0, &ref);
     if (rc == EXIT_EMPTY_WINDOW)

@@ -68,17 +68,9 @@ static int mode_coincides(Normalization mode, LossUnit unit, int W, int A, const
 static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
-    for (int mode = 0; mode < NORM_COUNT; mode++)
-        for (int p = 0; p < N_PARAMS; p++) {
-            char name[160];
-            snprintf(name, sizeof name, "%s/%s", normalization_names[mode], param_names[p]);
-            hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
-            if (h5_write(o.file, name, H5T_NATIVE_FLOAT, m->rank[p], dims, grads[mode] + m->offset[p])) {
-                h5out_abandon(&o);
-                return -1;
-            }
-        }
-    if (h5_attr_str(o.file, "data_lock", lock)) {
+    int rc = 0;
+    for (int mode = 0; mode < NORM_COUNT && !rc; mode++) rc = h5_write_params(o.file, normalization_names[mode], m, grads[mode]);
+    if (rc || h5_attr_str(o.file, "data_lock", lock)) {
         h5out_abandon(&o);
         return -1;
     }
@@ -176,9 +168,7 @@ int cmd_check_empty(App *app) {
     Corpus c;
     load_corpus_or_die(app, &c);
     ModelShape m;
-    model_shape(&m, base);
-    float *theta0 = xmalloc(m.total * sizeof *theta0), *grad = xmalloc(m.total * sizeof *grad);
-    model_init_params(&m, base->seed, theta0);
+    float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
     char err[512];
     WindowStats ws;
 

@@ -254,9 +254,7 @@ int cmd_exercise(App *app) {
         memcpy(mini.tokens + mini.offsets[i], full.tokens + full.offsets[src[i]], (size_t)lens[i] * sizeof(int32_t));
 
     ModelShape m;
-    model_shape(&m, cfg);
-    float *theta = xmalloc(m.total * sizeof *theta);
-    model_init_params(&m, cfg->seed, theta);
+    float *theta = model_initial(cfg, &m);
     RankGrad rg[3];
     for (int i = 0; i < 3; i++) rank_grad(app, &m, theta, &mini, i, &rg[i]);
 

@@ -101,9 +101,7 @@ int cmd_train(App *app) {
     Corpus c;
     load_corpus_or_die(app, &c);
     ModelShape m;
-    model_shape(&m, cfg);
-    float *theta0 = xmalloc(m.total * sizeof *theta0);
-    model_init_params(&m, cfg->seed, theta0);
+    float *theta0 = model_initial(cfg, &m);
     Trainer t;
     if (comm_agree(&app->comm, trainer_init(&t, cfg, &c, app->compute, &app->comm, theta0) ? 1 : 0))
         die(EXIT_BAD_INPUT, "cannot set up training (see above)");

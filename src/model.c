@@ -46,3 +46,10 @@ void model_init_params(const ModelShape *m, uint32_t seed, float *theta) {
         }
     }
 }
+
+float *model_initial(const Config *cfg, ModelShape *m) {
+    model_shape(m, cfg);
+    float *theta = xmalloc(m->total * sizeof *theta);
+    model_init_params(m, cfg->seed, theta);
+    return theta;
+}

@@ -74,22 +74,11 @@ void reference_free(Reference *ref) {
     memset(ref, 0, sizeof *ref);
 }
 
-// Writes every tensor of θ-shaped `v` under `group`/<param>.
-static int write_params(hid_t f, const char *group, const ModelShape *m, const float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
-        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
-    }
-    return 0;
-}
-
 int reference_write(const char *path, const Config *cfg, const char *lock, const ModelShape *m, const float *theta0,
                     const Reference *ref) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
-    int rc = write_params(o.file, "init", m, theta0) || write_params(o.file, "grad", m, ref->grad) ||
+    int rc = h5_write_params(o.file, "init", m, theta0) || h5_write_params(o.file, "grad", m, ref->grad) ||
              h5_attr_i64(o.file, "global_count", ref->N) ||
              h5_attr_i64_array(o.file, "rank_counts", ref->rank_counts, cfg->train.world_size) ||
              h5_attr_i64(o.file, "global_sequences", ref->M) || h5_attr_f64(o.file, "loss", ref->loss) ||
@@ -103,21 +92,12 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
     return h5out_commit(&o);
 }
 
-static int read_params(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
-    }
-    return 0;
-}
-
 int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N) {
     hid_t f = h5_open_read(path);
     if (f < 0) return error("%s: no reference: run `ddptok reference` first", path);
     char *stored = h5_attr_read_str(f, path, "data_lock");
     int rc = !stored ? -1 : strcmp(stored, lock) != 0 ? error("%s: made for other data (data lock %.12s…, current %.12s…): run `ddptok reference` again", path, stored, lock) : 0;
-    if (!rc) rc = read_params(f, path, "init", m, theta0) || (grad && read_params(f, path, "grad", m, grad)) ||
+    if (!rc) rc = h5_read_params(f, path, "init", m, theta0) || (grad && h5_read_params(f, path, "grad", m, grad)) ||
                   (N && h5_attr_read_i64(f, path, "global_count", N));
     free(stored);
     H5Fclose(f);
