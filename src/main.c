@@ -41,9 +41,10 @@ static void usage(FILE *f) {
             "usage: ddptok COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
             "       mpirun -np W ddptok COMMAND ...   (for the distributed commands)\n\n"
             "commands:\n");
-    for (int i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-18s %s%s\n  %-18s   %s\n", commands[i].name, commands[i].distributed ? "[W ranks] " : "[1 rank]  ",
-                commands[i].options, "", commands[i].summary);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        fprintf(f, "  %-18s %s %s\n", commands[i].name, commands[i].distributed ? "[W ranks]" : "[1 rank] ", commands[i].summary);
+        if (commands[i].options[0]) fprintf(f, "  %-18s           %s\n", "", commands[i].options);
+    }
     fprintf(f,
             "\noptions:\n"
             "  --config FILE        YAML config (see configs/minimum.yaml)\n"
