@@ -45,9 +45,7 @@ typedef struct {
 
 typedef struct {
     int step;
-    Counts global, local;
-    int64_t N;            // = global.tokens
-    int64_t N_r;          // = local.tokens
+    Counts global, local; // N = global.tokens, N_r = local.tokens
     int64_t *rank_counts; // (W) supervised tokens per rank: a view into the trainer's buffer
     int64_t *rank_seqs;   // (W) labelled sequences per rank: likewise
     int ns_min, ns_max;   // this rank's fewest and most labels per labelled sequence

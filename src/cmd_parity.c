@@ -107,14 +107,14 @@ int cmd_parity(App *app) {
         int pass = cmp[mode].violations == 0;
         good[mode] = coincide[mode] ? pass : !pass;
     }
-    if (ws.N != N_ref) die(EXIT_CHECK_FAILED, "parity: the distributed window counts N = %lld, the reference %lld",
-                           (long long)ws.N, (long long)N_ref);
+    if (ws.global.tokens != N_ref) die(EXIT_CHECK_FAILED, "parity: the distributed window counts N = %lld, the reference %lld",
+                           (long long)ws.global.tokens, (long long)N_ref);
     int ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) ok &= good[mode];
     const int64_t *counts = f.tokens;
 
     if (app->comm.rank == 0) {
-        say("parity: window 1, %s unit, W = %d, A = %d, N = %lld (", loss_unit_names[unit], W, A, (long long)ws.N);
+        say("parity: window 1, %s unit, W = %d, A = %d, N = %lld (", loss_unit_names[unit], W, A, (long long)ws.global.tokens);
         for (int r = 0; r < W; r++) say("%s%lld", r ? " + " : "", (long long)counts[r]);
         say(") tokens in %lld labelled sequences, %lld components, |g - ref| <= %g + %g*|ref|\n", (long long)f.g.sequences,
             (long long)cmp[0].compared, cfg->parity.atol, cfg->parity.rtol);
@@ -124,7 +124,7 @@ int cmd_parity(App *app) {
                        "\"world_size\": %d, \"accumulation\": %d, \"global_count\": %lld, \"global_sequences\": %lld, "
                        "\"padded\": %lld, \"rank_counts\": [",
                    cfg->parity.atol, cfg->parity.rtol, (long long)cmp[0].compared, loss_unit_names[unit],
-                   normalization_names[product], W, A, (long long)ws.N, (long long)f.g.sequences, (long long)f.g.padded);
+                   normalization_names[product], W, A, (long long)ws.global.tokens, (long long)f.g.sequences, (long long)f.g.padded);
         for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)counts[r]);
         buf_printf(&j, "], \"rank_sequences\": [");
         for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)f.sequences[r]);
@@ -196,14 +196,14 @@ int cmd_check_empty(App *app) {
         if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
         rc = distributed_window(app, &local, &c, theta0, product, grad, &ws, NULL);
         if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
-        N_r0 = ws.N_r;
+        N_r0 = ws.local.tokens;
         comm_bcast(&app->comm, &N_r0, sizeof N_r0, 0);
-        N_local = ws.N;
+        N_local = ws.global.tokens;
         if (app->comm.rank == 0) {
             Reference ref;
             if (reference_compute(&local, &c, app->compute, theta0, &ref)) die_abort(EXIT_INTERNAL, "reference failed");
             cmp = compare_vectors(grad, ref.grad, m.total, base->parity.atol, base->parity.rtol);
-            local_ok = cmp.violations == 0 && N_r0 == 0 && ref.N == ws.N;
+            local_ok = cmp.violations == 0 && N_r0 == 0 && ref.N == ws.global.tokens;
             reference_free(&ref);
         }
         comm_bcast(&app->comm, &local_ok, sizeof local_ok, 0);

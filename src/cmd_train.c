@@ -159,16 +159,16 @@ int cmd_train(App *app) {
             die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
                                    "(nothing applied, nothing written for this step)", ws.step);
         fprintf(log, "run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", run, t.rank, ws.step,
-                (long long)ws.N_r, ws.S_r, (long long)ws.N, ws.loss, ws.seconds);
+                (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
         fflush(log);
         if (jsonl) {
-            fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws.step, ws.loss, (long long)ws.N);
+            fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws.step, ws.loss, (long long)ws.global.tokens);
             for (int r = 0; r < t.W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws.rank_counts[r]);
             fprintf(jsonl, "], \"sequences\": %lld, \"seconds\": %.6f}\n", (long long)ws.global.sequences, ws.seconds);
             fflush(jsonl);
         }
         if (t.step == 1 || t.step % 10 == 0 || t.step == stop_at)
-            say("  step %4d  loss %.5f  tokens %6lld  %.1f ms\n", t.step, ws.loss, (long long)ws.N, 1e3 * ws.seconds);
+            say("  step %4d  loss %.5f  tokens %6lld  %.1f ms\n", t.step, ws.loss, (long long)ws.global.tokens, 1e3 * ws.seconds);
         if (ws.stop_requested) {
             say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
                 t.step, EXIT_REQUEUE);

@@ -90,13 +90,12 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     LabelRule rule = label_rule(cfg);
     LossUnit weighting = normalization_weighting(mode, cfg->train.loss_unit);
     Counts *l = &ws->local, *g = &ws->global;
-    ws->ns_min = 0, ws->ns_max = 0;
     for (int a = 0; a < A; a++) {
         Batch *b = &t->micro[a];
         batch_build(b, t->corpus, t->ids + (size_t)a * B, B, &rule, weighting);
-        if (b->sequences) {
-            ws->ns_min = l->sequences && ws->ns_min < b->ns_min ? ws->ns_min : b->ns_min;
-            ws->ns_max = ws->ns_max > b->ns_max ? ws->ns_max : b->ns_max;
+        if (b->sequences) {  // fewest and most labels of this rank's labelled sequences
+            if (!l->sequences || b->ns_min < ws->ns_min) ws->ns_min = b->ns_min;
+            if (b->ns_max > ws->ns_max) ws->ns_max = b->ns_max;
         }
         l->tokens += b->T, l->sequences += b->sequences, l->padded += b->padded, l->slots += B;
     }
@@ -110,7 +109,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     t->comm->ops->allreduce_sum_i64(t->comm, c, 2 * W + 3);
     for (int r = 0; r < W; r++) g->tokens += c[r], g->sequences += c[W + r];
     g->padded = c[2 * W], g->slots = c[2 * W + 1];
-    ws->N = g->tokens, ws->N_r = l->tokens, ws->rank_counts = c, ws->rank_seqs = c + W;
+    ws->rank_counts = c, ws->rank_seqs = c + W;
     ws->stop_requested = c[2 * W + 2] > 0;
     if (g->tokens == 0) {
         // Every rank sees the same N after the all-reduce, so every rank stops here

@@ -41,5 +41,15 @@ expect_grep() {
   if grep -qE -- "$2" <<<"$3"; then ok "$1"; else bad "$1" "— no match for /$2/ in:"; echo "$3" | tail -6 | sed 's/^/       /'; fi
 }
 
+# prep_ref CONFIG SETS...: prepare and reference (quiet); fails if either does.
+prep_ref() { local c=$1; shift; one prepare --config "$c" "$@" >/dev/null && one reference --config "$c" "$@" >/dev/null; }
+
+# wait_lines FILE N SECONDS: waits (bounded) until FILE has at least N lines.
+wait_lines() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+  return 1
+}
+
 # json FILE EXPR: evaluates a Python expression over the parsed JSON `j`.
 json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }

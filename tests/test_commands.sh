@@ -8,7 +8,7 @@ expect_rc "exercise (12/12 coincide, 12/36 differ)" 0 one exercise --config "$CO
 r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]['hand']['global'], j['cases'][0]['model']['grad_max_abs_diff'] < 1e-9 < j['cases'][1]['model']['grad_max_abs_diff']")
 [ "$r" = "[[12, 12], [12, 36]] 2.5 True" ] && ok "exercise: counts, 2.5 by hand, gradients equal then different" || bad "exercise values" "— $r"
 # The whole protocol on the tiny config, then the report.
-one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null
+prep_ref "$cfg"
 ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
 ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
 expect_rc "evaluate" 0 one evaluate --config "$cfg"

@@ -15,7 +15,7 @@ else
   expect_grep "... naming the host" 'no GPU is visible on' "$OUT"
   expect_rc "--comm nccl with the CPU backend: clear error" 2 one prepare --config "$cfg" --comm nccl
   # Same numbers from both variants: parity max error identical on the CPU backend.
-  one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null
+  prep_ref "$cfg"
   a=$(ddp 2 parity --config "$cfg" 2>&1 | grep global-token)
   b=$(timeout 120 mpirun -np 2 "$ROOT/build/ddptok-cpu" parity --config "$cfg" 2>&1 | grep global-token)
   [ -n "$a" ] && [ "$a" = "$b" ] && ok "CUDA and CPU-only builds give the same CPU parity ($a)" || bad "variants differ" "— '$a' vs '$b'"

@@ -21,18 +21,17 @@ static int failed = 0, passed = 0;
 static int compare(const char *what, const ModelShape *m, const float *g, const float *ref, int expect_pass) {
     int all_ok = 1;
     for (int p = 0; p < N_PARAMS; p++) {
-        size_t bad = 0, worst = 0;
+        size_t bad = 0;
         double maxe = 0;
         for (size_t i = m->offset[p]; i < m->offset[p] + m->size[p]; i++) {
             double e = fabs((double)g[i] - ref[i]);
             if (!(e <= 1e-6 + 1e-4 * fabs((double)ref[i]))) bad++;
-            if (e > maxe || isnan(e)) maxe = e, worst = i;
+            if (e > maxe || isnan(e)) maxe = e;
         }
         if (bad) all_ok = 0;
         if (expect_pass)
             printf("  %-30s %-9s max abs err %.3e  violations %zu/%zu%s\n", what, param_names[p], maxe, bad, m->size[p],
                    bad ? "  <-- FAIL" : "");
-        (void)worst;
     }
     if (all_ok == expect_pass) passed++;
     else failed++, printf("FAIL %s: expected %s\n", what, expect_pass ? "agreement" : "disagreement");

@@ -46,7 +46,7 @@ CONF
   printf '%s slots=1\n%s slots=1\n' "$net.1" "$net.2" > "$H/hostfile"
   cd "$H"
   cfg="$CONFIGS/tiny.yaml"
-  one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null
+  prep_ref "$cfg"
   ddp 2 train --config "$cfg" --continuous --set paths.artifacts=onehost >/dev/null 2>&1
   # on host 1, with its hostname, mpirun over ssh to host 2
   on_host1() {

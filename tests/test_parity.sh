@@ -5,7 +5,7 @@ cfg="$CONFIGS/minimum.yaml"
 parity_case() {  # NAME NP SETS...  (expects exit 0 and the product passing)
   local name=$1 np=$2; shift 2
   local sets=("$@")
-  one prepare --config "$cfg" "${sets[@]}" >/dev/null && one reference --config "$cfg" "${sets[@]}" >/dev/null || { bad "$name: prepare/reference"; return; }
+  prep_ref "$cfg" "${sets[@]}" || { bad "$name: prepare/reference"; return; }
   expect_rc "parity $name" 0 ddp "$np" parity --config "$cfg" "${sets[@]}" || return
   local v; v=$(json outputs/parity.json "j['modes']['global-token']['violations'], j['modes']['global-token']['max_abs_err'], j['compared']")
   echo "       global-token: violations, max abs err, compared = $v"

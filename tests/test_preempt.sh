@@ -13,9 +13,7 @@ rm -f outputs/train/interrupted.jsonl
 mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --resume auto > run1.txt 2>&1 &
 pid=$!
 ( sleep 120; kill -9 "$pid" 2>/dev/null ) & dog=$!
-for _ in $(seq 300); do  # until ~20 updates are logged (bounded: 30 s)
-  [ "$(wc -l < outputs/train/interrupted.jsonl 2>/dev/null || echo 0)" -ge 20 ] && break; sleep 0.1
-done
+wait_lines outputs/train/interrupted.jsonl 20 30  # ~20 updates logged
 kill -USR1 "$pid"
 wait "$pid"; rc=$?
 kill "$dog" 2>/dev/null

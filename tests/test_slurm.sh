@@ -80,8 +80,7 @@ else
   one prepare --config "$CONFIGS/minimum.yaml" "${long[@]}" >/dev/null
   ddp 2 train --config "$CONFIGS/minimum.yaml" "${long[@]}" --continuous >/dev/null 2>&1
   J=$(DDPTOK_CONFIG=configs/minimum.yaml DDPTOK_ARGS="${long[*]}" sbatch --parsable -o slurm-p.out run/slurm/ddptok-1node.sbatch)
-  lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
-  for _ in $(seq 600); do [ "$(lines op/train/interrupted.jsonl)" -ge 20 ] && break; sleep 0.1; done
+  wait_lines op/train/interrupted.jsonl 20 60
   scancel --signal=USR1 --batch "$J"
   # Requeued, the job waits out Slurm's requeue delay: start it now — but only once the
   # first incarnation's processes are gone, or its late end is taken for the new one's.

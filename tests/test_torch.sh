@@ -23,7 +23,7 @@ PY
 grad_case() {  # NAME NP KEY=VALUE...
   local name=$1 np=$2; shift 2
   variant "$name" "$@"
-  one prepare --config "$name.yaml" >/dev/null && one reference --config "$name.yaml" >/dev/null && ddp "$np" parity --config "$name.yaml" >/dev/null 2>&1 \
+  prep_ref "$name.yaml" && ddp "$np" parity --config "$name.yaml" >/dev/null 2>&1 \
     || { bad "witness $name: ddptok prepare/reference/parity failed"; return; }
   expect_rc "torch autograd agrees with reference.h5 and grads.h5 ($name), rejects the controls" 0 witness grad "$name.yaml" outputs
   echo "$OUT" | sed 's/^/       /'
@@ -37,7 +37,7 @@ grad_case max-labels 2 data.max_labels=10 data.ignore_token=7
 # (b) 100 updates, dropout 0: gloo DDP in PyTorch vs ddptok's continuous run, and the
 # same witness against a ddptok trained with the mean of means (must disagree).
 variant ddp model.dropout=0
-one prepare --config ddp.yaml >/dev/null && one reference --config ddp.yaml >/dev/null
+prep_ref ddp.yaml
 ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
 expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 witness ddp ddp.yaml outputs artifacts/continuous/step-0100
 echo "$OUT" | tail -1 | sed 's/^/       /'
@@ -46,7 +46,7 @@ expect_rc "negative control: the same witness rejects a ddptok trained with the 
 echo "$OUT" | tail -1 | sed 's/^/       /'
 # The same 100-update DDP witness for the sequence unit (W·Q_r/M), with ignored labels.
 variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
-one prepare --config ddpseq.yaml --set paths.outputs=oseq >/dev/null && one reference --config ddpseq.yaml --set paths.outputs=oseq >/dev/null
+prep_ref ddpseq.yaml --set paths.outputs=oseq
 ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
 expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
 echo "$OUT" | tail -1 | sed 's/^/       /'

@@ -6,7 +6,7 @@ W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
 parity_run() {  # NP SETS...: prepare, reference, parity; leaves OUT and outputs/parity.json
   local np=$1; shift
-  one prepare --config "$cfg" "$@" >/dev/null && one reference --config "$cfg" "$@" >/dev/null && ddp "$np" parity --config "$cfg" "$@"
+  prep_ref "$cfg" "$@" && ddp "$np" parity --config "$cfg" "$@"
 }
 verdicts() { json outputs/parity.json "' '.join(m + '=' + ('pass' if v['pass'] else 'reject') for m, v in j['modes'].items())"; }
 for w in 2 3; do
