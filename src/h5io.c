@@ -59,11 +59,16 @@ void h5out_abandon(H5Out *o) {
 int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data) {
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
+    // No modification times: the same inputs must give byte-identical files
+    // (SPEC: prepare is deterministic; HDF5 stamps each dataset by default).
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(dcpl, 0);
     hid_t space = H5Screate_simple(rank, dims, NULL);
-    hid_t ds = H5Dcreate2(loc, name, type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t ds = H5Dcreate2(loc, name, type, space, lcpl, dcpl, H5P_DEFAULT);
     int rc = ds < 0 ? -1 : (H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0);
     if (ds >= 0) H5Dclose(ds);
     H5Sclose(space);
+    H5Pclose(dcpl);
     H5Pclose(lcpl);
     return rc ? error("cannot write dataset %s", name) : 0;
 }
