@@ -140,6 +140,7 @@ static void node_push(Node *parent, Node *kid) {
 
 typedef struct {
     const char *name;  // file name, or "--set" for a command-line override
+    const char *text;  // the YAML being parsed, for the line of an encoding error
     char *err;
     int errlen;
     char where[600];   // scratch for at()
@@ -162,6 +163,16 @@ static int fail(Ctx *ctx, const char *fmt, ...) {
 }
 #define FAIL fail
 
+// A libyaml error with its line: the reader (bad encoding) reports a byte offset only.
+static void syntax_error(const yaml_parser_t *p, Ctx *ctx) {
+    long line = (long)p->problem_mark.line + 1;
+    if (p->error == YAML_READER_ERROR) {
+        line = 1;
+        for (size_t i = 0; i < p->problem_offset && ctx->text[i]; i++) line += ctx->text[i] == '\n';
+    }
+    FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, line), p->problem ? p->problem : "unknown");
+}
+
 // Parses one node starting at `ev` (already taken). Returns NULL on error.
 static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx);
 
@@ -169,8 +180,7 @@ static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ct
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(p, &ev)) {
-            FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, (long)p->problem_mark.line + 1),
-                 p->problem ? p->problem : "unknown");
+            syntax_error(p, ctx);
             node_free(n);
             return NULL;
         }
@@ -222,12 +232,12 @@ static Node *parse_document(const char *text, size_t len, Ctx *ctx) {
     yaml_parser_t p;
     yaml_parser_initialize(&p);
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    ctx->text = text;
     Node *root = NULL;
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&p, &ev)) {
-            FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, (long)p.problem_mark.line + 1),
-                 p.problem ? p.problem : "unknown");
+            syntax_error(&p, ctx);
             node_free(root);
             root = NULL;
             break;
@@ -422,7 +432,14 @@ static char *read_text(const char *path, size_t *len) {
             ASSERT(buf);
         }
     }
+    int failed = ferror(f);  // e.g. EISDIR: fopen accepts a directory, fread does not
+    int saved = errno;
     fclose(f);
+    if (failed) {
+        free(buf);
+        errno = saved;
+        return NULL;
+    }
     buf[n] = 0;
     *len = n;
     return buf;

@@ -24,6 +24,12 @@ bad_case "band leaving a rank empty" 'band 1 \[40, 50\] leaves rank 1 empty' pre
 bad_case "bands vs world size" '1 bands for train.world_size 2' prepare --config good.yaml '--set=train.rank_bands=[[8, 24]]'
 bad_case "unknown normalization" 'train.normalization: expected one of global-token' prepare --config good.yaml --set train.normalization=mean
 bad_case "missing config file" 'nope.yaml: cannot read config file' prepare --config nope.yaml
+mkdir adir
+bad_case "a directory as config file" 'adir: cannot read config file: Is a directory' prepare --config adir
+printf 'seed: 1\n\x80\x00\xfe\xc3' > noise.yaml
+bad_case "binary noise as config file" '^ddptok: error: noise.yaml:2: YAML syntax error: invalid' prepare --config noise.yaml
+printf 'model:\n  hidden: 99999999999999999999\n' > huge.yaml
+bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive integer, got 99999999999999999999 \(out of range\)' prepare --config huge.yaml
 bad_case "unknown command" "unknown command 'frobnicate'" frobnicate --config good.yaml
 bad_case "unknown --set key" "unknown key 'model.depth'" prepare --config good.yaml --set model.depth=3
 bad_case "--set without =" 'expected KEY=VALUE' prepare --config good.yaml --set model.hidden
