@@ -45,6 +45,10 @@ extern const CommOps comm_nccl;
 // Every rank passes its own code; all get the largest (0 = all fine). Used so that an
 // error seen by one rank stops every rank at the same point.
 int comm_agree(Comm *c, int code);
+// Collective: if any rank passes bad != 0, every rank stops with `code`. A rank that
+// failed has printed its cause with error(); each other rank prints one line naming the
+// failed rank and `what` it was doing, so no rank ends without saying why.
+void comm_stop_if_any(Comm *c, int bad, int code, const char *what);
 int comm_bcast(Comm *c, void *buf, size_t bytes, int root);
 void comm_barrier(Comm *c);
 // Gathers one fixed-size string per rank to rank 0 (out: world * len bytes).

@@ -34,8 +34,9 @@ int h5_attr_i64(hid_t loc, const char *name, int64_t value);
 int h5_attr_f64(hid_t loc, const char *name, double value);
 int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n);
 
-// Opens an existing file read-only; -1 with an error naming the file.
-hid_t h5_open_read(const char *path);
+// Opens an existing file read-only; -1 with one error line naming the file, ending with
+// `hint` (what to run to make it; may be NULL) when the file is missing or unreadable.
+hid_t h5_open_read(const char *path, const char *hint);
 // Number of elements of a dataset (and its dims when `dims` is not NULL, up to 8); -1 on error.
 int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *rank, hsize_t *dims);
 // Reads exactly `n` elements of `type`; error names the file and dataset when absent or

@@ -199,7 +199,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
 int checkpoint_load(const char *path, CheckpointState *s) {
     memset(s, 0, sizeof *s);
     if (verify_manifest(path)) return -1;
-    hid_t f = h5_open_read(path);
+    hid_t f = h5_open_read(path, NULL);
     if (f < 0) return -1;
     int rc = -1;
     char *format = NULL, *sum = NULL, *lock = NULL;

@@ -24,7 +24,9 @@ void load_corpus_or_die(App *app, Corpus *c) {
     char path[1024];
     out_path(app, path, sizeof path, "data/corpus.h5");
     int rc = corpus_read(c, &app->cfg, path);
-    if (comm_agree(&app->comm, rc ? 1 : 0)) die(EXIT_BAD_INPUT, "cannot use %s (see above)", path);
+    char what[1100];
+    snprintf(what, sizeof what, "reading %s", path);
+    comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);
 }
 
 void write_output(const App *app, const char *rel, const char *text) {

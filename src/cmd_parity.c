@@ -26,8 +26,8 @@ typedef struct {
 static int distributed_window(App *app, const Config *cfg, const Corpus *c, const float *theta0, Normalization mode,
                               float *grad, WindowStats *ws, WindowFacts *f) {
     Trainer t;
-    if (comm_agree(&app->comm, trainer_init(&t, cfg, c, app->compute, &app->comm, theta0) ? 1 : 0))
-        die(EXIT_BAD_INPUT, "cannot set up the window (see above)");
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, c, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+                     "setting up the window");
     int rc = trainer_window(&t, mode, 0, ws);
     if (!rc) {
         float *g = xmalloc((t.m.total + 1) * sizeof *g);
@@ -88,8 +88,8 @@ int cmd_parity(App *app) {
     int64_t N_ref = 0;
     char rpath[1024];
     out_path(app, rpath, sizeof rpath, "reference.h5");
-    if (comm_agree(&app->comm, reference_read(rpath, c.lock, &m, theta0, ref, &N_ref) ? 1 : 0))
-        die(EXIT_BAD_INPUT, "cannot use %s (see above)", rpath);
+    comm_stop_if_any(&app->comm, reference_read(rpath, c.lock, &m, theta0, ref, &N_ref), EXIT_BAD_INPUT,
+                     "reading the reference");
 
     LossUnit unit = cfg->train.loss_unit;
     Normalization product = unit_product(unit);

@@ -342,8 +342,9 @@ int cmd_plot(App *app) {
     out_path(app, gpath, sizeof gpath, "grads.h5");
     out_path(app, rpath, sizeof rpath, "reference.h5");
     float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
-    hid_t rf = h5_open_read(rpath), gf = rf >= 0 ? h5_open_read(gpath) : -1;
-    if (rf < 0 || gf < 0) die(EXIT_BAD_INPUT, "plot needs %s and %s: run reference and parity first", rpath, gpath);
+    hid_t rf = h5_open_read(rpath, "plot needs it: run `ddptok reference` first");
+    hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, "plot needs it: run `mpirun -np W ddptok parity` first");
+    if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
     snprintf(dat, sizeof dat, "%s/parity.dat", dir);
     FILE *pd = fopen(dat, "w");
     if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write", dat);

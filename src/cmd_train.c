@@ -73,10 +73,9 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
             snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, app->cfg.train.updates);
         if (why[0]) error("%s", why), bad = 1;
     }
-    if (comm_agree(&app->comm, bad)) {
-        if (!bad) checkpoint_state_free(&s);
-        die(EXIT_BAD_INPUT, "resume from %s refused%s", dir, bad ? " (see above)" : " by another rank");
-    }
+    char what[1200];
+    snprintf(what, sizeof what, "resuming from %s", dir);
+    comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, what);
     // Negative controls for the exact-resume test: DDPTOK_TEST_RESUME_SKIP names one part
     // of the state not to restore (rng, momentum or sampler); the result must then differ.
     const char *skip = getenv("DDPTOK_TEST_RESUME_SKIP");
@@ -103,8 +102,8 @@ int cmd_train(App *app) {
     ModelShape m;
     float *theta0 = model_initial(cfg, &m);
     Trainer t;
-    if (comm_agree(&app->comm, trainer_init(&t, cfg, &c, app->compute, &app->comm, theta0) ? 1 : 0))
-        die(EXIT_BAD_INPUT, "cannot set up training (see above)");
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &c, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+                     "setting up training");
     free(theta0);
 
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
@@ -149,7 +148,7 @@ int cmd_train(App *app) {
     snprintf(rel, sizeof rel, "logs/rank-%d.log", t.rank);
     out_path(app, path, sizeof path, rel);
     if (!bad && !(log = fopen(path, "a"))) bad = error("%s: cannot write: %s", path, strerror(errno));
-    if (comm_agree(&app->comm, bad)) die(EXIT_BAD_INPUT, "cannot open the training logs (see above)");
+    comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
 
     int rc = 0;
     while (t.step < stop_at) {
@@ -249,9 +248,8 @@ int cmd_check_checkpoints(App *app) {
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
     int64_t U = cfg->train.updates, per = (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
     int32_t *plan = xmalloc((size_t)(U * per) * sizeof *plan);
-    hid_t pf = h5_open_read(ppath);
-    if (pf < 0 || h5_read(pf, ppath, "ids", H5T_NATIVE_INT32, U * per, plan))
-        die(EXIT_BAD_INPUT, "%s: cannot read the plan: run prepare", ppath);
+    hid_t pf = h5_open_read(ppath, "run `ddptok prepare` first");
+    if (pf < 0 || h5_read(pf, ppath, "ids", H5T_NATIVE_INT32, U * per, plan)) stop(EXIT_BAD_INPUT);
     H5Fclose(pf);
     const char *roots[2] = {"checkpoints", "continuous"};
     int checked = 0, problems = 0;

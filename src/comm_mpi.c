@@ -38,6 +38,13 @@ int comm_agree(Comm *c, int code) {
     return out;
 }
 
+void comm_stop_if_any(Comm *c, int bad, int code, const char *what) {
+    int failed = comm_agree(c, bad ? c->rank + 1 : 0);  // the highest failed rank, plus one
+    if (!failed) return;
+    if (!bad) error("stopping: rank %d failed %s", failed - 1, what);
+    stop(code);
+}
+
 int comm_bcast(Comm *c, void *buf, size_t bytes, int root) {
     c->op = "broadcast";
     MPI_CHECK(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, c->mpi), c);

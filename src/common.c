@@ -34,14 +34,18 @@ static int mpi_running(void) {
     return init && !fin;
 }
 
+void stop(int code) {
+    // Every rank gets here together for a collective decision: finalize cleanly.
+    if (mpi_running()) MPI_Finalize();
+    exit(code);
+}
+
 void die(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport(fmt, ap);
     va_end(ap);
-    // Every rank reaches die() together for a collective decision: finalize cleanly.
-    if (mpi_running()) MPI_Finalize();
-    exit(code);
+    stop(code);
 }
 
 void die_abort(int code, const char *fmt, ...) {

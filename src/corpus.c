@@ -143,8 +143,10 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
 
 int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     memset(c, 0, sizeof *c);
-    hid_t f = h5_open_read(path);
-    if (f < 0) return error("%s: no corpus: run `ddptok prepare --config %s` first", path, cfg->source);
+    char hint[1200];
+    snprintf(hint, sizeof hint, "run `ddptok prepare --config %s` first", cfg->source);
+    hid_t f = h5_open_read(path, hint);
+    if (f < 0) return -1;
     int rc = -1;
     char *stored = NULL;
     int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL);

@@ -104,10 +104,11 @@ int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n) {
     return attr_write(loc, name, H5T_NATIVE_INT64, H5Screate_simple(1, &d, NULL), v);
 }
 
-hid_t h5_open_read(const char *path) {
-    if (access(path, R_OK) != 0) return error("%s: cannot open: %s", path, strerror(errno));
+hid_t h5_open_read(const char *path, const char *hint) {
+    const char *sep = hint ? ": " : "", *h = hint ? hint : "";
+    if (access(path, R_OK) != 0) return error("%s: cannot open: %s%s%s", path, strerror(errno), sep, h);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return error("%s: not a readable HDF5 file (truncated or damaged?)", path);
+    if (f < 0) return error("%s: not a readable HDF5 file (truncated or damaged?)%s%s", path, sep, h);
     return f;
 }
 

@@ -93,8 +93,8 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
 }
 
 int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N) {
-    hid_t f = h5_open_read(path);
-    if (f < 0) return error("%s: no reference: run `ddptok reference` first", path);
+    hid_t f = h5_open_read(path, "run `ddptok reference` first");
+    if (f < 0) return -1;
     char *stored = h5_attr_read_str(f, path, "data_lock");
     int rc = !stored ? -1 : strcmp(stored, lock) != 0 ? error("%s: made for other data (data lock %.12s…, current %.12s…): run `ddptok reference` again", path, stored, lock) : 0;
     if (!rc) rc = h5_read_params(f, path, "init", m, theta0) || (grad && h5_read_params(f, path, "grad", m, grad)) ||

@@ -35,4 +35,19 @@ n=$(wc -l < outputs/logs/rank-2.log)
 rm -rf artifacts/checkpoints/step-0012
 expect_rc "--resume latest" 0 ddp 3 train --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto --resume latest
 expect_grep "... resumed from step 6" 'steps 7\.\.12' "$OUT"
+
+# A failure stops every rank with one line each: the failed rank names the file and what
+# to do, the others name the failed rank; nothing else from ddptok.
+lines() { grep -c '^ddptok: ' <<<"$OUT"; }
+rm -rf outputs
+expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
+[ "$(lines)" -eq 2 ] && [ "$(grep -c "corpus.h5: cannot open: No such file or directory: run \`ddptok prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 2 ] \
+  && ok "... one line per rank, naming the file and the command to run" || { bad "missing corpus message"; echo "$OUT" | grep ddptok | head -4; }
+one prepare --config "$cfg" >/dev/null
+mkdir -p outputs/logs/rank-1.log
+expect_rc "rank 1 cannot write its log: every rank stops" 2 ddp 2 train --config "$cfg"
+[ "$(lines)" -eq 2 ] && grep -q '^ddptok: rank 1: error: .*rank-1.log: cannot write: Is a directory$' <<<"$OUT" \
+  && grep -q '^ddptok: rank 0: error: stopping: rank 1 failed opening its training log$' <<<"$OUT" \
+  && ok "... rank 1 names the file, rank 0 names rank 1" || { bad "log failure messages"; echo "$OUT" | grep ddptok | head -4; }
+rmdir outputs/logs/rank-1.log
 cd "$ROOT"; rm -rf "$W"
