@@ -82,6 +82,9 @@ static int verify_manifest(const char *path) {
     if (slash) *slash = 0;
     else strcpy(dir, ".");
     snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return error("%s: no such checkpoint directory", dir);
     FILE *f = fopen(manifest, "r");
     if (!f) return error("%s: missing (an incomplete or damaged checkpoint)", manifest);
     char line[1400], hex[65], name[1200];

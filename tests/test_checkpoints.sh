@@ -49,6 +49,9 @@ ddp 3 train --config "$cfg" "${w3[@]}" >/dev/null 2>&1
 mv a3/checkpoints/step-0006 w3
 DDPTOK_TEST_TIMEOUT=60 expect_rc "W=3 checkpoint: --resume with W=2 refused" 2 ddp 2 train --config "$cfg" --resume w3
 expect_grep "... naming the world size" 'written by 3 ranks, this run has 2' "$OUT"
+DDPTOK_TEST_TIMEOUT=60 expect_rc "--resume to a directory that does not exist: refused" 2 ddp 2 train --config "$cfg" --resume no/such
+[ "$(grep -c '^ddptok: rank [01]: error: no/such: no such checkpoint directory$' <<<"$OUT")" -eq 2 ] \
+  && ok "... one line per rank naming it" || { bad "nonexistent checkpoint message"; echo "$OUT" | grep ddptok | head -4; }
 # Another config: the learning rate differs.
 DDPTOK_TEST_TIMEOUT=60 expect_rc "another config: --resume refused" 2 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.optimizer.lr=0.3
 expect_grep "... naming the key" 'config differs .* train.optimizer.lr: 0.2 vs 0.3' "$OUT"
