@@ -49,9 +49,11 @@ void identity_init(int rank, int world);
 void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 // Like die() but this rank alone knows it failed: aborts the MPI job so no peer hangs.
 void die_abort(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-// Ends the job with `code` after the cause has been reported (by error()): no second line.
-// Collective like die(): every rank calls it together.
+// End the job with `code` after the cause has been reported by error(), without a second
+// line: stop() when every rank gets there together (like die()), stop_abort() when this
+// rank alone failed (like die_abort()).
 void stop(int code) __attribute__((noreturn));
+void stop_abort(int code) __attribute__((noreturn));
 // Recoverable error: prints one line on stderr and returns -1.
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Output only on rank 0 (stdout).

@@ -24,9 +24,11 @@ typedef struct {
 int h5out_open(H5Out *o, const char *path);
 // Closes, fsyncs, renames onto `path` and fsyncs the directory.
 int h5out_commit(H5Out *o);
-// Closes and removes the temporary file (on an error path).
-void h5out_abandon(H5Out *o);
+// Closes and removes the temporary file, then one error line: "PATH: cannot write WHAT: <why the last write failed>"
+// (the dataset or attribute, and the system's reason such as a full disk). Returns -1.
+int h5out_fail(H5Out *o, const char *what);
 
+// Writers return 0 or -1 without printing: the reason is kept for h5out_fail.
 // Writes a dataset of `rank` dims (intermediate groups created). type: H5T_NATIVE_*.
 int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data);
 int h5_attr_str(hid_t loc, const char *name, const char *value);

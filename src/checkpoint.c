@@ -136,10 +136,7 @@ static int write_rank_file(const char *path, const CheckpointState *s) {
              h5_attr_i64(f, "step", s->step) || h5_attr_i64(f, "world_size", s->world_size) ||
              h5_attr_i64(f, "rank", s->rank) || h5_attr_str(f, "config", s->config_yaml) ||
              h5_attr_str(f, "data_lock", s->lock) || h5_attr_str(f, "checksum", sum);
-    if (rc) {
-        h5out_abandon(&o);
-        return error("%s: cannot write checkpoint", path);
-    }
+    if (rc) return h5out_fail(&o, "the checkpoint");
     return h5out_commit(&o);
 }
 

@@ -36,7 +36,7 @@ void write_output(const App *app, const char *rel, const char *text) {
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
-    if (mkdir_p(dir) || write_file_atomic(path, text, strlen(text))) die_abort(EXIT_BAD_INPUT, "cannot write %s", path);
+    if (mkdir_p(dir) || write_file_atomic(path, text, strlen(text))) stop_abort(EXIT_BAD_INPUT);
 }
 
 Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol) {
@@ -60,10 +60,8 @@ static int write_plan(const char *path, const Config *cfg, const int32_t *plan, 
     if (h5out_open(&o, path)) return -1;
     hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
                        (hsize_t)cfg->train.batch_size_per_rank};
-    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan) || h5_attr_str(o.file, "data_lock", lock)) {
-        h5out_abandon(&o);
-        return error("%s: cannot write the plan", path);
-    }
+    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan) || h5_attr_str(o.file, "data_lock", lock))
+        return h5out_fail(&o, "the plan");
     return h5out_commit(&o);
 }
 
@@ -72,11 +70,11 @@ int cmd_prepare(App *app) {
     Corpus c;
     corpus_generate(&c, cfg);
     int32_t *plan = plan_build(cfg, &c);
-    if (!plan) die(EXIT_BAD_INPUT, "cannot build the plan (see above)");
+    if (!plan) stop(EXIT_BAD_INPUT);
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write(&c, cfg, cpath) || write_plan(ppath, cfg, plan, c.lock)) die(EXIT_BAD_INPUT, "prepare failed");
+    if (corpus_write(&c, cfg, cpath) || write_plan(ppath, cfg, plan, c.lock)) stop(EXIT_BAD_INPUT);
     int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
     for (int i = 0; i < c.n; i++) tok[c.split[i]] += corpus_len(&c, i), seqs[c.split[i]]++;
     say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", c.n,
@@ -84,7 +82,7 @@ int cmd_prepare(App *app) {
         (long long)tok[1], (long long)tok[2]);
     for (int r = 0; r < cfg->train.world_size; r++) {
         Sampler s;
-        if (sampler_init(&s, cfg, &c, r)) die(EXIT_BAD_INPUT, "prepare failed");
+        if (sampler_init(&s, cfg, &c, r)) stop(EXIT_BAD_INPUT);
         say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
             s.n_pool);
         sampler_free(&s);
@@ -109,10 +107,10 @@ int cmd_reference(App *app) {
     int rc = reference_compute(cfg, &c, app->compute, theta0, &ref);
     if (rc == EXIT_EMPTY_WINDOW)
         die(EXIT_EMPTY_WINDOW, "reference: window 1 has no supervised position on any rank (N = 0): no gradient to compute");
-    if (rc) die(EXIT_BAD_INPUT, "reference failed (see above)");
+    if (rc) stop(EXIT_BAD_INPUT);
     char path[1024];
     out_path(app, path, sizeof path, "reference.h5");
-    if (reference_write(path, cfg, c.lock, &m, theta0, &ref)) die(EXIT_BAD_INPUT, "reference failed");
+    if (reference_write(path, cfg, c.lock, &m, theta0, &ref)) stop(EXIT_BAD_INPUT);
     say("reference: window 1 replayed in one process (%s backend, dropout %g): N = %lld (", app->compute->name,
         cfg->model.dropout, (long long)ref.N);
     for (int r = 0; r < cfg->train.world_size; r++) say("%srank %d: %lld", r ? ", " : "", r, (long long)ref.rank_counts[r]);

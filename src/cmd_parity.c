@@ -70,10 +70,7 @@ static int write_grads(const char *path, const ModelShape *m, float *const *grad
     if (h5out_open(&o, path)) return -1;
     int rc = 0;
     for (int mode = 0; mode < NORM_COUNT && !rc; mode++) rc = h5_write_params(o.file, normalization_names[mode], m, grads[mode]);
-    if (rc || h5_attr_str(o.file, "data_lock", lock)) {
-        h5out_abandon(&o);
-        return -1;
-    }
+    if (rc || h5_attr_str(o.file, "data_lock", lock)) return h5out_fail(&o, "the gradients");
     return h5out_commit(&o);
 }
 
@@ -150,7 +147,7 @@ int cmd_parity(App *app) {
         buf_free(&j);
         char gpath[1024];
         out_path(app, gpath, sizeof gpath, "grads.h5");
-        if (write_grads(gpath, &m, grads, c.lock)) die_abort(EXIT_BAD_INPUT, "cannot write %s", gpath);
+        if (write_grads(gpath, &m, grads, c.lock)) stop_abort(EXIT_BAD_INPUT);
         say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);

@@ -46,7 +46,10 @@ static void save_checkpoint(App *app, Trainer *t, const char *root, const char *
     int rc = checkpoint_save(&app->comm, dir, &s);
     s.history = NULL;  // borrowed from the trainer
     checkpoint_state_free(&s);
-    if (rc) die(EXIT_BAD_INPUT, "step %d: checkpoint %s could not be written (see above); nothing was published", t->step, dir);
+    if (rc) {  // the ranks that failed have said why; rank 0 says what it means
+        if (app->comm.rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
+        stop(EXIT_BAD_INPUT);
+    }
     say("checkpoint: %s (%d rank files)\n", dir, t->W);
 }
 

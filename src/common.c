@@ -48,14 +48,17 @@ void die(int code, const char *fmt, ...) {
     stop(code);
 }
 
+void stop_abort(int code) {
+    if (mpi_running() && g_id.world > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    stop(code);
+}
+
 void die_abort(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vreport(fmt, ap);
     va_end(ap);
-    if (mpi_running() && g_id.world > 1) MPI_Abort(MPI_COMM_WORLD, code);
-    if (mpi_running()) MPI_Finalize();
-    exit(code);
+    stop_abort(code);
 }
 
 int error(const char *fmt, ...) {

@@ -134,10 +134,7 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
              h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, c->split) ||
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_str(o.file, "data_lock", c->lock);
-    if (rc) {
-        h5out_abandon(&o);
-        return error("%s: cannot write corpus", path);
-    }
+    if (rc) return h5out_fail(&o, "the corpus");
     return h5out_commit(&o);
 }
 

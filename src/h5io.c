@@ -12,6 +12,15 @@
 
 void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+// Why the last dataset or attribute write failed, for h5out_fail (one thread writes).
+static char g_write_failure[600];
+
+static int write_failed(const char *kind, const char *name) {
+    int e = errno;
+    snprintf(g_write_failure, sizeof g_write_failure, "%s %s%s%s", kind, name, e ? ": " : "", e ? strerror(e) : "");
+    return -1;
+}
+
 int h5out_open(H5Out *o, const char *path) {
     snprintf(o->path, sizeof o->path, "%s", path);
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
@@ -22,15 +31,19 @@ int h5out_open(H5Out *o, const char *path) {
         *slash = 0;
         if (mkdir_p(dir)) return -1;
     }
+    errno = 0;
     o->file = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (o->file < 0) return error("%s: cannot create HDF5 file", o->tmp);
+    if (o->file < 0) return error("%s: cannot create HDF5 file%s%s", o->tmp, errno ? ": " : "", errno ? strerror(errno) : "");
     return 0;
 }
 
 int h5out_commit(H5Out *o) {
+    errno = 0;
     if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0 || H5Fclose(o->file) < 0) {
+        int e = errno;
+        H5Fclose(o->file);
         unlink(o->tmp);
-        return error("%s: HDF5 flush/close failed", o->tmp);
+        return error("%s: cannot write (HDF5 flush/close failed%s%s)", o->path, e ? ": " : "", e ? strerror(e) : "");
     }
     int fd = open(o->tmp, O_RDONLY);
     if (fd < 0 || fsync(fd) != 0) {
@@ -51,9 +64,14 @@ int h5out_commit(H5Out *o) {
     return fsync_dir(dir);
 }
 
-void h5out_abandon(H5Out *o) {
+static void h5out_abandon(H5Out *o) {
     H5Fclose(o->file);
     unlink(o->tmp);
+}
+
+int h5out_fail(H5Out *o, const char *what) {
+    h5out_abandon(o);
+    return error("%s: cannot write %s: %s", o->path, what, g_write_failure[0] ? g_write_failure : "HDF5 error");
 }
 
 int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data) {
@@ -64,22 +82,24 @@ int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *d
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     hid_t space = H5Screate_simple(rank, dims, NULL);
+    errno = 0;
     hid_t ds = H5Dcreate2(loc, name, type, space, lcpl, dcpl, H5P_DEFAULT);
     int rc = ds < 0 ? -1 : (H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0);
     if (ds >= 0) H5Dclose(ds);
     H5Sclose(space);
     H5Pclose(dcpl);
     H5Pclose(lcpl);
-    return rc ? error("cannot write dataset %s", name) : 0;
+    return rc ? write_failed("dataset", name) : 0;
 }
 
 static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *v) {
     if (H5Aexists(loc, name) > 0) H5Adelete(loc, name);
+    errno = 0;
     hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
     int rc = a < 0 ? -1 : (H5Awrite(a, type, v) < 0 ? -1 : 0);
     if (a >= 0) H5Aclose(a);
     H5Sclose(space);
-    return rc ? error("cannot write attribute %s", name) : 0;
+    return rc ? write_failed("attribute", name) : 0;
 }
 
 int h5_attr_str(hid_t loc, const char *name, const char *value) {

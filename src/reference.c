@@ -85,10 +85,7 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
              h5_attr_str(o.file, "normalization", normalization_names[unit_product(cfg->train.loss_unit)]) ||
              h5_attr_str(o.file, "loss_unit", loss_unit_names[cfg->train.loss_unit]) ||
              h5_attr_str(o.file, "data_lock", lock);
-    if (rc) {
-        h5out_abandon(&o);
-        return error("%s: cannot write the reference", path);
-    }
+    if (rc) return h5out_fail(&o, "the reference");
     return h5out_commit(&o);
 }
 

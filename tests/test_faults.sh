@@ -1,0 +1,52 @@
+# A full disk: every writer stops with one line naming the file, what it was writing and
+# the system's reason, exit 2 on every rank; nothing is published and what was already
+# written stays byte for byte. The disk is a 700 KiB tmpfs (needs root to mount).
+W=$(workdir); cd "$W"
+cfg="$CONFIGS/minimum.yaml"
+mkdir disk
+if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
+  echo "SKIP faults: cannot mount a tmpfs here"
+else
+  one_line() {  # NAME PATTERN: $OUT is exactly one ddptok line per rank ($3, default 1), matching
+    local n; n=$(grep -c '^ddptok: ' <<<"$OUT")
+    if [ "$n" -eq "${3:-1}" ] && [ "$(grep -cE -- "$2" <<<"$OUT")" -eq "${3:-1}" ]; then ok "$1"
+    else bad "$1" "— expected ${3:-1} line(s) matching /$2/, got:"; grep '^ddptok: ' <<<"$OUT" | head -4 | sed 's/^/       /'; fi
+  }
+  o=(--set paths.outputs=disk/o)
+  one prepare --config "$cfg" "${o[@]}" >/dev/null  # 440 KiB of the 700
+  before=$(cd disk/o/data && sha256sum *)
+  expect_rc "disk full: prepare of other data fails" 2 one prepare --config "$cfg" "${o[@]}" --set seed=9
+  one_line "... one line naming the file, the dataset and the reason" \
+    '^ddptok: error: disk/o/data/corpus.h5: cannot write the corpus: dataset tokens: No space left on device$'
+  [ "$(cd disk/o/data && sha256sum *)" = "$before" ] && [ "$(ls disk/o/data)" = "$(printf 'corpus.h5\nplan.h5')" ] \
+    && ok "... the corpus and plan already there are intact, no temporary file left" || bad "prepare on a full disk damaged its outputs"
+  expect_rc "disk full: reference fails" 2 one reference --config "$cfg" "${o[@]}"
+  one_line "... one line" '^ddptok: error: disk/o/reference.h5: cannot write the reference: dataset [a-z0-9/_]+: No space left on device$'
+  [ ! -e disk/o/reference.h5 ] && [ "$(ls disk/o)" = data ] && ok "... nothing left behind" || bad "reference left files"
+  rm -rf disk/o
+  # Checkpoints: the data elsewhere, the artifacts on the small disk.
+  one prepare --config "$cfg" >/dev/null
+  expect_rc "disk full at the step-50 checkpoint: every rank stops" 2 ddp 2 train --config "$cfg" --set paths.artifacts=disk/a
+  p='^ddptok: rank [01]: error: disk/a/checkpoints/step-0050.tmp/rank-000[01].h5: cannot write the checkpoint: dataset [a-z0-9/_]+: No space left on device$'
+  [ "$(grep -cE -- "$p" <<<"$OUT")" -eq 2 ] && [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 3 ] \
+    && grep -q '^ddptok: rank 0: error: step 50: checkpoint disk/a/checkpoints/step-0050 not written; nothing was published$' <<<"$OUT" \
+    && ok "... each rank names its file and the reason, rank 0 says nothing was published" \
+    || { bad "checkpoint on a full disk: messages"; grep '^ddptok: ' <<<"$OUT" | head -5 | sed 's/^/       /'; }
+  [ -z "$(ls disk/a/checkpoints)" ] && ok "... no checkpoint directory, published or temporary, is left" || bad "checkpoint leftovers: $(ls disk/a/checkpoints)"
+  expect_rc "check-checkpoints then finds no checkpoint" 2 one check-checkpoints --config "$cfg" --set paths.artifacts=disk/a
+  expect_grep "... and says so" 'no checkpoint under disk/a' "$OUT"
+  # Room for one checkpoint (3.2 MB) but not two: the resumed run's final checkpoint fails,
+  # the step-50 one it resumed from stays valid and resumable.
+  rm -rf disk/a; mount -o remount,size=5m "$W/disk"
+  ddp 2 train --config "$cfg" --set paths.artifacts=disk/a >/dev/null 2>&1
+  sums=$(cd disk/a/checkpoints/step-0050 && sha256sum *)
+  expect_rc "disk full at the final checkpoint of a resumed run: every rank stops" 2 \
+    ddp 2 train --config "$cfg" --set paths.artifacts=disk/a --resume latest
+  [ "$(ls disk/a/checkpoints)" = step-0050 ] && [ "$(cd disk/a/checkpoints/step-0050 && sha256sum *)" = "$sums" ] \
+    && ok "... step-0050 is byte for byte what it was, nothing else is left" || bad "the earlier checkpoint was touched: $(ls disk/a/checkpoints)"
+  expect_rc "... it still passes check-checkpoints" 0 one check-checkpoints --config "$cfg" --set paths.artifacts=disk/a
+  mount -o remount,size=10m "$W/disk"
+  expect_rc "... and, with room again, --resume latest finishes the run" 0 ddp 2 train --config "$cfg" --set paths.artifacts=disk/a --resume latest
+  cd "$ROOT"; umount "$W/disk"
+fi
+cd "$ROOT"; rm -rf "$W"
