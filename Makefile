@@ -6,6 +6,7 @@
 #   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
+#   make bench        training throughput, medians over repeats (run/bench.sh; minutes, not in test)
 #   make deps         install the Debian packages the build and tests need
 
 CC      := mpicc
@@ -67,6 +68,11 @@ ddptok: $(OBJ) $(CU_OBJ)
 $(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
+# The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
+# tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
+# of the scalar loops (-ffast-math stays off).
+$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+
 $(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
 
@@ -75,10 +81,13 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_model build/test_model_broken
+TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
+
+build/test_tanh: tests/test_tanh.c include/tanh_f32.h | $(BUILD)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 build/test_model: tests/test_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
@@ -117,7 +126,10 @@ test:
 protocol:
 	bash run/protocol.sh
 
+bench: ddptok
+	bash run/bench.sh $(BENCH_ARGS)
+
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test test-bins protocol clean ddptok-cpu-inner print-cuda
+.PHONY: all deps test test-bins protocol bench clean ddptok-cpu-inner print-cuda

@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "model.h"
+#include "tanh_f32.h"
 
 struct Compute {
     ModelShape m;
@@ -91,14 +92,20 @@ static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
     int drop = d && d->p > 0;
     uint32_t thr = drop ? dropout_threshold(d->p) : 0;
     float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
+    for (size_t i = 0; i < (size_t)T * H; i++) c->Hh[i] = tanh_f32(c->Hh[i]);
     for (int t = 0; t < T; t++) {
-        float *hh = c->Hh + (size_t)t * H, *mm = c->M + (size_t)t * H, *hd = c->Hd + (size_t)t * H;
-        for (int i = 0; i < H; i++) {
-            hh[i] = tanhf(hh[i]);
-            mm[i] = drop ? (dropout_bits(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i) >= thr ? inv : 0.0f) : 1.0f;
-            hd[i] = hh[i] * mm[i];
+        float *mm = c->M + (size_t)t * H;
+        if (!drop) {
+            for (int i = 0; i < H; i++) mm[i] = 1.0f;
+            continue;
+        }
+        // One Philox block gives units i..i+3 (the draws of dropout_bits, a quarter of the calls).
+        for (int i = 0; i < H; i += 4) {
+            Philox4 r = rng_block(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i >> 2);
+            for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
         }
     }
+    for (size_t i = 0; i < (size_t)T * H; i++) c->Hd[i] = c->Hh[i] * c->M[i];
     for (int t = 0; t < T; t++) memcpy(c->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
 }
