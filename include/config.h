@@ -98,6 +98,9 @@ int config_from_yaml(Config *cfg, const char *text, const char *name, char *err,
 // trajectory of training (not updates, interrupt_at, paths). Writes "key: a vs b" into
 // `what` and returns 1; returns 0 when none differs.
 int config_diff_training(const Config *a, const Config *b, char *what, int len);
+// The same over every key but paths.* (which may name node-local disks): what the ranks of
+// one job must agree on.
+int config_diff_run(const Config *a, const Config *b, char *what, int len);
 
 #ifdef __cplusplus
 }

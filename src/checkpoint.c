@@ -177,8 +177,15 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     if (comm->rank == 0) {
         Buf m = {0};
         for (int r = 0; r < comm->world; r++) buf_printf(&m, "%s  rank-%04d.h5\n", sums + (size_t)r * 65, r);
+        // Every rank wrote into the same directory only if paths.artifacts is shared.
+        for (int r = 0; r < comm->world && !rc; r++) {
+            checkpoint_rank_path(path, sizeof path, tmp, r);
+            if (access(path, R_OK) != 0)
+                rc = error("%s: rank %d wrote it, but rank 0 cannot see it: paths.artifacts must be on a file system "
+                           "that every rank shares", path, r);
+        }
         snprintf(path, sizeof path, "%s/" CHECKPOINT_MANIFEST, tmp);
-        rc = write_file_atomic(path, m.s, m.n);
+        if (!rc) rc = write_file_atomic(path, m.s, m.n);
         buf_free(&m);
         free(sums);
     }
@@ -193,6 +200,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
         else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
         if (!rc) rc = fsync_dir(parent);
     }
+    if (comm->rank == 0 && rc) remove_flat_dir(tmp);  // nothing published, nothing left
     return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
 }
 

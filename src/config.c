@@ -557,9 +557,10 @@ char *config_to_yaml(const Config *c) {
     return out;
 }
 
-int config_diff_training(const Config *a, const Config *b, char *what, int len) {
+// First field with `flags` (0: any) outside paths.* whose value differs.
+static int diff_fields(const Config *a, const Config *b, int flags, char *what, int len) {
     for (int i = 0; i < N_FIELDS; i++) {
-        if (!(fields[i].flags & F_TRAJECTORY)) continue;
+        if ((fields[i].flags & flags) != flags || !strncmp(fields[i].key, "paths.", 6)) continue;
         char va[MAX_WORLD * 24 + 8], vb[MAX_WORLD * 24 + 8];
         field_value(a, &fields[i], va, sizeof va);
         field_value(b, &fields[i], vb, sizeof vb);
@@ -570,3 +571,9 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len) 
     }
     return 0;
 }
+
+int config_diff_training(const Config *a, const Config *b, char *what, int len) {
+    return diff_fields(a, b, F_TRAJECTORY, what, len);
+}
+
+int config_diff_run(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, what, len); }

@@ -1,8 +1,28 @@
-# A full disk: every writer stops with one line naming the file, what it was writing and
-# the system's reason, exit 2 on every rank; nothing is published and what was already
-# written stays byte for byte. The disk is a 700 KiB tmpfs (needs root to mount).
+# Faults. Ranks that disagree (a config edited on one node, an option given to one rank,
+# artifacts on a disk only one rank sees): the job stops before the first step, exit 2,
+# the odd rank naming the difference. A full disk: every writer stops with one line naming
+# the file, what it was writing and the system's reason, exit 2 on every rank; nothing is
+# published and what was already written stays byte for byte. The disk is a 700 KiB tmpfs
+# (needs root to mount).
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
+# ranks 'ARGS' — mpirun -np 2 with per-rank arguments ($R is the rank in ARGS).
+ranks() { OUT=$(timeout -k 5 60 mpirun -np 2 sh -c "R=\$OMPI_COMM_WORLD_RANK; exec '$DDPTOK' $1" 2>&1); }
+one prepare --config "$cfg" >/dev/null
+ranks "train --config '$cfg' --set train.optimizer.lr=0.\$((R + 1))"; rc=$?
+[ $rc -eq 2 ] && grep -q "^ddptok: rank 1: error: .*minimum.yaml: differs from rank 0's config at train.optimizer.lr: 0.2 vs 0.1" <<<"$OUT" \
+  && grep -q "^ddptok: rank 0: error: stopping: rank 1 failed to agree with rank 0" <<<"$OUT" && ! grep -q 'step *1 ' <<<"$OUT" \
+  && ok "a learning rate that differs on rank 1: exit 2 before step 1, rank 1 names the key and both values" \
+  || { bad "config disagreement" "— exit $rc"; echo "$OUT" | tail -4; }
+ranks "train --config '$cfg' \$([ \$R = 1 ] && echo --continuous)"; rc=$?
+[ $rc -eq 2 ] && grep -q "^ddptok: rank 1: error: options differ from rank 0's: 'train --backend cpu --comm mpi --comm-timeout 300 --continuous' here" <<<"$OUT" \
+  && ok "--continuous given to rank 1 only: exit 2, the options named" || { bad "option disagreement" "— exit $rc"; echo "$OUT" | tail -4; }
+ranks "train --config '$cfg' --set paths.artifacts=art\$R"; rc=$?
+[ $rc -eq 2 ] && grep -q "^ddptok: rank 0: error: art0/checkpoints/step-0050.tmp/rank-0001.h5: rank 1 wrote it, but rank 0 cannot see it: paths.artifacts must be on a file system that every rank shares" <<<"$OUT" \
+  && [ -z "$(ls art0/checkpoints)" ] \
+  && ok "artifacts that only one rank sees (paths may differ per rank): the checkpoint is refused, nothing published" \
+  || { bad "unshared artifacts" "— exit $rc"; echo "$OUT" | grep ddptok | head -4; }
+rm -rf outputs art0 art1
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
   echo "SKIP faults: cannot mount a tmpfs here"
