@@ -1,5 +1,5 @@
-// h5io.h — thin HDF5 helpers: write a file under a temporary name and publish it with
-// fsync + rename, create datasets with their intermediate groups, read datasets and
+// h5io.h — thin HDF5 helpers: build a file in memory and publish it with
+// write_file_atomic (temporary name, fsync, rename), create datasets with their intermediate groups, read datasets and
 // attributes with the file and dataset named in every error.
 #ifndef DDPTOK_H5IO_H
 #define DDPTOK_H5IO_H
@@ -13,19 +13,19 @@
 extern "C" {
 #endif
 
-// A file being written: `tmp` until h5out_commit renames it to `path`.
+// A file being written: built in memory until h5out_commit writes it to `path`.
 typedef struct {
     hid_t file;
     char path[1024];
-    char tmp[1100];
 } H5Out;
 
-// Creates the directory of `path` and opens `path`.tmp.<pid>; 0 or -1 (error printed).
+// Creates the directory of `path` and an in-memory HDF5 file; 0 or -1 (error printed).
 int h5out_open(H5Out *o, const char *path);
-// Closes, fsyncs, renames onto `path` and fsyncs the directory.
+// Closes and writes the file image with write_file_atomic (temporary name, fsync, rename,
+// fsync of the directory): `path` is either the old file or the complete new one.
 int h5out_commit(H5Out *o);
-// Closes and removes the temporary file, then one error line: "PATH: cannot write WHAT: <why the last write failed>"
-// (the dataset or attribute, and the system's reason such as a full disk). Returns -1.
+// Closes, writes nothing, and prints one line: "PATH: cannot write WHAT: <the dataset or
+// attribute that failed>". Returns -1.
 int h5out_fail(H5Out *o, const char *what);
 
 // Writers return 0 or -1 without printing: the reason is kept for h5out_fail.

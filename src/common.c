@@ -132,7 +132,7 @@ int write_file_atomic(const char *path, const char *data, size_t len) {
     char tmp[1100], dir[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return error("%s: cannot create: %s", tmp, strerror(errno));
+    if (fd < 0) return error("%s: cannot write: %s", path, strerror(errno));
     size_t done = 0;
     while (done < len) {
         ssize_t w = write(fd, data + done, len - done);
@@ -140,17 +140,19 @@ int write_file_atomic(const char *path, const char *data, size_t len) {
             if (errno == EINTR) continue;
             close(fd);
             unlink(tmp);
-            return error("%s: write failed: %s", tmp, strerror(errno));
+            return error("%s: cannot write: %s", path, strerror(errno));
         }
         done += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    int failed = fsync(fd) != 0, e = errno;  // NFS and quotas report a full disk here
+    if (close(fd) != 0 && !failed) failed = 1, e = errno;
+    if (failed) {
         unlink(tmp);
-        return error("%s: fsync/close failed: %s", tmp, strerror(errno));
+        return error("%s: cannot write (fsync/close): %s", path, strerror(e));
     }
     if (rename(tmp, path) != 0) {
         unlink(tmp);
-        return error("%s: rename failed: %s", path, strerror(errno));
+        return error("%s: cannot publish (rename from %s): %s", path, tmp, strerror(errno));
     }
     dir_of(path, dir, sizeof dir);
     return fsync_dir(dir);

@@ -2,7 +2,6 @@
 #include "h5io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,18 +11,16 @@
 
 void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
-// Why the last dataset or attribute write failed, for h5out_fail (one thread writes).
+// The dataset or attribute whose write failed last, for h5out_fail (one thread writes).
 static char g_write_failure[600];
 
 static int write_failed(const char *kind, const char *name) {
-    int e = errno;
-    snprintf(g_write_failure, sizeof g_write_failure, "%s %s%s%s", kind, name, e ? ": " : "", e ? strerror(e) : "");
+    snprintf(g_write_failure, sizeof g_write_failure, "%s %s", kind, name);
     return -1;
 }
 
 int h5out_open(H5Out *o, const char *path) {
     snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -31,46 +28,30 @@ int h5out_open(H5Out *o, const char *path) {
         *slash = 0;
         if (mkdir_p(dir)) return -1;
     }
-    errno = 0;
-    o->file = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (o->file < 0) return error("%s: cannot create HDF5 file%s%s", o->tmp, errno ? ": " : "", errno ? strerror(errno) : "");
+    // The file is built in memory (core driver, no backing store): HDF5 never meets a
+    // disk error, which it does not survive cleanly (a close that failed on a full disk
+    // crashed in HDF5's exit handler), and h5out_commit does the I/O itself.
+    g_write_failure[0] = 0;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_core(fapl, 1 << 20, 0);
+    o->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (o->file < 0) return error("%s: cannot create an HDF5 file in memory", path);
     return 0;
 }
 
 int h5out_commit(H5Out *o) {
-    errno = 0;
-    if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0 || H5Fclose(o->file) < 0) {
-        int e = errno;
-        H5Fclose(o->file);
-        unlink(o->tmp);
-        return error("%s: cannot write (HDF5 flush/close failed%s%s)", o->path, e ? ": " : "", e ? strerror(e) : "");
-    }
-    int fd = open(o->tmp, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-        if (fd >= 0) close(fd);
-        unlink(o->tmp);
-        return error("%s: fsync failed: %s", o->tmp, strerror(errno));
-    }
-    close(fd);
-    if (rename(o->tmp, o->path) != 0) {
-        unlink(o->tmp);
-        return error("%s: rename failed: %s", o->path, strerror(errno));
-    }
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", o->path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else strcpy(dir, ".");
-    return fsync_dir(dir);
-}
-
-static void h5out_abandon(H5Out *o) {
+    ssize_t n = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(o->file, NULL, 0);
+    char *image = n > 0 ? xmalloc((size_t)n) : NULL;
+    if (image && H5Fget_file_image(o->file, image, (size_t)n) != n) n = -1;
     H5Fclose(o->file);
-    unlink(o->tmp);
+    int rc = n > 0 ? write_file_atomic(o->path, image, (size_t)n) : error("%s: cannot write: HDF5 file image failed", o->path);
+    free(image);
+    return rc;
 }
 
 int h5out_fail(H5Out *o, const char *what) {
-    h5out_abandon(o);
+    H5Fclose(o->file);
     return error("%s: cannot write %s: %s", o->path, what, g_write_failure[0] ? g_write_failure : "HDF5 error");
 }
 
@@ -82,7 +63,6 @@ int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *d
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     hid_t space = H5Screate_simple(rank, dims, NULL);
-    errno = 0;
     hid_t ds = H5Dcreate2(loc, name, type, space, lcpl, dcpl, H5P_DEFAULT);
     int rc = ds < 0 ? -1 : (H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0);
     if (ds >= 0) H5Dclose(ds);
@@ -94,7 +74,6 @@ int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *d
 
 static int attr_write(hid_t loc, const char *name, hid_t type, hid_t space, const void *v) {
     if (H5Aexists(loc, name) > 0) H5Adelete(loc, name);
-    errno = 0;
     hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
     int rc = a < 0 ? -1 : (H5Awrite(a, type, v) < 0 ? -1 : 0);
     if (a >= 0) H5Aclose(a);

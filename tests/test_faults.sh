@@ -2,8 +2,9 @@
 # artifacts on a disk only one rank sees): the job stops before the first step, exit 2,
 # the odd rank naming the difference. A full disk: every writer stops with one line naming
 # the file, what it was writing and the system's reason, exit 2 on every rank; nothing is
-# published and what was already written stays byte for byte. The disk is a 700 KiB tmpfs
-# (needs root to mount).
+# published and what was already written stays byte for byte; no rank crashes (HDF5 used
+# to, at exit, after a close that failed on the full disk: 1 run in ~15). The disk is a
+# small tmpfs (needs root to mount).
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
 # ranks 'ARGS' — mpirun -np 2 with per-rank arguments ($R is the rank in ARGS).
@@ -36,18 +37,17 @@ else
   one prepare --config "$cfg" "${o[@]}" >/dev/null  # 440 KiB of the 700
   before=$(cd disk/o/data && sha256sum *)
   expect_rc "disk full: prepare of other data fails" 2 one prepare --config "$cfg" "${o[@]}" --set seed=9
-  one_line "... one line naming the file, the dataset and the reason" \
-    '^ddptok: error: disk/o/data/corpus.h5: cannot write the corpus: dataset tokens: No space left on device$'
+  one_line "... one line naming the file and the reason" '^ddptok: error: disk/o/data/corpus.h5: cannot write: No space left on device$'
   [ "$(cd disk/o/data && sha256sum *)" = "$before" ] && [ "$(ls disk/o/data)" = "$(printf 'corpus.h5\nplan.h5')" ] \
     && ok "... the corpus and plan already there are intact, no temporary file left" || bad "prepare on a full disk damaged its outputs"
   expect_rc "disk full: reference fails" 2 one reference --config "$cfg" "${o[@]}"
-  one_line "... one line" '^ddptok: error: disk/o/reference.h5: cannot write the reference: dataset [a-z0-9/_]+: No space left on device$'
+  one_line "... one line" '^ddptok: error: disk/o/reference.h5: cannot write: No space left on device$'
   [ ! -e disk/o/reference.h5 ] && [ "$(ls disk/o)" = data ] && ok "... nothing left behind" || bad "reference left files"
   rm -rf disk/o
   # Checkpoints: the data elsewhere, the artifacts on the small disk.
   one prepare --config "$cfg" >/dev/null
   expect_rc "disk full at the step-50 checkpoint: every rank stops" 2 ddp 2 train --config "$cfg" --set paths.artifacts=disk/a
-  p='^ddptok: rank [01]: error: disk/a/checkpoints/step-0050.tmp/rank-000[01].h5: cannot write the checkpoint: dataset [a-z0-9/_]+: No space left on device$'
+  p='^ddptok: rank [01]: error: disk/a/checkpoints/step-0050.tmp/rank-000[01].h5: cannot write: No space left on device$'
   [ "$(grep -cE -- "$p" <<<"$OUT")" -eq 2 ] && [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 3 ] \
     && grep -q '^ddptok: rank 0: error: step 50: checkpoint disk/a/checkpoints/step-0050 not written; nothing was published$' <<<"$OUT" \
     && ok "... each rank names its file and the reason, rank 0 says nothing was published" \
