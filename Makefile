@@ -60,7 +60,16 @@ endif
 SRC := $(wildcard src/*.c)
 OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
 
+# `ddptok --version`: the commit it was built from. build/version.h is rewritten only when
+# the version changes, so a rebuild happens exactly then.
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
+        { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
+
 all: ddptok
+
+$(BUILD)/cmd_report.o: build/version.h
+$(BUILD)/cmd_report.o: CFLAGS += -Ibuild
 
 ddptok: $(OBJ) $(CU_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)

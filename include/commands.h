@@ -41,6 +41,10 @@ int cmd_check_checkpoints(App *app);
 int cmd_clean(App *app);
 int cmd_plot(App *app);
 
+// One line: ddptok's commit, whether the CUDA backend is built in, and the MPI, HDF5,
+// libyaml and OpenBLAS it runs with (`ddptok --version`, check-env).
+void build_info(char *out, size_t len);
+
 // Paths under the configured outputs/ and artifacts/ directories.
 void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);

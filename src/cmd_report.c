@@ -1,5 +1,6 @@
 // cmd_report.c — evaluate (test metrics + the report), exercise, plot, clean, check-env.
 
+#include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <yaml.h>
 
 #include "checkpoint.h"
 #include "commands.h"
@@ -16,6 +18,7 @@
 #include "cuda_api.h"
 #include "h5io.h"
 #include "trainer.h"
+#include "version.h"  // build/version.h, written by the Makefile
 
 // Reads a whole text file (NULL when absent). Caller frees.
 static char *slurp(const char *path) {
@@ -442,6 +445,23 @@ int cmd_clean(App *app) {
 // ---------------------------------------------------------------------------------------
 // check-env
 
+void build_info(char *out, size_t len) {
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(mpi, &n);
+    mpi[strcspn(mpi, ",\n")] = 0;  // "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"
+    unsigned h5[3] = {0, 0, 0};
+    H5get_libversion(&h5[0], &h5[1], &h5[2]);
+    char cuda[64] = "CUDA backend: not built in";
+#ifdef DDPTOK_CUDA
+    char nccl[32];
+    nccl_version_string(nccl, sizeof nccl);
+    snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s", nccl);
+#endif
+    snprintf(out, len, "ddptok %s (%s); %s, HDF5 %u.%u.%u, libyaml %s, %s", DDPTOK_VERSION, cuda, mpi, h5[0], h5[1], h5[2],
+             yaml_get_version_string(), openblas_get_config());
+}
+
 int cmd_check_env(App *app) {
     Comm *cm = &app->comm;
     int W = cm->world;
@@ -472,6 +492,9 @@ int cmd_check_env(App *app) {
         cm->ops->allreduce_avg_f32(cm, v, 4);
     int ok = cnt == (int64_t)W * (W + 1) / 2 && v[0] == (float)(W + 1) / 2 && v[1] == 1.0f && v[2] == 0.0f && v[3] == (float)(W + 1);
     ok = comm_agree(cm, !ok) == 0;
+    char info[1024];
+    build_info(info, sizeof info);
+    say("%s\n", info);
     say("check-env: backend %s, comm %s, MPI world %d, NCCL %s\n", app->compute->name, cm->ops->name, W, nccl);
     for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, all + (size_t)r * 400);
     say("  test all-reduce: int64 sum %lld (expected %lld), float average %g (expected %g): %s\n", (long long)cnt,

@@ -52,7 +52,7 @@ static void usage(FILE *f) {
             "  --backend cpu|cuda   compute backend (default: cuda when built in and a GPU is present)\n"
             "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
             "  --comm-timeout SEC   deadline for one collective (default 300)\n"
-            "  --help               this text\n"
+            "  --help               this text;   --version   the build and its libraries\n"
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
 }
@@ -112,6 +112,13 @@ int main(int argc, char **argv) {
     char **sets = xmalloc((size_t)argc * sizeof *sets);
     int n_sets = 0;
 
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        char info[1024];
+        build_info(info, sizeof info);
+        if (rank == 0) printf("%s\n", info);
+        MPI_Finalize();
+        return 0;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         if (rank == 0) usage(argc < 2 ? stderr : stdout);
         MPI_Finalize();
