@@ -3,7 +3,7 @@
 #   make              the ddptok binary (CPU backend always; CUDA when nvcc, cuBLAS and NCCL are found;
 #                     one line says which)
 #   make CUDA=0|1     force the CUDA backend off / on
-#   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers
+#   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers (objects in build/*-asan)
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
 #   make bench        training throughput, medians over repeats (run/bench.sh; minutes, not in test)
@@ -55,6 +55,9 @@ else
     $(info ddptok: CUDA backend: no (nvcc, cuBLAS or NCCL not found, or CUDA=0): CPU backend only)
   endif
   BUILD  := build/cpu
+endif
+ifeq ($(SANITIZE),1)
+  BUILD := $(BUILD)-asan
 endif
 
 SRC := $(wildcard src/*.c)
@@ -119,7 +122,15 @@ build/ddptok-cpu: $(wildcard src/*.c include/*.h)
 ddptok-cpu-inner: $(OBJ)
 	$(CC) $(LDFLAGS) -o build/ddptok-cpu $^ $(PKG_LIBS) $(LDLIBS)
 
-test-bins: ddptok $(TEST_BINS) build/ddptok-cpu $(if $(CU_OBJ),build/test_cuda_model)
+# The CPU-only variant with the address and undefined-behaviour sanitizers
+# (tests/test_sanitize.sh runs the commands and their failure paths under it).
+build/ddptok-asan: $(wildcard src/*.c include/*.h)
+	$(MAKE) --no-print-directory CUDA=0 SANITIZE=1 ddptok-asan-inner
+
+ddptok-asan-inner: $(OBJ)
+	$(CC) $(LDFLAGS) -o build/ddptok-asan $^ $(PKG_LIBS) $(LDLIBS)
+
+test-bins: ddptok $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
 
 print-cuda:
 	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
@@ -141,4 +152,4 @@ bench: ddptok
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test test-bins protocol bench clean ddptok-cpu-inner print-cuda
+.PHONY: all deps test test-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
