@@ -1,6 +1,7 @@
 // h5io.h — thin HDF5 helpers: build a file in memory and publish it with
-// write_file_atomic (temporary name, fsync, rename), create datasets with their intermediate groups, read datasets and
-// attributes with the file and dataset named in every error.
+// write_file_atomic (temporary name, fsync, rename), create datasets with their
+// intermediate groups, read datasets and attributes with the file and dataset named in
+// every error.
 #ifndef DDPTOK_H5IO_H
 #define DDPTOK_H5IO_H
 
