@@ -32,11 +32,13 @@ struct Comm {
     int local_size;
     const char *op;   // the operation in flight, for error messages
     int64_t step;     // the window in flight, for error messages
+    double timeout;   // seconds one collective of the training loop may wait (--comm-timeout)
     void *impl;
 };
 
 // MPI control plane: ranks, hosts, local rank. Errors return instead of aborting.
-void comm_setup(Comm *c);
+// `timeout`: the deadline of the count and gradient all-reduces and of the agreements.
+void comm_setup(Comm *c, double timeout);
 extern const CommOps comm_mpi;
 #ifdef DDPTOK_CUDA
 extern const CommOps comm_nccl;

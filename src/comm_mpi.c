@@ -17,8 +17,27 @@ static inline void mpi_check(int rc, const Comm *c, const char *file, int line) 
 }
 #define MPI_CHECK(call, c) mpi_check((call), (c), __FILE__, __LINE__)
 
-void comm_setup(Comm *c) {
+// Waits for a non-blocking collective against the deadline: a rank that is stuck or gone
+// without its process ending (stopped, swapping, a hung file system, a node the launcher
+// has not noticed) ends the job with a message naming this rank, its host, the step and
+// the operation (exit 4) instead of a hang until the batch system's time limit.
+static void mpi_wait(Comm *c, MPI_Request *req) {
+    double start = now_seconds();
+    for (unsigned spin = 1;; spin++) {
+        int done = 0;
+        MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE), c);
+        if (done) return;
+        if (spin % 4096 == 0 && now_seconds() - start > c->timeout)
+            die_abort(EXIT_COMM_FAILURE,
+                      "no progress in %s at step %lld on %s for %g s (--comm-timeout): another rank is stuck or gone; "
+                      "aborting the job",
+                      c->op ? c->op : "?", (long long)c->step, g_id.host, c->timeout);
+    }
+}
+
+void comm_setup(Comm *c, double timeout) {
     memset(c, 0, sizeof *c);
+    c->timeout = timeout;
     MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
     MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
     MPI_Comm_rank(c->mpi, &c->rank);
@@ -33,8 +52,10 @@ void comm_setup(Comm *c) {
 
 int comm_agree(Comm *c, int code) {
     int out = code;
-    c->op = "agree";
-    MPI_CHECK(MPI_Allreduce(&code, &out, 1, MPI_INT, MPI_MAX, c->mpi), c);
+    MPI_Request req;
+    c->op = "agreement";
+    MPI_CHECK(MPI_Iallreduce(&code, &out, 1, MPI_INT, MPI_MAX, c->mpi, &req), c);
+    mpi_wait(c, &req);
     return out;
 }
 
@@ -65,8 +86,10 @@ void comm_gather_str(Comm *c, const char *mine, char *out, int len) {
 }
 
 static int mpi_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
+    MPI_Request req;
     c->op = "count all-reduce";
-    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, c->mpi), c);
+    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, c->mpi, &req), c);
+    mpi_wait(c, &req);
     return 0;
 }
 
@@ -75,7 +98,9 @@ static int mpi_allreduce_avg_f32(Comm *c, float *buf, size_t n) {
     c->op = "gradient all-reduce";
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, c->mpi), c);
+        MPI_Request req;
+        MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, c->mpi, &req), c);
+        mpi_wait(c, &req);
         done += (size_t)chunk;
     }
     if (c->world > 1)

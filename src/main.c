@@ -51,7 +51,7 @@ static void usage(FILE *f) {
             "  --set KEY=VALUE      override a config key, dotted as in the YAML (repeatable)\n"
             "  --backend cpu|cuda   compute backend (default: cuda when built in and a GPU is present)\n"
             "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
-            "  --comm-timeout SEC   deadline for one collective (default 300)\n"
+            "  --comm-timeout SEC   how long one collective may wait for the other ranks (default 300; exit 4)\n"
             "  --help               this text;   --version   the build and its libraries\n"
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
         die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);
     if (!strcmp(comm_name, "nccl") && !app.compute->on_device)
         die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
-    comm_setup(&app.comm);
+    comm_setup(&app.comm, app.comm_timeout);
     agree_on_run(&app, comm_name);
 #ifdef DDPTOK_CUDA
     if (app.compute->on_device) {

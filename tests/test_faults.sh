@@ -24,6 +24,23 @@ ranks "train --config '$cfg' --set paths.artifacts=art\$R"; rc=$?
   && ok "artifacts that only one rank sees (paths may differ per rank): the checkpoint is refused, nothing published" \
   || { bad "unshared artifacts" "— exit $rc"; echo "$OUT" | grep ddptok | head -4; }
 rm -rf outputs art0 art1
+# A rank that stops without ending (SIGSTOP: what a hung file system or a swapping node
+# looks like): the other rank gives up after --comm-timeout instead of hanging, exit 4.
+long=(--set train.updates=5000 --set train.interrupt_at=0 --set paths.outputs=stuck)
+one prepare --config "$cfg" "${long[@]}" >/dev/null
+mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --comm-timeout 3 > stuck.txt 2>&1 &
+pid=$!
+( sleep 90; kill -9 "$pid" 2>/dev/null ) & dog=$!
+wait_lines stuck/train/interrupted.jsonl 5 30
+r1=$(for p in $(pgrep -f "$DDPTOK train"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"; done)
+t0=$(date +%s); kill -STOP $r1
+wait "$pid"; rc=$?; t=$(( $(date +%s) - t0 ))
+kill "$dog" 2>/dev/null; kill -CONT $r1 2>/dev/null
+[ $rc -eq 4 ] && [ $t -le 15 ] && grep -q "^ddptok: rank 0: error: no progress in [a-z -]* at step [0-9]* on .* for 3 s (--comm-timeout): another rank is stuck or gone" stuck.txt \
+  && ok "rank 1 stopped (SIGSTOP): rank 0 names the operation and step, the job ends with exit 4 after ${t} s (--comm-timeout 3)" \
+  || { bad "stuck rank" "— exit $rc after $t s"; grep ddptok stuck.txt | head -3; }
+pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; } || ok "... no rank left behind"
+rm -rf stuck
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
   echo "SKIP faults: cannot mount a tmpfs here"
