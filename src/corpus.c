@@ -21,22 +21,29 @@ static void chain_draw(Chain *ch, const Config *cfg, RngStream *rng) {
     ch->V = V, ch->S = S;
     ch->succ = xmalloc((size_t)V * S * sizeof *ch->succ);
     ch->prob = xmalloc((size_t)V * S * sizeof *ch->prob);
-    int32_t *perm = xmalloc((size_t)(V - 1) * sizeof *perm);
+    // Row a: the first S steps of a Fisher–Yates shuffle of 1..V-1 (S distinct successors).
+    // perm is the identity before every row: the row's swaps are undone in reverse, O(S)
+    // per row instead of O(V) (a vocabulary of 2^20 took minutes; the draws are the same).
+    int32_t *perm = xmalloc((size_t)(V - 1) * sizeof *perm), *picks = xmalloc((size_t)S * sizeof *picks);
+    for (int i = 0; i < V - 1; i++) perm[i] = i + 1;
     for (int a = 0; a < V; a++) {
-        for (int i = 0; i < V - 1; i++) perm[i] = i + 1;
         double total = 0;
         for (int j = 0; j < S; j++) {
-            int pick = j + (int)rng_below(rng, (uint32_t)(V - 1 - j));
+            int pick = picks[j] = j + (int)rng_below(rng, (uint32_t)(V - 1 - j));
             int32_t t = perm[j];
             perm[j] = perm[pick], perm[pick] = t;
-            ch->succ[a * S + j] = perm[j];
+            ch->succ[(size_t)a * S + j] = perm[j];
             double w = -log(1.0 - rng_uniform(rng));  // Exp(1): normalised gives Dirichlet(1)
-            ch->prob[a * S + j] = w;
+            ch->prob[(size_t)a * S + j] = w;
             total += w;
         }
-        for (int j = 0; j < S; j++) ch->prob[a * S + j] /= total;
+        for (int j = 0; j < S; j++) ch->prob[(size_t)a * S + j] /= total;
+        for (int j = S - 1; j >= 0; j--) {
+            int32_t t = perm[j];
+            perm[j] = perm[picks[j]], perm[picks[j]] = t;
+        }
     }
-    free(perm);
+    free(perm), free(picks);
 }
 
 void chain_build(Chain *ch, const Config *cfg) {

@@ -8,6 +8,10 @@ one prepare --config "$CONFIGS/minimum.yaml" >/dev/null
 cmp -s c1.h5 outputs/data/corpus.h5 && cmp -s p1.h5 outputs/data/plan.h5 && ok "same config, byte-identical corpus and plan" || bad "prepare determinism"
 one prepare --config "$CONFIGS/minimum.yaml" --set seed=1235 >/dev/null
 cmp -s c1.h5 outputs/data/corpus.h5 && bad "another seed gives the same corpus" || ok "another seed gives another corpus"
+# The chain is O(V·S): the largest vocabulary the config allows takes seconds (it took
+# minutes when every row reset a permutation of all V tokens).
+DDPTOK_TEST_TIMEOUT=30 expect_rc "prepare with vocab_size 2^20 finishes within 30 s" 0 one prepare --config "$CONFIGS/tiny.yaml" --set data.vocab_size=1048576 --set paths.outputs=bigv
+rm -rf bigv
 one prepare --config "$CONFIGS/minimum.yaml" >/dev/null
 n=$(/usr/bin/python3 -c "import h5py,numpy as np; s=h5py.File('outputs/data/corpus.h5')['split'][()]; print(*np.bincount(s))")
 [ "$n" = "1024 128 256" ] && ok "splits 1024/128/256" || bad "splits" "— got $n"
