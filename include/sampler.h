@@ -19,7 +19,7 @@ typedef struct {
     int A, B;
     int n_pool;
     int32_t *pool;     // (n_pool) train ids in the rank's band, ascending
-    int32_t *scratch;  // (n_pool)
+    int32_t *scratch;  // (A·B) the swaps of the last draw, to undo them
     RngStream rng;     // the rank's sampler stream; its state is checkpointed
 } Sampler;
 

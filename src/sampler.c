@@ -17,7 +17,7 @@ int sampler_init(Sampler *s, const Config *cfg, const Corpus *c, int rank) {
         int len = corpus_len(c, i);
         if (c->split[i] == SPLIT_TRAIN && len >= lo && len <= hi) s->pool[s->n_pool++] = i;
     }
-    s->scratch = xmalloc((size_t)(s->n_pool ? s->n_pool : 1) * sizeof *s->scratch);
+    s->scratch = xmalloc((size_t)s->A * s->B * sizeof *s->scratch);
     s->rng = rng_stream(cfg->seed, RNG_SAMPLER, (uint32_t)rank);
     if (s->n_pool == 0) {
         sampler_free(s);
@@ -32,18 +32,20 @@ void sampler_free(Sampler *s) {
     s->pool = s->scratch = NULL;
 }
 
+// The first A·B steps of a Fisher–Yates shuffle of the pool, undone in reverse afterwards:
+// O(A·B) per window however large the pool, which stays ascending between draws.
 void sampler_next(Sampler *s, int32_t *ids) {
-    int want = s->A * s->B, n = s->n_pool;
-    memcpy(s->scratch, s->pool, (size_t)n * sizeof *s->pool);
-    for (int i = 0; i < want; i++) {
-        if (i >= n) {
-            ids[i] = -1;
-            continue;
-        }
-        int j = i + (int)rng_below(&s->rng, (uint32_t)(n - i));
-        int32_t t = s->scratch[i];
-        s->scratch[i] = s->scratch[j], s->scratch[j] = t;
-        ids[i] = s->scratch[i];
+    int want = s->A * s->B, n = s->n_pool, m = want < n ? want : n;
+    int32_t *p = s->pool, t;
+    for (int i = 0; i < m; i++) {
+        int j = s->scratch[i] = i + (int)rng_below(&s->rng, (uint32_t)(n - i));
+        t = p[i], p[i] = p[j], p[j] = t;
+        ids[i] = p[i];
+    }
+    for (int i = m; i < want; i++) ids[i] = -1;
+    for (int i = m - 1; i >= 0; i--) {
+        int j = s->scratch[i];
+        t = p[i], p[i] = p[j], p[j] = t;
     }
 }
 
