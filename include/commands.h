@@ -41,6 +41,13 @@ int cmd_check_checkpoints(App *app);
 int cmd_clean(App *app);
 int cmd_plot(App *app);
 
+// The ranks of one job must run the same thing: a config edited on one node, or a GPU
+// visible on some nodes only (another default backend), would train diverging replicas or
+// hang in a collective. Every rank compares its config (all keys but paths.*, which may
+// name node-local disks) and its resolved options with rank 0's; one that differs names
+// the first difference and the whole job stops (exit 2) before any work. Collective.
+void agree_on_run(App *app, const char *comm_name);
+
 // One line: ddptok's commit, whether the CUDA backend is built in, and the MPI, HDF5,
 // libyaml and OpenBLAS it runs with (`ddptok --version`, check-env).
 void build_info(char *out, size_t len);

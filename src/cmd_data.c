@@ -29,6 +29,33 @@ void load_corpus_or_die(App *app, Corpus *c) {
     comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);
 }
 
+void agree_on_run(App *app, const char *comm_name) {
+    Comm *c = &app->comm;
+    if (c->world == 1) return;
+    char opts[1400];
+    snprintf(opts, sizeof opts, "%s --backend %s --comm %s --comm-timeout %g%s%s%s", app->command, app->backend, comm_name,
+             app->comm_timeout, app->continuous ? " --continuous" : "", app->resume ? " --resume " : "",
+             app->resume ? app->resume : "");
+    char *yaml = config_to_yaml(&app->cfg);
+    int64_t n[2] = {(int64_t)strlen(yaml) + 1, (int64_t)strlen(opts) + 1};
+    comm_bcast(c, n, sizeof n, 0);
+    char *yaml0 = xmalloc((size_t)n[0]), *opts0 = xmalloc((size_t)n[1]);
+    if (c->rank == 0) memcpy(yaml0, yaml, (size_t)n[0]), memcpy(opts0, opts, (size_t)n[1]);
+    comm_bcast(c, yaml0, (size_t)n[0], 0);
+    comm_bcast(c, opts0, (size_t)n[1], 0);
+    Config cfg0;
+    char err[512], what[600];
+    int bad = 0;
+    if (config_from_yaml(&cfg0, yaml0, "rank 0's config", err, sizeof err)) bad = error("%s", err);
+    else if (config_diff_run(&app->cfg, &cfg0, what, sizeof what))
+        bad = error("%s: differs from rank 0's config at %s (here vs rank 0): every rank must run the same config",
+                    app->config_path, what);
+    else if (strcmp(opts, opts0) != 0)
+        bad = error("options differ from rank 0's: '%s' here, '%s' on rank 0", opts, opts0);
+    free(yaml), free(yaml0), free(opts0);
+    comm_stop_if_any(c, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
+}
+
 void write_output(const App *app, const char *rel, const char *text) {
     char path[1024];
     out_path(app, path, sizeof path, rel);
