@@ -1,10 +1,10 @@
 # Faults. Ranks that disagree (a config edited on one node, an option given to one rank,
 # artifacts on a disk only one rank sees): the job stops before the first step, exit 2,
-# the odd rank naming the difference. A full disk: every writer stops with one line naming
-# the file, what it was writing and the system's reason, exit 2 on every rank; nothing is
-# published and what was already written stays byte for byte; no rank crashes (HDF5 used
-# to, at exit, after a close that failed on the full disk: 1 run in ~15). The disk is a
-# small tmpfs (needs root to mount).
+# the odd rank naming the difference. A stopped rank: the others give up after
+# --comm-timeout (exit 4). A full disk: every writer stops with one line naming the file
+# and the system's reason, exit 2 on every rank; nothing is published and what was already
+# written stays byte for byte; no rank crashes (HDF5 used to, at exit, after a close that
+# failed on the full disk: 1 run in ~15). The disk is a small tmpfs (needs root to mount).
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
 # ranks 'ARGS' — mpirun -np 2 with per-rank arguments ($R is the rank in ARGS).
