@@ -2,9 +2,11 @@
 // `check-checkpoints` (SPEC §7).
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "commands.h"
@@ -19,6 +21,42 @@ static volatile sig_atomic_t g_stop_requested = 0;
 static void on_sigusr1(int sig) {
     (void)sig;
     g_stop_requested = 1;
+}
+
+// One training run per lineage (`root` = artifacts/checkpoints or artifacts/continuous) at
+// a time: two — a requeued job whose first incarnation is still ending, a job submitted
+// twice — would publish into each other's lineage. Rank 0 holds an fcntl lock on
+// root/.lock for the whole run; the system releases it when the process ends, however it
+// ends. A held lock is waited for DDPTOK_LOCK_WAIT seconds (default 30), then refused
+// naming the holder; a file system without locks is used unprotected, with a warning.
+static int lock_lineage(const char *root) {
+    static int fd = -1;  // kept open: closing it would release the lock
+    char path[1100], holder[256] = "";
+    snprintf(path, sizeof path, "%s/.lock", root);
+    if (mkdir_p(root)) return -1;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return error("%s: cannot open: %s", path, strerror(errno));
+    const char *w = getenv("DDPTOK_LOCK_WAIT");
+    double wait = w ? atof(w) : 30, start = now_seconds();
+    for (int tries = 0;; tries++) {
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_SETLK, &fl) == 0) break;
+        if (errno != EACCES && errno != EAGAIN) {
+            say("train: WARNING: %s: no lock (%s): nothing stops a second run of this lineage\n", path, strerror(errno));
+            return 0;
+        }
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = 0;
+        holder[strcspn(holder, "\n")] = 0;
+        if (now_seconds() - start >= wait)
+            return error("%s: held by %s: another `ddptok train` is writing this lineage (wait for it to end, or use "
+                         "another paths.artifacts)", path, holder[0] ? holder : "another process");
+        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", path, holder[0] ? holder : "another process", wait);
+        usleep(200 * 1000);
+    }
+    snprintf(holder, sizeof holder, "pid %d on %s\n", (int)getpid(), g_id.host);
+    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, holder, strlen(holder), 0);  // for a second run's message
+    return 0;
 }
 
 static void trainer_to_state(const Trainer *t, const App *app, const char *lock, CheckpointState *s) {
@@ -112,6 +150,7 @@ int cmd_train(App *app) {
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, app->continuous ? "continuous" : "checkpoints");
+    comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lock_lineage(root) : 0, EXIT_BAD_INPUT, "locking the lineage");
     // --resume latest: the newest complete checkpoint; --resume auto: the same, or a fresh
     // start when there is none (for requeued batch jobs).
     int resuming = app->resume != NULL;

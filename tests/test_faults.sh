@@ -41,6 +41,22 @@ kill "$dog" 2>/dev/null; kill -CONT $r1 2>/dev/null
   || { bad "stuck rank" "— exit $rc after $t s"; grep ddptok stuck.txt | head -3; }
 pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; } || ok "... no rank left behind"
 rm -rf stuck
+# Two runs of one lineage (a job submitted twice, a requeued job whose first incarnation
+# has not ended): the second waits DDPTOK_LOCK_WAIT seconds, then is refused naming the
+# holder; the first goes on untouched and releases the lock when it ends.
+long=(--set train.updates=5000 --set train.interrupt_at=0 --set paths.outputs=lk --set paths.artifacts=lka)
+one prepare --config "$cfg" "${long[@]}" >/dev/null
+mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" > first.txt 2>&1 &
+pid=$!
+( sleep 120; kill -9 "$pid" 2>/dev/null ) & dog=$!
+wait_lines lk/train/interrupted.jsonl 5 30
+DDPTOK_LOCK_WAIT=2 expect_rc "a second run of the same lineage is refused" 2 ddp 2 train --config "$cfg" "${long[@]}"
+expect_grep "... naming the lock and its holder" "^ddptok: rank 0: error: lka/checkpoints/.lock: held by pid [0-9]+ on [^ ]+: another .ddptok train. is writing this lineage" "$OUT"
+kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+[ $rc -eq 75 ] && ls -d lka/checkpoints/step-* >/dev/null 2>&1 && ok "... and the first run checkpointed and stopped as asked (exit 75)" || bad "first run disturbed" "— exit $rc"
+/usr/bin/python3 -c "import fcntl; f = open('lka/checkpoints/.lock', 'r+'); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)" \
+  && ok "... its lock is released with it" || bad "lock still held after the run ended"
+rm -rf lk lka
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
   echo "SKIP faults: cannot mount a tmpfs here"
