@@ -8,7 +8,8 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # Tests: the independent witnesses (h5py, PyTorch), a real Slurm, and ssh + iproute2 for
 # the two-host test.
 if [ "${1:-}" = --tests ]; then
-  pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2)
+  pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
+        procps)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
