@@ -5,8 +5,8 @@
 set -euo pipefail
 pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
       libssl-dev gnuplot-nox python3)
-# Tests: the independent witnesses (h5py, PyTorch), a real Slurm, and ssh + iproute2 for
-# the two-host test.
+# Tests: the independent witnesses (h5py, PyTorch), a real Slurm, ssh + iproute2 for
+# the two-host test, and procps (pgrep) for the fault tests.
 if [ "${1:-}" = --tests ]; then
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
         procps)
