@@ -82,23 +82,26 @@ static void baselines(const Config *cfg, const Corpus *c, double *best_loss, dou
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
-    for (int i = 0; i < c->n; i++) {
+    // The supervised positions are the ones batch_build labels (the model is scored on the
+    // same); the last context token is the previous one (0 at the start).
+    int k = cfg->model.context;
+    Batch b;
+    batch_init(&b, cfg->data.max_length, k);
+    for (int32_t i = 0; i < c->n; i++) {
         if (c->split[i] != SPLIT_TEST) continue;
-        const int32_t *x = c->tokens + c->offsets[i];
-        for (int t = rule.prefix, labels = 0; t < corpus_len(c, i); t++) {  // the positions batch_build labels
-            int prev = t ? x[t - 1] : 0;
-            if (x[t] == rule.ignore_token) continue;
-            if (rule.max_labels && labels == rule.max_labels) break;
-            labels++;
-            ll -= log(chain_prob(&ch, prev, x[t]));
-            lu -= log(freq[x[t]]);
+        batch_build(&b, c, &i, 1, &rule, UNIT_TOKEN);
+        for (int p = 0; p < b.T; p++) {
+            int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
+            ll -= log(chain_prob(&ch, prev, next));
+            lu -= log(freq[next]);
             int arg = 0;
             for (int j = 1; j < ch.S; j++)
                 if (ch.prob[prev * ch.S + j] > ch.prob[prev * ch.S + arg]) arg = j;
-            hits += ch.succ[prev * ch.S + arg] == x[t];
+            hits += ch.succ[prev * ch.S + arg] == next;
             n++;
         }
     }
+    batch_free(&b);
     *best_loss = n ? ll / n : 0;
     *best_acc = n ? (double)hits / n : 0;
     *unigram = n ? lu / n : 0;
