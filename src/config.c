@@ -31,7 +31,7 @@ typedef struct {
     size_t offset;
     double min, max;  // inclusive range for numbers
     int flags;
-    const char *expect;  // what is expected, for error messages
+    const char *expect;  // what is expected, for error messages (F_ENUM: NULL, from `names`)
     const char *const *names;  // F_ENUM: the accepted names (the value is the index)
     int n_names;
 } Field;
@@ -60,10 +60,8 @@ static const Field fields[] = {
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0},
     {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0},
     {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0},
-    {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY,
-     "one of global-token, global-sequence, mean-of-means, extra-accumulation-division, padding-in-denominator",
-     normalization_names, NORM_COUNT},
-    {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, "token or sequence", loss_unit_names, UNIT_COUNT},
+    {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT},
+    {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT},
     {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
     {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
     {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
@@ -75,6 +73,14 @@ static const Field fields[] = {
     {"paths.artifacts", F_PATH, OFF(paths.artifacts), 0, 0, 0, "a non-empty path", NULL, 0},
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+// What a field expects, for error messages: its text, or "one of A, B, …" for an enum.
+static const char *expected(const Field *f, char *buf, size_t len) {
+    if (f->type != F_ENUM) return f->expect;
+    int n = snprintf(buf, len, "one of");
+    for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
+    return buf;
+}
 _Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int), "F_ENUM stores an int");
 
 static void config_defaults(Config *c) {
@@ -289,7 +295,8 @@ static int parse_number(const char *s, double *out) {
 static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
     char *base = (char *)c;
     const char *what = n->kind == N_SCALAR ? n->text : (n->kind == N_SEQ ? "a list" : "a mapping");
-#define BAD() FAIL(ctx, "%s: %s: expected %s, got '%s'", at(ctx, n->line), f->key, f->expect, what)
+    char eb[256];
+#define BAD() FAIL(ctx, "%s: %s: expected %s, got '%s'", at(ctx, n->line), f->key, expected(f, eb, sizeof eb), what)
     if (f->type == F_BANDS) {
         if (n->kind == N_SCALAR) {
             if (strcmp(n->text, "auto") != 0) return BAD();
@@ -331,7 +338,7 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
     if (parse_number(n->text, &v) || !n->plain) return BAD();
     if (f->type != F_DOUBLE && v != floor(v)) return BAD();
     if (v < f->min || v > f->max)
-        return FAIL(ctx, "%s: %s: expected %s, got %s (out of range)", at(ctx, n->line), f->key, f->expect,
+        return FAIL(ctx, "%s: %s: expected %s, got %s (out of range)", at(ctx, n->line), f->key, expected(f, eb, sizeof eb),
                     n->text);
     if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
     else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
@@ -460,7 +467,8 @@ static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
     Node *v = parse_document(eq + 1, strlen(eq + 1), &ctx);
     if (!v) return -1;
     ctx.name = "--set";  // value errors name the key themselves
-    int rc = v->kind == N_MAP && v->n == 0 ? FAIL(&ctx, "--set %s: expected %s, got an empty value", key, f->expect)
+    char eb[256];
+    int rc = v->kind == N_MAP && v->n == 0 ? FAIL(&ctx, "--set %s: expected %s, got an empty value", key, expected(f, eb, sizeof eb))
                                            : set_field(c, f, v, &ctx);
     node_free(v);
     return rc;
