@@ -85,6 +85,13 @@ typedef struct {
 void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_free(Buf *b);
 
+// SHA-256 in pieces (OpenSSL's EVP): begin, add any number of times, then hex (which
+// writes 64 hex digits and a NUL and frees the context).
+typedef struct evp_md_ctx_st Sha256;
+Sha256 *sha256_begin(void);
+void sha256_add(Sha256 *h, const void *data, size_t n);
+void sha256_hex(Sha256 *h, char out[65]);
+
 #ifdef __cplusplus
 }
 #endif

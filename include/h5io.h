@@ -23,8 +23,9 @@ typedef struct {
 // Creates the directory of `path` and an in-memory HDF5 file; 0 or -1 (error printed).
 int h5out_open(H5Out *o, const char *path);
 // Closes and writes the file image with write_file_atomic (temporary name, fsync, rename,
-// fsync of the directory): `path` is either the old file or the complete new one.
-int h5out_commit(H5Out *o);
+// fsync of the directory): `path` is either the old file or the complete new one. With
+// `sha256` not NULL, also the hex SHA-256 of the bytes written (no second read).
+int h5out_commit(H5Out *o, char sha256[65]);
 // Closes, writes nothing, and prints one line: "PATH: cannot write WHAT: <the dataset or
 // attribute that failed>". Returns -1.
 int h5out_fail(H5Out *o, const char *what);

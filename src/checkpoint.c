@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,46 +29,34 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
 
 // SHA-256 over everything the file carries, in a fixed order.
 static void state_checksum(const CheckpointState *s, char out[65]) {
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
+    Sha256 *h = sha256_begin();
     char head[256];
     int n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d mv=%d lr=%.17g mu=%.17g wd=%.17g\n",
                      CHECKPOINT_FORMAT, CHECKPOINT_VERSION, s->step, s->world_size, s->rank, s->A, s->B,
                      s->momentum_valid, s->lr, s->mu, s->wd);
-    EVP_DigestUpdate(md, head, (size_t)n);
-    EVP_DigestUpdate(md, s->config_yaml, strlen(s->config_yaml));
-    EVP_DigestUpdate(md, s->lock, 64);
-    EVP_DigestUpdate(md, s->theta, s->m.total * sizeof(float));
-    EVP_DigestUpdate(md, s->momentum, s->m.total * sizeof(float));
-    EVP_DigestUpdate(md, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
-    EVP_DigestUpdate(md, &s->sampler_rng, sizeof s->sampler_rng);
-    EVP_DigestUpdate(md, &s->dropout_rng, sizeof s->dropout_rng);
-    unsigned char h[32];
-    unsigned len;
-    EVP_DigestFinal_ex(md, h, &len);
-    EVP_MD_CTX_free(md);
-    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
-    out[64] = 0;
+    sha256_add(h, head, (size_t)n);
+    sha256_add(h, s->config_yaml, strlen(s->config_yaml));
+    sha256_add(h, s->lock, 64);
+    sha256_add(h, s->theta, s->m.total * sizeof(float));
+    sha256_add(h, s->momentum, s->m.total * sizeof(float));
+    sha256_add(h, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
+    sha256_add(h, &s->sampler_rng, sizeof s->sampler_rng);
+    sha256_add(h, &s->dropout_rng, sizeof s->dropout_rng);
+    sha256_hex(h, out);
 }
 
 // SHA-256 of a whole file, hex; 0 or -1.
 static int file_sha256(const char *path, char out[65]) {
     FILE *f = fopen(path, "rb");
     if (!f) return error("%s: cannot open: %s", path, strerror(errno));
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
-    unsigned char buf[1 << 16], h[32];
+    Sha256 *h = sha256_begin();
+    unsigned char buf[1 << 16];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) EVP_DigestUpdate(md, buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_add(h, buf, n);
     int bad = ferror(f);
     fclose(f);
-    unsigned len;
-    EVP_DigestFinal_ex(md, h, &len);
-    EVP_MD_CTX_free(md);
-    if (bad) return error("%s: read error", path);
-    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
-    out[64] = 0;
-    return 0;
+    sha256_hex(h, out);
+    return bad ? error("%s: read error", path) : 0;
 }
 
 // Every byte of a rank file is covered by the directory's manifest (sha256sum format):
@@ -115,7 +102,8 @@ static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) 
     return h5_read(f, path, name, H5T_NATIVE_UINT64, 1, &r->counter);
 }
 
-static int write_rank_file(const char *path, const CheckpointState *s) {
+// Writes this rank's file; `file_sum` gets the SHA-256 of its bytes (for the manifest).
+static int write_rank_file(const char *path, const CheckpointState *s, char file_sum[65]) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     char sum[65];
@@ -137,7 +125,7 @@ static int write_rank_file(const char *path, const CheckpointState *s) {
              h5_attr_i64(f, "rank", s->rank) || h5_attr_str(f, "config", s->config_yaml) ||
              h5_attr_str(f, "data_lock", s->lock) || h5_attr_str(f, "checksum", sum);
     if (rc) return h5out_fail(&o, "the checkpoint");
-    return h5out_commit(&o);
+    return h5out_commit(&o, file_sum);
 }
 
 // Removes a directory of plain files (checkpoint directories are flat).
@@ -166,7 +154,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     if (comm_agree(comm, rc ? 1 : 0)) return -1;
     checkpoint_rank_path(path, sizeof path, tmp, s->rank);
     char sum[65] = "";
-    rc = write_rank_file(path, s) || file_sha256(path, sum);
+    rc = write_rank_file(path, s, sum);
     if (comm_agree(comm, rc ? 1 : 0)) {
         if (comm->rank == 0) remove_flat_dir(tmp);
         return -1;

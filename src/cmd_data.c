@@ -89,7 +89,7 @@ static int write_plan(const char *path, const Config *cfg, const int32_t *plan, 
                        (hsize_t)cfg->train.batch_size_per_rank};
     if (h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan) || h5_attr_str(o.file, "data_lock", lock))
         return h5out_fail(&o, "the plan");
-    return h5out_commit(&o);
+    return h5out_commit(&o, NULL);
 }
 
 int cmd_prepare(App *app) {

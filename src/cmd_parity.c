@@ -71,7 +71,7 @@ static int write_grads(const char *path, const ModelShape *m, float *const *grad
     int rc = 0;
     for (int mode = 0; mode < NORM_COUNT && !rc; mode++) rc = h5_write_params(o.file, normalization_names[mode], m, grads[mode]);
     if (rc || h5_attr_str(o.file, "data_lock", lock)) return h5out_fail(&o, "the gradients");
-    return h5out_commit(&o);
+    return h5out_commit(&o, NULL);
 }
 
 int cmd_parity(App *app) {

@@ -2,7 +2,6 @@
 #include "corpus.h"
 
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,8 +103,7 @@ void corpus_free(Corpus *c) {
 }
 
 void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    ASSERT(md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1);
+    Sha256 *h = sha256_begin();
     char fieldsbuf[64 + MAX_WORLD * 24];
     int n = snprintf(fieldsbuf, sizeof fieldsbuf,
                      "ddptok-data-lock-v1\nseed=%u\nvocab=%d\nsplits=%d,%d,%d\nlengths=%d,%d\nlabels=%d,%d,%d\n"
@@ -117,16 +115,11 @@ void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
                      cfg->train.accumulation);
     for (int r = 0; r < cfg->train.world_size; r++)
         n += snprintf(fieldsbuf + n, sizeof fieldsbuf - (size_t)n, "%d-%d;", cfg->train.bands[r][0], cfg->train.bands[r][1]);
-    EVP_DigestUpdate(md, fieldsbuf, (size_t)n);
-    EVP_DigestUpdate(md, c->tokens, (size_t)c->n_tokens * sizeof *c->tokens);
-    EVP_DigestUpdate(md, c->offsets, (size_t)(c->n + 1) * sizeof *c->offsets);
-    EVP_DigestUpdate(md, c->split, (size_t)c->n);
-    unsigned char h[32];
-    unsigned len = 0;
-    EVP_DigestFinal_ex(md, h, &len);
-    EVP_MD_CTX_free(md);
-    for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", h[i]);
-    out[64] = 0;
+    sha256_add(h, fieldsbuf, (size_t)n);
+    sha256_add(h, c->tokens, (size_t)c->n_tokens * sizeof *c->tokens);
+    sha256_add(h, c->offsets, (size_t)(c->n + 1) * sizeof *c->offsets);
+    sha256_add(h, c->split, (size_t)c->n);
+    sha256_hex(h, out);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -142,7 +135,7 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_str(o.file, "data_lock", c->lock);
     if (rc) return h5out_fail(&o, "the corpus");
-    return h5out_commit(&o);
+    return h5out_commit(&o, NULL);
 }
 
 int corpus_read(Corpus *c, const Config *cfg, const char *path) {

@@ -40,11 +40,16 @@ int h5out_open(H5Out *o, const char *path) {
     return 0;
 }
 
-int h5out_commit(H5Out *o) {
+int h5out_commit(H5Out *o, char sha256[65]) {
     ssize_t n = H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(o->file, NULL, 0);
     char *image = n > 0 ? xmalloc((size_t)n) : NULL;
     if (image && H5Fget_file_image(o->file, image, (size_t)n) != n) n = -1;
     H5Fclose(o->file);
+    if (n > 0 && sha256) {
+        Sha256 *h = sha256_begin();
+        sha256_add(h, image, (size_t)n);
+        sha256_hex(h, sha256);
+    }
     int rc = n > 0 ? write_file_atomic(o->path, image, (size_t)n) : error("%s: cannot write: HDF5 file image failed", o->path);
     free(image);
     return rc;

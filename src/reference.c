@@ -86,7 +86,7 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
              h5_attr_str(o.file, "loss_unit", loss_unit_names[cfg->train.loss_unit]) ||
              h5_attr_str(o.file, "data_lock", lock);
     if (rc) return h5out_fail(&o, "the reference");
-    return h5out_commit(&o);
+    return h5out_commit(&o, NULL);
 }
 
 int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N) {
