@@ -72,8 +72,11 @@ void *xcalloc_impl(size_t n, size_t size, const char *file, int line);
 double now_seconds(void);
 // mkdir -p; returns 0 or error().
 int mkdir_p(const char *path);
-// Writes `len` bytes to `path` atomically (temp file, fsync, rename, fsync dir).
+// Writes `len` bytes to `path` atomically (creates its directory; temp file, fsync, rename,
+// fsync of the directory).
 int write_file_atomic(const char *path, const char *data, size_t len);
+// The directory part of `path` ("." when there is none).
+void dir_of(const char *path, char *dir, size_t len);
 // fsync a directory by path.
 int fsync_dir(const char *path);
 

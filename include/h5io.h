@@ -20,7 +20,7 @@ typedef struct {
     char path[1024];
 } H5Out;
 
-// Creates the directory of `path` and an in-memory HDF5 file; 0 or -1 (error printed).
+// An in-memory HDF5 file to become `path`; 0 or -1 (error printed).
 int h5out_open(H5Out *o, const char *path);
 // Closes and writes the file image with write_file_atomic (temporary name, fsync, rename,
 // fsync of the directory): `path` is either the old file or the complete new one. With

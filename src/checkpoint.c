@@ -179,10 +179,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     }
     // ... and, every file complete, publishes the directory atomically.
     if (comm->rank == 0 && !rc) {
-        snprintf(parent, sizeof parent, "%s", dir);
-        char *slash = strrchr(parent, '/');
-        if (slash) *slash = 0;
-        else strcpy(parent, ".");
+        dir_of(dir, parent, sizeof parent);
         if (fsync_dir(tmp)) rc = -1;
         else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_flat_dir(tmp);  // replaced
         else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));

@@ -77,8 +77,7 @@ static void trainer_to_state(const Trainer *t, const App *app, const char *lock,
 
 static void save_checkpoint(App *app, Trainer *t, const char *root, const char *lock) {
     char dir[1100];
-    snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);
-    if (app->comm.rank == 0 && mkdir_p(root)) die_abort(EXIT_BAD_INPUT, "cannot create %s", root);
+    snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);  // checkpoint_save creates it
     CheckpointState s;
     trainer_to_state(t, app, lock, &s);
     int rc = checkpoint_save(&app->comm, dir, &s);

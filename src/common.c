@@ -122,7 +122,7 @@ int fsync_dir(const char *path) {
     return rc == 0 ? 0 : error("%s: fsync failed: %s", path, strerror(errno));
 }
 
-static void dir_of(const char *path, char *dir, size_t len) {
+void dir_of(const char *path, char *dir, size_t len) {
     snprintf(dir, len, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
@@ -131,6 +131,8 @@ static void dir_of(const char *path, char *dir, size_t len) {
 
 int write_file_atomic(const char *path, const char *data, size_t len) {
     char tmp[1100], dir[1100];
+    dir_of(path, dir, sizeof dir);
+    if (mkdir_p(dir)) return -1;
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return error("%s: cannot write: %s", path, strerror(errno));
@@ -155,7 +157,6 @@ int write_file_atomic(const char *path, const char *data, size_t len) {
         unlink(tmp);
         return error("%s: cannot publish (rename from %s): %s", path, tmp, strerror(errno));
     }
-    dir_of(path, dir, sizeof dir);
     return fsync_dir(dir);
 }
 

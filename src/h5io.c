@@ -21,13 +21,6 @@ static int write_failed(const char *kind, const char *name) {
 
 int h5out_open(H5Out *o, const char *path) {
     snprintf(o->path, sizeof o->path, "%s", path);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = 0;
-        if (mkdir_p(dir)) return -1;
-    }
     // The file is built in memory (core driver, no backing store): HDF5 never meets a
     // disk error, which it does not survive cleanly (a close that failed on a full disk
     // crashed in HDF5's exit handler), and h5out_commit does the I/O itself.
