@@ -101,10 +101,15 @@ PHILOX_FN uint32_t dropout_threshold(double p) {
     return t >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)t;
 }
 
-// Dropout draw for hidden unit i at padded position `pos` of the microbatch whose block
-// index is `block`: four units share one Philox block.
+// The dropout draws of hidden units 4q..4q+3 at padded position `pos` of the microbatch
+// whose block index is `block`: four units share one Philox block.
+PHILOX_FN Philox4 dropout_block(const RngStream *s, uint64_t block, uint32_t pos, uint32_t q) {
+    return rng_block(s, block, pos, q);
+}
+
+// Dropout draw for hidden unit i (word i mod 4 of its block).
 PHILOX_FN uint32_t dropout_bits(const RngStream *s, uint64_t block, uint32_t pos, uint32_t i) {
-    return rng_block(s, block, pos, i >> 2).v[i & 3];
+    return dropout_block(s, block, pos, i >> 2).v[i & 3];
 }
 
 #ifdef __cplusplus

@@ -99,9 +99,9 @@ static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
             for (int i = 0; i < H; i++) mm[i] = 1.0f;
             continue;
         }
-        // One Philox block gives units i..i+3 (the draws of dropout_bits, a quarter of the calls).
+        // One Philox block gives units i..i+3 (dropout_bits of each, a quarter of the calls).
         for (int i = 0; i < H; i += 4) {
-            Philox4 r = rng_block(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i >> 2);
+            Philox4 r = dropout_block(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i >> 2);
             for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
         }
     }
