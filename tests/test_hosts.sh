@@ -48,10 +48,12 @@ CONF
   cfg="$CONFIGS/tiny.yaml"
   prep_ref "$cfg"
   ddp 2 train --config "$cfg" --continuous --set paths.artifacts=onehost >/dev/null 2>&1
-  # on host 1, with its hostname, mpirun over ssh to host 2
+  # on host 1, with its hostname, mpirun over ssh to host 2. ssh does not carry the
+  # environment: a preset OPENBLAS_CORETYPE (some machines of this kind have one) must reach
+  # the remote rank too, or its GEMMs run another kernel and the bits differ from one host.
   on_host1() {
     timeout -k 5 120 ip netns exec "$ns1" unshare --uts sh -c 'hostname ddpt-host1; exec "$@"' sh \
-      mpirun --hostfile "$H/hostfile" -np 2 --map-by node --mca btl tcp,self \
+      mpirun --hostfile "$H/hostfile" -np 2 --map-by node --mca btl tcp,self ${OPENBLAS_CORETYPE:+-x OPENBLAS_CORETYPE} \
       --mca btl_tcp_if_include "$net.0/24" --mca oob_tcp_if_include "$net.0/24" --mca plm_rsh_args "$SSH_OPTS" "$@"
   }
   expect_rc "hosts: check-env across two hosts" 0 on_host1 "$DDPTOK" check-env --config "$cfg"
