@@ -115,7 +115,7 @@ static void nccl_destroy(Comm *c) {
     c->impl = NULL;
 }
 
-extern "C" const CommOps comm_nccl = {"nccl", 1, nccl_allreduce_sum_i64, nccl_allreduce_avg_f32, nccl_destroy};
+extern "C" const CommOps comm_nccl = {"nccl", 1, nccl_allreduce_sum_i64, nccl_allreduce_avg_f32, nccl_destroy, NULL};
 
 extern "C" void nccl_version_string(char *out, size_t len) {
     int v = 0;

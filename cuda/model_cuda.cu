@@ -141,10 +141,12 @@ __global__ void scatter_embedding_kernel(float *gemb, const float *dE, const int
     gemb[idx] = acc;
 }
 
-__global__ void sgd_kernel(float *theta, float *mom, const float *grad, size_t n, float lr, float mu, float wd, int valid) {
+// grad / div: div = W when grad holds the all-reduced sum (MPI data plane), 1 after ncclAvg.
+__global__ void sgd_kernel(float *theta, float *mom, const float *grad, size_t n, float div, float lr, float mu, float wd,
+                           int valid) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float g = grad[i] + wd * theta[i];
+    float g = grad[i] / div + wd * theta[i];
     float b = valid ? mu * mom[i] + g : g;
     mom[i] = b;
     theta[i] -= lr * b;
@@ -337,9 +339,9 @@ static double cuda_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     return mlp_loss_cuda(c, b, 0, 0, 0, correct);
 }
 
-static void cuda_sgd_step(Compute *c, float lr, float mu, float wd) {
+static void cuda_sgd_step(Compute *c, float div, float lr, float mu, float wd) {
     size_t P = c->m.total;
-    sgd_kernel<<<blocks(P, 256), 256, 0, c->stream>>>(c->theta, c->mom, c->grad, P, lr, mu, wd, c->mom_valid);
+    sgd_kernel<<<blocks(P, 256), 256, 0, c->stream>>>(c->theta, c->mom, c->grad, P, div, lr, mu, wd, c->mom_valid);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     c->mom_valid = 1;

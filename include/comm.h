@@ -22,6 +22,9 @@ typedef struct {
     // Average of float32, in place, over `buf` (GPU memory when device_buffers, else host).
     int (*allreduce_avg_f32)(Comm *c, float *buf, size_t n);
     void (*destroy)(Comm *c);
+    // Sum of float32, in place, host memory; NULL where the backend only averages. The
+    // trainer uses it when present and folds the 1/W into the optimizer step.
+    int (*allreduce_sum_f32)(Comm *c, float *buf, size_t n);
 } CommOps;
 
 struct Comm {

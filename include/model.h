@@ -68,8 +68,9 @@ typedef struct {
     double (*forward_backward)(Compute *c, const Batch *b, float scale, const Dropout *d);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
-    // SGD with torch.optim.SGD semantics on grad[0..P-1].
-    void (*sgd_step)(Compute *c, float lr, float momentum, float weight_decay);
+    // SGD with torch.optim.SGD semantics on grad[0..P-1] / grad_div (grad_div = W when the
+    // gradient buffer holds the all-reduced sum, 1 when it holds the average).
+    void (*sgd_step)(Compute *c, float grad_div, float lr, float momentum, float weight_decay);
 } ComputeOps;
 
 extern const ComputeOps compute_cpu;

@@ -33,6 +33,7 @@ typedef struct {
     Batch *micro;        // (A)
     int64_t *counts;     // (2W + 3) count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
+    float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
 } Trainer;
 
 // Integer counts of a window, for one rank or all of them.
@@ -65,6 +66,8 @@ void trainer_free(Trainer *t);
 // when N = 0 (nothing is applied or logged then). `stop_local` is this rank's request to
 // stop, agreed in the count all-reduce.
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws);
+// The averaged window gradient (P + 1, host memory) after trainer_window.
+void trainer_gradient(const Trainer *t, float *grad);
 // A whole update: window + SGD step; advances t->step.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
 

@@ -31,7 +31,7 @@ static int distributed_window(App *app, const Config *cfg, const Corpus *c, cons
     int rc = trainer_window(&t, mode, 0, ws);
     if (!rc) {
         float *g = xmalloc((t.m.total + 1) * sizeof *g);
-        app->compute->get_grad(t.cc, g);
+        trainer_gradient(&t, g);
         memcpy(grad, g, t.m.total * sizeof *g);
         free(g);
     }

@@ -184,13 +184,28 @@ static double cpu_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     return mlp_loss_cpu(c, b, NULL, 0, 0, correct);
 }
 
-static void cpu_sgd_step(Compute *c, float lr, float mu, float wd) {
+// One pass: the 1/W of the gradient average (grad holds the sum when div = W), weight
+// decay, momentum and the step. Dividing here gives the bits of an average taken first;
+// for a power-of-two div the multiplication by 1/div is exact, so it gives them too.
+// `mul` and `first` are constants at each call, so every variant is a loop of its own.
+static inline __attribute__((always_inline)) void sgd_pass(Compute *c, float div, float inv, float lr, float mu, float wd,
+                                                           int mul, int first) {
     size_t P = c->m.total;
+    float *theta = c->theta, *mom = c->mom;
+    const float *grad = c->grad;
     for (size_t i = 0; i < P; i++) {
-        float g = c->grad[i] + wd * c->theta[i];
-        c->mom[i] = c->mom_valid ? mu * c->mom[i] + g : g;
-        c->theta[i] -= lr * c->mom[i];
+        float g = (mul ? grad[i] * inv : grad[i] / div) + wd * theta[i];
+        mom[i] = first ? g : mu * mom[i] + g;
+        theta[i] -= lr * mom[i];
     }
+}
+
+static void cpu_sgd_step(Compute *c, float div, float lr, float mu, float wd) {
+    int e;
+    int mul = frexpf(div, &e) == 0.5f;  // div a power of two: 1/div is exact
+    float inv = 1.0f / div;
+    if (mul) c->mom_valid ? sgd_pass(c, div, inv, lr, mu, wd, 1, 0) : sgd_pass(c, div, inv, lr, mu, wd, 1, 1);
+    else c->mom_valid ? sgd_pass(c, div, inv, lr, mu, wd, 0, 0) : sgd_pass(c, div, inv, lr, mu, wd, 0, 1);
     c->mom_valid = 1;
 }
 

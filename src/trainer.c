@@ -5,7 +5,9 @@
 //   3. all-reduce the integer counts (before any backward): N = Σ N_r, M = Σ M_r;
 //   4. forward + backward every microbatch into one gradient with scale W/N — no
 //      communication between microbatches;
-//   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N).
+//   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N). The
+//      all-reduce sums; the 1/W is applied in the optimizer pass (trainer_gradient for
+//      a caller that wants the average itself).
 // For the sequence unit, S_r becomes Q_r (each position weighted by 1/n_s of its
 // sequence) and N becomes M.
 // The loss sum rides in the last element of the gradient buffer, so the logged loss is
@@ -127,26 +129,36 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
 
-    // 5. one average all-reduce of [gradient, W·S_r]
+    // 5. one all-reduce of [gradient, W·S_r]: the sum where the backend offers it (the
+    //    1/W of the average is then applied by the optimizer pass: t->grad_div), else the
+    //    backend's average
+    const CommOps *co = t->comm->ops;
+    int host = !t->ops->on_device || t->staging;
+    int sum = co->allreduce_sum_f32 && host;
+    t->grad_div = sum ? (float)W : 1.0f;
+    float *buf = t->staging ? t->staging : t->ops->grad_buffer(t->cc);
     t->ops->set_grad_extra(t->cc, (float)(W * S_r));
-    if (t->staging) {  // GPU compute, host reduction: stage through host memory
-        t->ops->get_grad(t->cc, t->staging);
-        t->comm->ops->allreduce_avg_f32(t->comm, t->staging, t->m.total + 1);
-        t->ops->set_grad(t->cc, t->staging);
-    } else {
-        t->comm->ops->allreduce_avg_f32(t->comm, t->ops->grad_buffer(t->cc), t->m.total + 1);
-    }
+    if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
+    (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
+    if (t->staging) t->ops->set_grad(t->cc, t->staging);
     ws->S_r = S_r;
-    ws->loss = (double)t->ops->get_grad_extra(t->cc) / (double)(weighting == UNIT_SEQUENCE ? g->sequences : g->tokens);
+    ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) /
+               (double)(weighting == UNIT_SEQUENCE ? g->sequences : g->tokens);
     ws->seconds = now_seconds() - t0;
     return 0;
+}
+
+void trainer_gradient(const Trainer *t, float *grad) {
+    t->ops->get_grad(t->cc, grad);
+    if (t->grad_div != 1.0f)
+        for (size_t i = 0; i <= t->m.total; i++) grad[i] /= t->grad_div;
 }
 
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
     if (rc) return rc;
     double t0 = now_seconds();
-    t->ops->sgd_step(t->cc, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
+    t->ops->sgd_step(t->cc, t->grad_div, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
     t->step++;
     ws->seconds += now_seconds() - t0;
     return 0;

@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
         Dropout d = {cfg.model.dropout, drop, (uint64_t)step};
         compute_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
         compute_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
-        compute_cpu.sgd_step(cc, 0.1f, 0.9f, 0.01f), compute_cuda.sgd_step(cg, 0.1f, 0.9f, 0.01f);
+        compute_cpu.sgd_step(cc, 1.0f, 0.1f, 0.9f, 0.01f), compute_cuda.sgd_step(cg, 1.0f, 0.1f, 0.9f, 0.01f);
     }
     float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
     compute_cpu.get_params(cc, tc), compute_cuda.get_params(cg, tg);
