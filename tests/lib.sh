@@ -1,12 +1,15 @@
-# tests/lib.sh — helpers shared by the test groups (sourced by tests/run.sh).
-# Every check prints "ok" or "FAIL" with what was expected; run.sh prints the total.
+# tests/lib.sh — helpers shared by the test groups (sourced by tests/run.sh, once per group,
+# each group in its own bash process). Every check prints "ok", "FAIL" with what was
+# expected, or "SKIP" with the reason; lib_report hands the counts back to run.sh.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DDPTOK="$ROOT/ddptok"
 CONFIGS="$ROOT/configs"
 PASSED=0
 FAILED=0
+SKIPPED=0
 FAILED_NAMES=()
+SKIPPED_NAMES=()
 
 # Open MPI refuses root without these; tests oversubscribe the 2 cores for W = 3, 4.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -15,6 +18,17 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 ok() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
 bad() { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $*"; }
+# skip NAME REASON: a check (or a whole group) that this machine cannot run, and why.
+skip() { SKIPPED=$((SKIPPED + 1)); SKIPPED_NAMES+=("$1 ($2)"); echo "SKIP $1: $2"; }
+
+# lib_report: writes the counts and names to $TEST_REPORT/ for run.sh (its EXIT trap).
+lib_report() {
+  [ -n "${TEST_REPORT:-}" ] || return 0
+  mkdir -p "$TEST_REPORT"
+  printf '%s\n' "${FAILED_NAMES[@]}" | grep . > "$TEST_REPORT/failed"
+  printf '%s\n' "${SKIPPED_NAMES[@]}" | grep . > "$TEST_REPORT/skipped"
+  echo "$PASSED $FAILED $SKIPPED" > "$TEST_REPORT/counts"
+}
 
 # A fresh working directory for one test group.
 workdir() { local d; d=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-test.XXXXXX"); echo "$d"; }

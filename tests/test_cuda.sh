@@ -2,7 +2,7 @@
 # these machines); it falls back to the CPU backend where no GPU is visible. Nothing here
 # can run a GPU: run/device-check.sh does that on a GPU machine.
 if ! grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null); then
-  echo "SKIP cuda: nvcc, cuBLAS or NCCL not found; the binary is CPU-only"
+  skip cuda "nvcc, cuBLAS or NCCL not found; the binary is CPU-only"
 else
   libs=$(ldd "$DDPTOK")
   grep -q libcublas <<<"$libs" && grep -q libnccl <<<"$libs" && ok "ddptok links cuBLAS and NCCL" || bad "CUDA link" "— ldd: $libs"

@@ -59,7 +59,7 @@ kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 rm -rf lk lka
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
-  echo "SKIP faults: cannot mount a tmpfs here"
+  skip "faults: full-disk cases" "cannot mount a tmpfs here (not root, or no mount permission)"
 else
   one_line() {  # NAME PATTERN: $OUT is exactly one ddptok line per rank ($3, default 1), matching
     local n; n=$(grep -c '^ddptok: ' <<<"$OUT")

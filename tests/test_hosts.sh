@@ -5,8 +5,19 @@
 # Everything runs under timeout and is torn down by PID and namespace name.
 H=$(workdir)
 ns1=ddpt1-$$ ns2=ddpt2-$$ net=10.231.77
-if ! command -v /usr/sbin/sshd >/dev/null || ! ip netns add "$ns1" 2>/dev/null; then
-  echo "SKIP hosts: network namespaces or sshd not available here"
+hosts_why() {  # prints why this machine cannot run the group, nothing when it can
+  local t
+  [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)"; return; }
+  [ -x /usr/sbin/sshd ] || { echo "/usr/sbin/sshd not installed (openssh-server)"; return; }
+  for t in ip unshare ssh ssh-keygen; do command -v "$t" >/dev/null || { echo "$t not installed"; return; }; done
+  ip netns add "$ns1" 2>/dev/null || { echo "cannot create a network namespace (ip netns add)"; return; }
+  # ip netns exec remounts / as a slave: refused in a chroot or an unprivileged container
+  t=$(ip netns exec "$ns1" true 2>&1) || { ip netns del "$ns1"; echo "ip netns exec fails here: ${t%%$'\n'*}"; return; }
+  t=$(ip netns exec "$ns1" unshare --uts true 2>&1) || { ip netns del "$ns1"; echo "unshare --uts fails here: ${t%%$'\n'*}"; return; }
+}
+why=$(hosts_why)
+if [ -n "$why" ]; then
+  skip hosts "$why"
 else
   ip netns add "$ns2"
   hosts_down() {
@@ -15,7 +26,7 @@ else
     ip netns del "$ns1" 2>/dev/null; ip netns del "$ns2" 2>/dev/null
   }
   hpids=()
-  trap hosts_down EXIT
+  trap 'hosts_down; lib_report' EXIT
   ip link add "va$$" type veth peer name "vb$$"
   ip link set "va$$" netns "$ns1"; ip link set "vb$$" netns "$ns2"
   ip -n "$ns1" addr add "$net.1/24" dev "va$$"; ip -n "$ns2" addr add "$net.2/24" dev "vb$$"
@@ -64,6 +75,6 @@ CONF
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" twohosts/continuous/step-0012 onehost/continuous/step-0012) \
     && ok "hosts: two-host training bit-identical to one host (max |dtheta| = $d)" || bad "two-host training differs" "— $d"
   cd "$ROOT"
-  hosts_down; trap - EXIT
+  hosts_down; trap lib_report EXIT
 fi
 rm -rf "$H"

@@ -2,27 +2,40 @@
 # batch scripts run under slurmctld/slurmd (srun --mpi=pmix and mpirun inside the
 # allocation), and a job preempted mid-run with `scancel --signal=USR1 --batch` is
 # requeued and ends bit-identical to an uninterrupted run. Every daemon is stopped by PID.
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-  echo "SKIP slurm: slurm-wlm or munge not installed (make test installs them: run/install-deps.sh --tests)"
+# The daemons live in /usr/sbin (not on a user's PATH); the node is addressed as 127.0.0.1
+# (no /etc/hosts entry needed); every Slurm client call is bounded by a timeout.
+export PATH="$PATH:/usr/sbin:/sbin"
+slurm_why() {  # prints why this machine cannot run the group, nothing when it can
+  local d
+  for d in slurmctld slurmd munged sbatch sinfo; do
+    command -v "$d" >/dev/null || { echo "$d not found on PATH or in /usr/sbin (make test installs slurm-wlm and munge: run/install-deps.sh --tests)"; return; }
+  done
+  [ "$(id -u)" -eq 0 ] || { echo "needs root (slurmd runs jobs as SlurmUser root)"; return; }
+  [ -r /etc/munge/munge.key ] || { echo "no readable /etc/munge/munge.key"; return; }
+}
+why=$(slurm_why)
+if [ -n "$why" ]; then
+  skip slurm "$why"
 else
+sl() { timeout -k 2 10 "$@"; }  # a Slurm client call: bounded, whatever the daemons do
 S=$(workdir); W="$S/work"; mkdir -p "$W" "$S/state" "$S/spool" "$S/munge"
 host=$(hostname -s)
 pids=()
 # Teardown: cancel this cluster's jobs (so slurmd ends their slurmstepd), then the daemons.
 slurm_down() {
   if [ -n "${SLURM_CONF:-}" ]; then
-    scancel --full --quiet --partition=test 2>/dev/null
-    for _ in $(seq 50); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
+    sl scancel --full --quiet --partition=test 2>/dev/null
+    for _ in $(seq 50); do [ -z "$(sl squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
   fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; sleep 1; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 }
-trap slurm_down EXIT
+trap 'slurm_down; lib_report' EXIT
 munged --socket="$S/munge/munge.sock" --pid-file="$S/munge/munged.pid" --seed-file="$S/munge/seed" \
   --key-file=/etc/munge/munge.key --log-file="$S/munge/munged.log" --force 2>/dev/null
 sleep 0.5; pids+=("$(cat "$S/munge/munged.pid" 2>/dev/null)")
 cat > "$S/slurm.conf" <<CONF
 ClusterName=ddptok-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmctldPort=16817
 SlurmdPort=16818
@@ -47,15 +60,16 @@ KillWait=2
 FirstJobId=$((RANDOM * 10 + 1000))
 ReturnToService=2
 SchedulerParameters=sched_interval=1
-NodeName=$host CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$(nproc) RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=30 State=UP
 CONF
 export SLURM_CONF="$S/slurm.conf"
 slurmctld -D -f "$SLURM_CONF" >/dev/null 2>&1 & pids+=($!)
 slurmd -D -f "$SLURM_CONF" >/dev/null 2>&1 & pids+=($!)
-for _ in $(seq 60); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.5; done
-if ! sinfo -h -o %t 2>/dev/null | grep -q idle; then
-  bad "slurm: the node never became idle"; tail -5 "$S/slurmctld.log" "$S/slurmd.log"
+deadline=$((SECONDS + 30))
+while [ $SECONDS -lt $deadline ]; do sl sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.5; done
+if ! sl sinfo -h -o %t 2>/dev/null | grep -q idle; then
+  bad "slurm: the node never became idle (30 s)"; tail -n 5 "$S/slurmctld.log" "$S/slurmd.log"
 else
   ok "slurm: slurmctld + slurmd up, node $host idle"
   cd "$W"; ln -s "$ROOT/run" run; ln -s "$ROOT/configs" configs
@@ -79,18 +93,18 @@ else
   long=(--set train.updates=200 --set paths.outputs=op --set paths.artifacts=ap)
   one prepare --config "$CONFIGS/minimum.yaml" "${long[@]}" >/dev/null
   ddp 2 train --config "$CONFIGS/minimum.yaml" "${long[@]}" --continuous >/dev/null 2>&1
-  J=$(DDPTOK_CONFIG=configs/minimum.yaml DDPTOK_ARGS="${long[*]}" sbatch --parsable -o slurm-p.out run/slurm/ddptok-1node.sbatch)
+  J=$(DDPTOK_CONFIG=configs/minimum.yaml DDPTOK_ARGS="${long[*]}" sl sbatch --parsable -o slurm-p.out run/slurm/ddptok-1node.sbatch)
   wait_lines op/train/interrupted.jsonl 20 60
-  scancel --signal=USR1 --batch "$J"
+  sl scancel --signal=USR1 --batch "$J"
   # Requeued, the job waits out Slurm's requeue delay: start it now — but only once the
   # first incarnation's processes are gone, or its late end is taken for the new one's.
   old_done() { ! pgrep -f "slurmstepd: \[$J\." >/dev/null; }
-  started=0
-  for _ in $(seq 600); do
-    st=$(squeue -h -j "$J" -o %T 2>/dev/null)
+  started=0 deadline=$((SECONDS + 180))
+  while [ $SECONDS -lt $deadline ]; do
+    st=$(sl squeue -h -j "$J" -o %T 2>/dev/null)
     if [ $started -eq 0 ] && [ "$st" = PENDING ] && old_done; then
       sleep 1
-      scontrol update JobId="$J" StartTime=now >/dev/null 2>&1 && started=1
+      sl scontrol update JobId="$J" StartTime=now >/dev/null 2>&1 && started=1
     fi
     [ $started -eq 1 ] && [ -z "$st" ] && break
     sleep 0.2
@@ -101,6 +115,6 @@ else
   [ $same -eq 0 ] && grep -q 'restart 1' slurm-p.out && ok "requeued job resumed and ended bit-identical to the uninterrupted run (max |dtheta| = $d)" \
     || { bad "requeued run" "— compare $same ($d)"; tail -10 slurm-p.out; }
 fi
-slurm_down; trap - EXIT
+slurm_down; trap lib_report EXIT
 cd "$ROOT"; rm -rf "$S"
 fi

@@ -1,7 +1,7 @@
 # The PyTorch witness (tests/torch/witness.py): an independent autograd implementation of
 # SPEC §4 reading only ddptok's documented files. Skipped, visibly, without python3-torch.
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  echo "SKIP torch witness: python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"
+  skip "torch witness" "python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"
 else
 W=$(workdir); cd "$W"
 witness() { timeout -k 5 600 /usr/bin/python3 "$ROOT/tests/torch/witness.py" "$@"; }
