@@ -25,6 +25,7 @@ typedef struct {
     int dual;
     int dry_run;
     const char *scope;
+    const char *checkpoint;     // evaluate --checkpoint DIR
     double comm_timeout;        // seconds (NCCL waits)
 } App;
 

@@ -65,6 +65,7 @@ typedef struct {
         int updates;                    // U
         int interrupt_at;
         int checkpoint_every;           // 0: only at interrupt_at and the end
+        int log_every;                  // rank 0's progress line every n steps (0: automatic)
         Normalization normalization;
         LossUnit loss_unit;
         double lr, momentum, weight_decay;

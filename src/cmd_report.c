@@ -17,6 +17,7 @@
 #include "corpus.h"
 #include "cuda_api.h"
 #include "h5io.h"
+#include "progress.h"
 #include "trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
 
@@ -54,9 +55,12 @@ static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape 
     int n = 0;
     LabelRule rule = label_rule(cfg);
     Metrics r = {0, 0, 0, 0};
+    WorkProgress progress;
+    work_progress_init(&progress, "evaluate: sequences");
     for (int i = 0; i <= c->n; i++) {
         if (i < c->n && c->split[i] == split) ids[n++] = i, r.sequences++;
         if (n == EB || (i == c->n && n > 0)) {
+            work_progress(&progress, i, c->n);
             batch_build(&b, c, ids, n, &rule, UNIT_TOKEN);
             r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
             r.tokens += b.T;
@@ -133,27 +137,81 @@ static double resume_diff(const char *a, const char *b) {
     return d;
 }
 
+// The test metrics of one checkpoint's model (rank 0's replica), the baselines printed
+// beside them; dies (exit 2) when the checkpoint is unreadable or of other data.
+typedef struct {
+    Metrics t;
+    int step;
+    double loss, acc, best_loss, best_acc, unigram;
+} TestReport;
+
+static TestReport test_report(App *app, const Corpus *c, const char *dir, const char *missing_hint) {
+    char path[1200];
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    CheckpointState s;
+    if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
+    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
+    if (strcmp(s.lock, c->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    TestReport r;
+    r.step = s.step;
+    r.t = evaluate_split(app, c, &s.m, s.theta, SPLIT_TEST);
+    checkpoint_state_free(&s);
+    baselines(&app->cfg, c, &r.best_loss, &r.best_acc, &r.unigram);
+    r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
+    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
+        (long long)r.t.sequences, (long long)r.t.tokens);
+    say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
+    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
+        100 * r.best_acc);
+    return r;
+}
+
+static void test_json(Buf *j, const TestReport *r) {
+    buf_printf(j,
+               "\"test\": {\"loss\": %.17g, \"token_accuracy\": %.17g, \"sequences\": %lld, \"tokens\": %lld, "
+               "\"unigram_loss\": %.17g, \"best_loss\": %.17g, \"best_accuracy\": %.17g}",
+               r->loss, r->acc, (long long)r->t.sequences, (long long)r->t.tokens, r->unigram, r->best_loss, r->best_acc);
+}
+
+// evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
+// test metrics only -> outputs/evaluate.json; the protocol's report.json is left alone.
+static int evaluate_checkpoint(App *app, const Corpus *c) {
+    char dir[1100], hint[1300];
+    snprintf(dir, sizeof dir, "%s", app->checkpoint);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+    snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
+             "rank-0000.h5)", dir);
+    TestReport r = test_report(app, c, dir, hint);
+    Buf j = {0};
+    buf_printf(&j, "{\"checkpoint\": \"%s\", \"step\": %d,\n ", dir, r.step);
+    test_json(&j, &r);
+    buf_printf(&j, "}\n");
+    write_output(app, "evaluate.json", j.s);
+    buf_free(&j);
+    return 0;
+}
+
 int cmd_evaluate(App *app) {
     const Config *cfg = &app->cfg;
     int U = cfg->train.updates;
     Corpus c;
     load_corpus_or_die(app, &c);
+    if (app->checkpoint) {
+        int rc = evaluate_checkpoint(app, &c);
+        corpus_free(&c);
+        return rc;
+    }
     char resumed[1100], continuous[1100], path[1200], root[1024];
     art_path(app, root, sizeof root, "checkpoints");
     snprintf(resumed, sizeof resumed, "%s/step-%04d", root, U);
     art_path(app, root, sizeof root, "continuous");
     snprintf(continuous, sizeof continuous, "%s/step-%04d", root, U);
     checkpoint_rank_path(path, sizeof path, resumed, 0);
-    CheckpointState s;
-    if (checkpoint_load(path, &s))
-        die(EXIT_BAD_INPUT, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume", U, path);
-    if (strcmp(s.lock, c.lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
-    Metrics t = evaluate_split(app, &c, &s.m, s.theta, SPLIT_TEST);
-    checkpoint_state_free(&s);
-    double best_loss, best_acc, unigram;
-    baselines(cfg, &c, &best_loss, &best_acc, &unigram);
+    char hint[1500];
+    snprintf(hint, sizeof hint, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume "
+             "(or name any checkpoint: evaluate --checkpoint DIR)", U, path);
+    TestReport r = test_report(app, &c, resumed, hint);
     double diff = resume_diff(resumed, continuous);
-    double loss = t.tokens ? t.loss_sum / t.tokens : 0, acc = t.tokens ? (double)t.correct / t.tokens : 0;
 
     char ppath[1024], epath[1024];
     out_path(app, ppath, sizeof ppath, "parity.json");
@@ -179,12 +237,8 @@ int cmd_evaluate(App *app) {
     }
     if (d) closedir(d);
     buf_printf(&matrix, "}");
-    int ok = diff == 0 && parity_ok && empty_ok && loss < unigram && cells_ok == cells;
+    int ok = diff == 0 && parity_ok && empty_ok && r.loss < r.unigram && cells_ok == cells;
 
-    say("evaluate: step-%d model on %lld test sequences (%lld supervised tokens)\n", U, (long long)t.sequences,
-        (long long)t.tokens);
-    say("  test loss %.5f per token, token accuracy %.2f %%\n", loss, 100 * acc);
-    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", unigram, best_loss, 100 * best_acc);
     if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
     say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
@@ -195,10 +249,9 @@ int cmd_evaluate(App *app) {
     Buf j = {0};
     buf_printf(&j, "{\"parity\": %s,\n \"matrix\": %s,\n \"resume\": {\"max_abs_diff\": %s, \"step\": %d},\n \"empty\": %s,\n",
                parity ? parity : "null", matrix.s, dstr, U, empty ? empty : "null");
-    buf_printf(&j,
-               " \"test\": {\"loss\": %.17g, \"token_accuracy\": %.17g, \"sequences\": %lld, \"tokens\": %lld, "
-               "\"unigram_loss\": %.17g, \"best_loss\": %.17g, \"best_accuracy\": %.17g},\n \"ok\": %s}\n",
-               loss, acc, (long long)t.sequences, (long long)t.tokens, unigram, best_loss, best_acc, ok ? "true" : "false");
+    buf_printf(&j, " ");
+    test_json(&j, &r);
+    buf_printf(&j, ",\n \"ok\": %s}\n", ok ? "true" : "false");
     write_output(app, "report.json", j.s);
     buf_free(&j);
     buf_free(&matrix);
@@ -424,7 +477,7 @@ int cmd_clean(App *app) {
     if (!app->scope || strcmp(app->scope, "generated") != 0)
         die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
     static const char *outputs[] = {"data", "train", "logs", "plot", "matrix", "reference.h5", "grads.h5", "parity.json",
-                                    "empty.json", "report.json", "check_loss.json", "exercise.json", "figure.png"};
+                                    "empty.json", "report.json", "evaluate.json", "check_loss.json", "exercise.json", "figure.png"};
     static const char *artifacts[] = {"checkpoints", "continuous"};
     int found = 0, failed = 0;
     for (int pass = 0; pass < 2; pass++) {

@@ -13,6 +13,7 @@
 #include "common.h"
 #include "corpus.h"
 #include "h5io.h"
+#include "progress.h"
 #include "trainer.h"
 
 // SIGUSR1 (Slurm's warning before the time limit) only sets a flag; the ranks agree on
@@ -192,23 +193,20 @@ int cmd_train(App *app) {
     comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
 
     int rc = 0;
+    TrainProgress progress;
+    train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
     while (t.step < stop_at) {
         WindowStats ws;
         int wrc = trainer_update(&t, g_stop_requested, &ws);
         if (wrc == EXIT_EMPTY_WINDOW)
             die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
                                    "(nothing applied, nothing written for this step)", ws.step);
-        fprintf(log, "run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", run, t.rank, ws.step,
-                (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
+        char when[40];
+        utc_timestamp(when, sizeof when);
+        fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", when, run, t.rank,
+                ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
         fflush(log);
-        if (jsonl) {
-            fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws.step, ws.loss, (long long)ws.global.tokens);
-            for (int r = 0; r < t.W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws.rank_counts[r]);
-            fprintf(jsonl, "], \"sequences\": %lld, \"seconds\": %.6f}\n", (long long)ws.global.sequences, ws.seconds);
-            fflush(jsonl);
-        }
-        if (t.step == 1 || t.step % 10 == 0 || t.step == stop_at)
-            say("  step %4d  loss %.5f  tokens %6lld  %.1f ms\n", t.step, ws.loss, (long long)ws.global.tokens, 1e3 * ws.seconds);
+        train_progress_step(&progress, &ws, t.W, jsonl);
         if (ws.stop_requested) {
             say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
                 t.step, EXIT_REQUEUE);
@@ -222,6 +220,7 @@ int cmd_train(App *app) {
     if (jsonl) fclose(jsonl);
     fclose(log);
     if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
+    train_progress_summary(&progress, run);
     trainer_free(&t);
     corpus_free(&c);
     return rc;
@@ -281,6 +280,15 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
     return problems;
 }
 
+// scandir order: step-NNNN by number (step-0150 after step-0100 whatever the padding),
+// anything else by name after them.
+static int by_step(const struct dirent **a, const struct dirent **b) {
+    int sa, sb, na = sscanf((*a)->d_name, "step-%d", &sa), nb = sscanf((*b)->d_name, "step-%d", &sb);
+    if (na == 1 && nb == 1 && sa != sb) return sa < sb ? -1 : 1;
+    if (na != nb) return na == 1 ? -1 : 1;
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
 int cmd_check_checkpoints(App *app) {
     const Config *cfg = &app->cfg;
     Corpus c;
@@ -297,25 +305,26 @@ int cmd_check_checkpoints(App *app) {
     for (int i = 0; i < 2; i++) {
         char root[1024];
         art_path(app, root, sizeof root, roots[i]);
-        DIR *d = opendir(root);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d))) {
+        struct dirent **e;
+        int n_entries = scandir(root, &e, NULL, by_step);  // in step order
+        for (int k = 0; k < n_entries; k++) {
             int step;
             char tail = 0;
-            int n = sscanf(e->d_name, "step-%d%c", &step, &tail);
-            if (n < 1) continue;
+            int n = sscanf(e[k]->d_name, "step-%d%c", &step, &tail);
             char dir[1400];
-            snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
-            if (n == 2) {  // step-NNNN.tmp: an unpublished (interrupted) write
+            snprintf(dir, sizeof dir, "%s/%s", root, e[k]->d_name);
+            if (n == 2)  // step-NNNN.tmp: an unpublished (interrupted) write
                 say("  %-40s ignored: incomplete write, never published\n", dir);
-                continue;
+            else if (n == 1) {
+                int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
+                                                     step, (long long)U) != 0
+                                             : check_one(app, dir, step, c.lock, plan, (int)U);
+                say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
+                checked++, problems += p;
             }
-            int p = check_one(app, dir, step, c.lock, plan, (int)U);
-            say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
-            checked++, problems += p;
+            free(e[k]);
         }
-        closedir(d);
+        if (n_entries >= 0) free(e);
     }
     free(plan);
     corpus_free(&c);

@@ -60,6 +60,7 @@ static const Field fields[] = {
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0},
     {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0},
     {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0},
+    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT},
     {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},

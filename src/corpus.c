@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "progress.h"
 #include "h5io.h"
 #include "philox.h"
 
@@ -78,7 +79,10 @@ void corpus_generate(Corpus *c, const Config *cfg) {
     }
     c->n_tokens = c->offsets[n];
     c->tokens = xmalloc((size_t)c->n_tokens * sizeof *c->tokens);
+    WorkProgress progress;
+    work_progress_init(&progress, "corpus: sequences");
     for (int i = 0; i < n; i++) {
+        if (i % 4096 == 0) work_progress(&progress, i, n);
         int state = 0;
         for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) {
             double u = rng_uniform(&rng), acc = 0;

@@ -27,7 +27,9 @@ static const Command commands[] = {
     {"train", cmd_train, 1, "[--continuous | --resume DIR|latest|auto]",
      "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, or a fresh start)"},
     {"check-empty", cmd_check_empty, 1, "", "a globally empty window is rejected by all ranks; a locally empty rank still matches"},
-    {"evaluate", cmd_evaluate, 0, "", "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json"},
+    {"evaluate", cmd_evaluate, 0, "[--checkpoint DIR]",
+     "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
+     "model's test metrics -> outputs/evaluate.json"},
     {"exercise", cmd_exercise, 0, "", "the tutorial's exercise: rank 1 goes from 12 to 36 tokens"},
     {"check-env", cmd_check_env, 1, "[--dual]", "backend, MPI world, hosts, devices and one test all-reduce"},
     {"check-checkpoints", cmd_check_checkpoints, 0, "", "validate every checkpoint (files, checksums, replicas, data lock, plan)"},
@@ -117,6 +119,7 @@ int main(int argc, char **argv) {
             if (*end || app.comm_timeout <= 0) die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a positive number of seconds", v);
         } else if (!strcmp(a, "--continuous") && cmd->run == cmd_train) app.continuous = 1;
         else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
+        else if (!strcmp(a, "--checkpoint") && cmd->run == cmd_evaluate) app.checkpoint = NEXT();
         else if (!strcmp(a, "--dual") && cmd->run == cmd_check_env) app.dual = 1;
         else if (!strcmp(a, "--dry-run") && cmd->run == cmd_clean) app.dry_run = 1;
         else if (!strcmp(a, "--scope") && cmd->run == cmd_clean) app.scope = NEXT();

@@ -69,4 +69,24 @@ expect_grep "... and reported as incomplete" 'step-0009.tmp +ignored: incomplete
 rm -rf artifacts/checkpoints/step-0012
 expect_rc "--resume latest skips it (resumes from step 6)" 0 ddp 2 train --config "$cfg" --resume latest
 expect_grep "... steps 7..12" 'steps 7\.\.12' "$OUT"
+# check-checkpoints lists in step order (not directory order), and a step-NNNN beyond the
+# plan's U updates is refused: no run of this config can have written it.
+rm -rf artifacts/checkpoints/step-0009.tmp
+ddp 2 train --config "$cfg" --continuous --set train.checkpoint_every=2 >/dev/null 2>&1
+expect_rc "check-checkpoints with steps 2..12 of the continuous run" 0 one check-checkpoints --config "$cfg"
+order=$(grep -oE 'continuous/step-[0-9]+' <<<"$OUT" | tr '\n' ' ')
+[ "$order" = "continuous/step-0002 continuous/step-0004 continuous/step-0006 continuous/step-0008 continuous/step-0010 continuous/step-0012 " ] \
+  && ok "... listed in step order" || bad "check-checkpoints order: $order"
+cp -r artifacts/checkpoints/step-0012 artifacts/checkpoints/step-0015
+expect_rc "a step-0015 beyond the plan's 12 updates is refused" 1 one check-checkpoints --config "$cfg"
+expect_grep "... naming it and the plan's steps" 'step-0015: step 15 is outside the plan.s steps 1\.\.12' "$OUT"
+expect_grep "... and listed after step-0012" 'step-0012 +ok.*step-0015 +INVALID' "$(tr '\n' ' ' <<<"$OUT")"
+rm -rf artifacts/checkpoints/step-0015
+# evaluate --checkpoint: any checkpoint, here one of the continuous run alone.
+expect_rc "evaluate --checkpoint a continuous-run checkpoint" 0 one evaluate --config "$cfg" --checkpoint artifacts/continuous/step-0004/
+expect_grep "... evaluates that model" '^evaluate: step-4 model of artifacts/continuous/step-0004 on 32 test sequences' "$OUT"
+[ "$(json outputs/evaluate.json 'j["step"], j["checkpoint"], j["test"]["tokens"] > 0')" = "4 artifacts/continuous/step-0004 True" ] \
+  && ok "... outputs/evaluate.json names the checkpoint and its step" || bad "evaluate.json" "— $(cat outputs/evaluate.json)"
+expect_rc "evaluate --checkpoint of a missing directory: refused" 2 one evaluate --config "$cfg" --checkpoint artifacts/nope
+expect_grep "... one line naming it" '^ddptok: error: evaluate --checkpoint artifacts/nope: no checkpoint there' "$OUT"
 cd "$ROOT"; rm -rf "$W"
