@@ -46,7 +46,8 @@ OUT=$(one prepare --config "$cfg" 2>&1)
 ! grep -q '%' <<<"$OUT" && ok "a short prepare prints no progress line" || bad "short prepare printed progress"
 OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one prepare --config "$cfg" --set data.splits.train=200000 --set paths.outputs=big 2>&1)
 expect_grep "a long prepare (here: a line every 1 ms instead of 2 s) prints progress lines" '^  corpus: sequences: [0-9]+/200040 \([0-9]+ %\), ETA ' "$OUT"
-one reference --config "$cfg" >/dev/null; ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1
-OUT=$(DDPTOK_PROGRESS_SECONDS=0.0001 one evaluate --config "$cfg" --checkpoint artifacts/continuous/step-0012 2>&1)
-expect_grep "evaluate shows its progress too" '^  evaluate: sequences: [0-9]+/136 ' "$OUT"
+ev=(--set data.splits.test=20000 --set paths.outputs=oev --set paths.artifacts=aev)
+one prepare --config "$cfg" "${ev[@]}" >/dev/null; ddp 2 train --config "$cfg" "${ev[@]}" --continuous >/dev/null 2>&1
+OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one evaluate --config "$cfg" "${ev[@]}" --checkpoint aev/continuous/step-0012 2>&1)
+expect_grep "evaluate shows its progress too" '^  evaluate: sequences: [0-9]+/20104 ' "$OUT"
 cd "$ROOT"; rm -rf "$W"
