@@ -53,6 +53,10 @@ typedef struct {
     double S_r;           // this rank's (weighted) loss sum
     double loss;          // the global mean of what was optimised (ΣS_r/N, or ΣQ_r/M)
     double seconds;
+    // Where `seconds` went (this rank): drawing and counting the window, the count
+    // all-reduce, forward + backward, the gradient all-reduce (with any wait for a slower
+    // rank), the optimizer step.
+    double t_draw, t_count, t_compute, t_allreduce, t_optimizer;
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
 } WindowStats;
 

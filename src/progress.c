@@ -59,9 +59,13 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
         for (int r = 0; r < W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws->rank_counts[r]);
         fprintf(jsonl,
                 "], \"sequences\": %lld, \"seconds\": %.6f, \"updates\": %d, \"elapsed\": %.6f, \"tokens_per_s\": %.1f, "
-                "\"ms_per_step\": %.3f, \"eta_seconds\": %.3f, \"time\": \"%s\"}\n",
+                "\"ms_per_step\": %.3f, \"eta_seconds\": %.3f, \"time\": \"%s\"",
                 (long long)ws->global.sequences, ws->seconds, p->updates, elapsed, tokens_per_s,
                 done > 0 ? 1e3 * elapsed / done : 0, eta, when);
+        // where rank 0's window seconds went (run/bench.sh prints the breakdown)
+        fprintf(jsonl, ", \"window_split\": {\"draw\": %.6f, \"count_allreduce\": %.6f, \"compute\": %.6f, "
+                       "\"grad_allreduce\": %.6f, \"optimizer\": %.6f}}\n",
+                ws->t_draw, ws->t_count, ws->t_compute, ws->t_allreduce, ws->t_optimizer);
         fflush(jsonl);
     }
     if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at) {

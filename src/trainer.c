@@ -104,11 +104,15 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
 
     // 3. all-reduce the integer counts before any backward:
     //    [N_0 … N_{W-1}, M_0 … M_{W-1}, padded, slots, stop]
+    double t1 = now_seconds();
+    ws->t_draw = t1 - t0;
     int64_t *c = t->counts;
     memset(c, 0, (size_t)(2 * W + 3) * sizeof *c);
     c[t->rank] = l->tokens, c[W + t->rank] = l->sequences;
     c[2 * W] = l->padded, c[2 * W + 1] = l->slots, c[2 * W + 2] = stop_local ? 1 : 0;
     t->comm->ops->allreduce_sum_i64(t->comm, c, 2 * W + 3);
+    double t2 = now_seconds();
+    ws->t_count = t2 - t1;
     for (int r = 0; r < W; r++) g->tokens += c[r], g->sequences += c[W + r];
     g->padded = c[2 * W], g->slots = c[2 * W + 1];
     ws->rank_counts = c, ws->rank_seqs = c + W;
@@ -129,6 +133,9 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
 
+    double t3 = now_seconds();
+    ws->t_compute = t3 - t2;
+
     // 5. one all-reduce of [gradient, W·S_r]: the sum where the backend offers it (the
     //    1/W of the average is then applied by the optimizer pass: t->grad_div), else the
     //    backend's average
@@ -141,6 +148,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
     (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
     if (t->staging) t->ops->set_grad(t->cc, t->staging);
+    ws->t_allreduce = now_seconds() - t3;
     ws->S_r = S_r;
     ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) /
                (double)(weighting == UNIT_SEQUENCE ? g->sequences : g->tokens);
@@ -160,6 +168,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     double t0 = now_seconds();
     t->ops->sgd_step(t->cc, t->grad_div, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
     t->step++;
-    ws->seconds += now_seconds() - t0;
+    ws->t_optimizer = now_seconds() - t0;
+    ws->seconds += ws->t_optimizer;
     return 0;
 }
