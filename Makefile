@@ -6,7 +6,8 @@
 #   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers (objects in build/*-asan)
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
-#   make bench        training throughput, medians over repeats (run/bench.sh; minutes, not in test)
+#   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
+#                     minutes, not in test; BENCH_ARGS="--load --repeats 7")
 #   make deps         install the Debian packages the build and tests need
 
 CC      := mpicc
@@ -111,6 +112,10 @@ $(BUILD)/model_cpu_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
 build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
+# The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
+build/bench_kernels: run/bench_kernels.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
 # CPU vs GPU model check (runs on a GPU machine: run/device-check.sh).
 build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
@@ -146,7 +151,7 @@ test:
 protocol:
 	bash run/protocol.sh
 
-bench: ddptok
+bench: ddptok build/bench_kernels
 	bash run/bench.sh $(BENCH_ARGS)
 
 clean:

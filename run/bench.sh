@@ -1,64 +1,210 @@
 #!/usr/bin/env bash
-# run/bench.sh — training throughput, side by side. Not part of `make test`.
+# run/bench.sh — ddptok against a PyTorch DDP peer doing the same work. Not part of `make test`.
 #
-#   bash run/bench.sh [--repeats N] [--np W] [BINARY...]      (default: ./ddptok, 5 repeats, W = 2)
+#   bash run/bench.sh [--repeats N] [--load] [--long] [--cases LIST] [--coretype NAME] [--no-torch] [BINARY...]
 #
-# For each case and each repeat, every BINARY trains the same run in turn (interleaved,
-# so a noisy machine hits them alike) with `train --continuous`; throughput is the
-# supervised tokens of all ranks divided by the summed window seconds (from
-# outputs/train/continuous.jsonl). Prints the median, min and max per binary and the ratio
-# of medians to the first BINARY. Extra `--set` overrides for every run: BENCH_SETS.
+#   --repeats N     interleaved pairs per case (default 5)
+#   --load          measure every case twice: quiet, then with one busy process per core
+#   --long          5x the updates of every case (steadier numbers, ~5x the time)
+#   --cases LIST    comma-separated subset of: minimum,equal,wide,w1 (default: all)
+#   --coretype NAME also run ddptok with OPENBLAS_CORETYPE=NAME (set for that command only)
+#   --no-torch      ddptok only (also automatic when python3-torch or h5py is missing)
+#   BINARY...       ddptok binaries to compare (default ./ddptok); the first is the one
+#                   compared with PyTorch
+#
+# Per case: `prepare` and `reference` (untimed); a loss check (ddptok and the peer
+# run/bench_torch.py, dropout 0, two updates: the step-1 and step-2 losses must agree
+# within 1e-5 relative); then REPEATS rounds in which every binary and the peer train
+# the same run in turn (interleaved pairs, so load hits them alike). Throughput = tokens of
+# windows 2..U over rank 0's summed window seconds (both sides time the same window:
+# count all-reduce, every microbatch's forward + backward, gradient all-reduce, SGD step;
+# window 1 carries one-time setup). Printed: tokens/s medians and min-max, the ratio per
+# pair (median, min-max), ddptok's window breakdown (JSONL `time`), the GEMM ceiling (the
+# six sgemm calls at each rank's mean microbatch size, build/bench_kernels) and ddptok's
+# share of it, and the gradient all-reduce against a blocking MPI_Allreduce of the size.
+# Extra `--set` overrides for every run: BENCH_SETS. Default runtime: a few minutes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-repeats=5 np=2 bins=()
+repeats=5 load=0 long=1 only="minimum,equal,wide,w1" coretype="" torch=1 bins=()
 while [ $# -gt 0 ]; do
   case $1 in
     --repeats) repeats=$2; shift 2 ;;
-    --np) np=$2; shift 2 ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    --load) load=1; shift ;;
+    --long) long=5; shift ;;
+    --cases) only=$2; shift 2 ;;
+    --coretype) coretype=$2; shift 2 ;;
+    --no-torch) torch=0; shift ;;
+    -h|--help) sed -n 2,26p "$0"; exit 0 ;;
     *) bins+=("$(realpath "$1")"); shift ;;
   esac
 done
-[ ${#bins[@]} -eq 0 ] && { make -C "$ROOT" --no-print-directory -s; bins=("$ROOT/ddptok"); }
-mpi=(mpirun -np "$np")
-[ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
-[ "$(nproc)" -lt "$np" ] && mpi+=(--oversubscribe)
-W=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-bench.XXXXXX"); trap 'rm -rf "$W"' EXIT
+make -C "$ROOT" --no-print-directory -s build/bench_kernels >/dev/null
+[ ${#bins[@]} -eq 0 ] && { make -C "$ROOT" --no-print-directory -s ddptok >/dev/null; bins=("$ROOT/ddptok"); }
+KERN=$ROOT/build/bench_kernels
+PY=/usr/bin/python3
+if [ $torch = 1 ] && ! $PY -c "import torch, h5py" 2>/dev/null; then
+  echo "bench: python3-torch or h5py missing: PyTorch peer skipped (run/install-deps.sh --tests installs them)"; torch=0
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+W=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-bench.XXXXXX")
+busy=()
+stop_load() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${busy[@]}"; do wait "$p" 2>/dev/null || true; done; busy=(); }
+trap 'stop_load; rm -rf "$W"' EXIT
 cd "$W"
 read -r -a extra <<<"${BENCH_SETS:-}"
 
-# name | config | overrides
+# name | ranks | overrides of configs/minimum.yaml
 cases=(
-  "minimum|configs/minimum.yaml|"
-  "wide H=2048 B=16|configs/minimum.yaml|--set model.hidden=2048 --set train.batch_size_per_rank=16 --set train.updates=20"
+  "minimum|2|--set train.updates=$((100 * long))"
+  "equal|2|--set data.min_length=64 --set data.max_length=65 --set train.rank_bands=auto --set train.updates=$((100 * long))"
+  "wide|2|--set model.hidden=2048 --set train.batch_size_per_rank=16 --set train.updates=$((20 * long))"
+  "w1|1|--set train.world_size=1 --set train.rank_bands=auto --set train.updates=$((100 * long))"
 )
-bands=()
-[ "$np" -ne 2 ] && bands=(--set train.world_size="$np" --set train.rank_bands=auto)
+declare -A title=([minimum]="tutorial's minimum, W=2 (bands 16-64 | 65-128)" [equal]="equal lengths (64 | 65), W=2"
+                  [wide]="GEMM-heavy H=2048 B=16, W=2" [w1]="minimum, W=1")
 
-echo "ddptok bench: $(nproc) cores, $np ranks, $repeats repeats; host $(hostname)"
-for c in "${cases[@]}"; do
-  IFS='|' read -r name cfg sets <<<"$c"
-  read -r -a s <<<"$sets"
-  args=(--config "$ROOT/$cfg" "${s[@]}" "${bands[@]}" "${extra[@]}" --set train.interrupt_at=0)
-  "${bins[0]}" prepare "${args[@]}" >/dev/null
-  declare -A res=()
+core=$($KERN sgemm 8 8 8 8 1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["kernel"])')
+echo "ddptok bench: $(nproc) cores, $repeats interleaved pairs per case; host $(hostname); $(date -u +%FT%TZ)"
+echo "  BLAS kernel: $core (OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-not set}; unset, OpenBLAS picks $(env -u OPENBLAS_CORETYPE "$KERN" sgemm 8 8 8 8 1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["kernel"])'))"
+echo "  ddptok: $("${bins[0]}" --version 2>/dev/null | head -1)"
+[ $torch = 1 ] && echo "  peer: PyTorch $($PY -c 'import torch; print(torch.__version__)') DDP, gloo, 1 thread per rank (run/bench_torch.py)"
+
+tps() {  # tokens/s of windows 2..U from a train JSONL
+  $PY -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][1:]; print(sum(x["tokens"] for x in r)/sum(x["seconds"] for x in r))' "$1"
+}
+ddptok_run() {  # BIN [env...]: one continuous run; echoes its tokens/s; keeps its JSONL as last.jsonl
+  local bin=$1; shift
+  rm -rf artifacts outputs/train
+  env "$@" mpirun -np "$np" "$bin" train "${args[@]}" --continuous >/dev/null 2>run.err || { cat run.err >&2; return 1; }
+  cp outputs/train/continuous.jsonl last.jsonl
+  tps last.jsonl
+}
+torch_run() {
+  $PY "$ROOT/run/bench_torch.py" cfg.yaml outputs "$@" 2>torch.err | tail -1 || { cat torch.err >&2; return 1; }
+}
+
+measure() {  # one pass over the repeats of the current case: fills res[] (one line per binary + torch)
   for ((r = 0; r < repeats; r++)); do
-    for i in "${!bins[@]}"; do
-      rm -rf artifacts outputs/train
-      "${mpi[@]}" "${bins[$i]}" train "${args[@]}" --continuous >/dev/null
-      res[$i]+="$(python3 -c '
-import json, sys
-rows = [json.loads(l) for l in open("outputs/train/continuous.jsonl")]
-print(sum(r["tokens"] for r in rows) / sum(r["seconds"] for r in rows))') "
-    done
+    for i in "${!bins[@]}"; do res[$i]+="$(ddptok_run "${bins[$i]}") "; done
+    [ -n "$coretype" ] && res[c]+="$(ddptok_run "${bins[0]}" OPENBLAS_CORETYPE="$coretype") "
+    [ $torch = 1 ] && res[t]+="$(torch_run | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"]/d["seconds"])') "
   done
+}
+
+report() {  # LABEL: the table of one pass
+  echo "  -- $1 (tokens/s over all ranks; $repeats repeats)"
+  local names=() keys=()
+  for i in "${!bins[@]}"; do keys+=("$i"); names+=("${bins[$i]/#$ROOT\//}"); done
+  [ -n "$coretype" ] && { keys+=(c); names+=("ddptok, OPENBLAS_CORETYPE=$coretype"); }
+  [ $torch = 1 ] && { keys+=(t); names+=("PyTorch DDP (gloo)"); }
+  for j in "${!keys[@]}"; do
+    $PY - "${names[$j]}" "${res[${keys[$j]}]}" "${res[0]}" <<'PY'
+import statistics as st, sys
+name, v, base = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
+ratio = [b / x for b, x in zip(base, v)]  # pairwise: ddptok over this one
+line = f"     {name[:44]:44s} median {st.median(v):9.0f}  (min {min(v):9.0f}, max {max(v):9.0f})"
+if name.startswith("PyTorch") or "CORETYPE" in name:
+    line += f"   ddptok/this: median {st.median(ratio):.2f}x (min {min(ratio):.2f}, max {max(ratio):.2f})"
+print(line)
+PY
+  done
+  # ddptok's window breakdown (rank 0, the last run) and the GEMM ceiling
+  $PY - last.jsonl "$np" "$A" "$H" "$kD" "$V" "$KERN" "$(nproc)" <<'PY'
+import json, subprocess, sys
+rows = [json.loads(l) for l in open(sys.argv[1])][1:]
+np_, A, H, kD, V, kern, cores = (int(x) if x.isdigit() else x for x in sys.argv[2:])
+sec = sum(r["seconds"] for r in rows)
+parts = [("draw+count", "draw"), ("count all-reduce", "count_allreduce"), ("compute", "compute"),
+         ("gradient all-reduce (incl. wait)", "grad_allreduce"), ("optimizer", "optimizer")]
+tot = {k: sum(r["time"][k] for r in rows) for _, k in parts}
+other = rows[-1]["time"]["elapsed"] - sum(r["seconds"] for r in [json.loads(l) for l in open(sys.argv[1])])
+n = len(rows)
+print("     ddptok window, rank 0 (ms per window): " + ", ".join(f"{lab} {1e3 * tot[k] / n:.3f} ({100 * tot[k] / sec:.0f}%)" for lab, k in parts)
+      + f"; logging+checkpoint {1e3 * max(other, 0) / (n + 1):.3f} per window")
+# The GEMM ceiling: each rank's six sgemm calls at its mean microbatch size.
+# Measured in the quiet pass and kept (gemm.json) for the loaded one: under load the
+# share says how far below the quiet machine's ceiling ddptok falls.
+import os
+cache = json.load(open("gemm.json")) if os.path.exists("gemm.json") else {}
+F, gemm = None, [0.0] * np_
+rates = []
+for r in range(np_):
+    T = max(1, round(sum(x["rank_tokens"][r] for x in rows) / (A * n)))
+    if str(r) not in cache:
+        cache[str(r)] = json.loads(subprocess.run([kern, "sgemm", str(T), str(H), str(kD), str(V), "30"], capture_output=True,
+                                                  text=True).stdout)
+    out = cache[str(r)]
+    F, rate, T = out["flops_per_position"], out["gflops"] * 1e9, out["T"]
+    rates.append(f"rank {r}: T={T} {out['gflops']:.0f} GFLOP/s")
+    gemm[r] = sum(x["rank_tokens"][r] for x in rows) * F / rate
+bound = sum(x["tokens"] for x in rows) / max(gemm)  # every rank on its own core, nothing but GEMMs
+got = sum(x["tokens"] for x in rows) / sec
+json.dump(cache, open("gemm.json", "w"))
+print(f"     GEMM ceiling ({out['kernel']}, {F / 1e6:.2f} MFLOP per position; {'; '.join(rates)}): "
+      f"{bound:.0f} tokens/s; ddptok at {100 * got / bound:.0f}% of it (sgemm share of the window)")
+PY
+}
+
+for c in "${cases[@]}"; do
+  IFS='|' read -r name np sets <<<"$c"
+  [[ ",$only," == *",$name,"* ]] || continue
+  read -r -a s <<<"$sets"
+  rm -rf outputs artifacts gemm.json
+  # the case's config as one file (minimum.yaml with the overrides), read by both sides
+  read -r V kD H A P1 <<<"$($PY - "$ROOT/configs/minimum.yaml" "${s[@]}" "${extra[@]}" --set train.interrupt_at=0 <<'PY'
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+a = sys.argv[2:]
+for i, x in enumerate(a):
+    if x == "--set":
+        k, v = a[i + 1].split("=", 1); *p, last = k.split("."); d = c
+        for q in p: d = d[q]
+        d[last] = yaml.safe_load(v)
+yaml.safe_dump(c, open("cfg.yaml", "w"))
+m, V = c["model"], c["data"]["vocab_size"]
+kD, H = m["context"] * m["embed_dim"], m["hidden"]
+print(V, kD, H, c["train"]["accumulation"], V * m["embed_dim"] + H * kD + H + V * H + V + 1)  # P + 1 floats
+PY
+)"
+  args=(--config cfg.yaml)
+  "${bins[0]}" prepare "${args[@]}" >/dev/null
+  "${bins[0]}" reference "${args[@]}" >/dev/null
   echo
-  echo "== $name (tokens/s over all ranks)"
-  base=""
-  for i in "${!bins[@]}"; do
-    read -r med lo hi <<<"$(python3 -c 'import sys, statistics as st; v = [float(x) for x in sys.argv[1:]]; print(st.median(v), min(v), max(v))' ${res[$i]})"
-    [ -z "$base" ] && base=$med
-    printf '  %-40s median %10.0f  (min %10.0f, max %10.0f)  x%.2f\n' "${bins[$i]}" "$med" "$lo" "$hi" "$(python3 -c "print($med / $base)")"
+  echo "== $name: ${title[$name]}"
+  if [ $torch = 1 ]; then  # the loss check: dropout 0, two updates
+    rm -rf artifacts outputs/train
+    mpirun -np "$np" "${bins[0]}" train "${args[@]}" --set model.dropout=0 --set train.interrupt_at=2 >/dev/null 2>run.err \
+      || { cat run.err; exit 1; }
+    torch_run --dropout 0 --updates 2 >peer.json
+    $PY - outputs/train/interrupted.jsonl peer.json <<'PY' || { echo "bench: the PyTorch peer does not do ddptok's work (loss check failed)"; exit 1; }
+import json, sys
+mine = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+theirs = json.load(open(sys.argv[2]))["losses"]
+ok = all(abs(a - b) <= 1e-5 * abs(a) for a, b in zip(mine, theirs)) and len(mine) == len(theirs) == 2
+print(f"  loss check (dropout 0): step 1 {mine[0]:.7f} vs PyTorch {theirs[0]:.7f}, step 2 {mine[1]:.7f} vs {theirs[1]:.7f}: "
+      + ("agree within 1e-5 relative" if ok else "DISAGREE"))
+sys.exit(0 if ok else 1)
+PY
+  fi
+  passes=(quiet); [ $load = 1 ] && passes+=(loaded)
+  for pass in "${passes[@]}"; do
+    declare -A res=()
+    if [ "$pass" = loaded ]; then
+      for ((k = 0; k < $(nproc); k++)); do sh -c 'while :; do :; done' & busy+=($!); done
+    fi
+    measure
+    [ "$np" -gt 1 ] && ar=$(mpirun -np "$np" "$KERN" allreduce "$P1" 100)
+    report "$pass$([ "$pass" = loaded ] && echo ": one busy process per core")"
+    if [ "$np" -gt 1 ]; then
+      $PY - "$ar" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+print(f"     gradient all-reduce of {d['floats']} floats: ddptok {d['ddptok_us']:.0f} us, blocking MPI_Allreduce "
+      f"{d['mpi_allreduce_us']:.0f} us ({d['ddptok_us'] / d['mpi_allreduce_us']:.2f}x); former Iallreduce+spin+divide "
+      f"{d['former_iallreduce_spin_divide_us']:.0f} us")
+PY
+    fi
+    stop_load
+    unset res
   done
-  unset res
 done

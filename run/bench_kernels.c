@@ -1,0 +1,107 @@
+// bench_kernels.c — the two ceilings run/bench.sh compares ddptok against (not a test):
+//
+//   bench_kernels sgemm T H kD V [REPS]
+//       the six cblas_sgemm calls of one microbatch of T supervised positions, with the
+//       shapes, transposes and betas src/model_cpu.c issues (forward: E·w1ᵀ, Hd·w2ᵀ;
+//       backward: dYᵀ·Hd, dY·w2, dZᵀ·E, dZ·w1); prints one JSON line: the BLAS kernel,
+//       the FLOPs per position and the median GFLOP/s.
+//   mpirun -np W bench_kernels allreduce N [REPS]
+//       an in-place float sum of N floats: a blocking MPI_Allreduce, ddptok's gradient
+//       all-reduce (comm_mpi: deadline on a non-blocking barrier, then MPI_Allreduce) and,
+//       for reference, the former path (MPI_Iallreduce + MPI_Test spin + a division pass);
+//       rank 0 prints one JSON line of medians in microseconds.
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "common.h"
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static float *filled(size_t n, float scale) {
+    float *p = xmalloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++) p[i] = scale * (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f * scale;
+    return p;
+}
+
+static int bench_sgemm(int T, int H, int kD, int V, int reps) {
+    float *E = filled((size_t)T * kD, 1), *w1 = filled((size_t)H * kD, 0.1f), *Hh = filled((size_t)T * H, 1),
+          *w2 = filled((size_t)V * H, 0.1f), *Y = filled((size_t)T * V, 0.01f), *gw2 = filled((size_t)V * H, 0),
+          *dH = filled((size_t)T * H, 1), *gw1 = filled((size_t)H * kD, 0), *dE = filled((size_t)T * kD, 0);
+    double *sec = xmalloc((size_t)reps * sizeof *sec);
+    for (int r = -2; r < reps; r++) {  // two warm-up rounds
+        double t0 = now_seconds();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, E, kD, w1, kD, 1.0f, Hh, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, Hh, H, w2, H, 1.0f, Y, V);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, Y, V, Hh, H, 1.0f, gw2, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, Y, V, w2, H, 0.0f, dH, H);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, dH, H, E, kD, 1.0f, gw1, kD);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, dH, H, w1, kD, 0.0f, dE, kD);
+        if (r >= 0) sec[r] = now_seconds() - t0;
+    }
+    double flops_per_pos = 6.0 * ((double)H * kD + (double)V * H);
+    printf("{\"kernel\": \"%s\", \"T\": %d, \"flops_per_position\": %.0f, \"gflops\": %.3f}\n", openblas_get_corename(), T,
+           flops_per_pos, flops_per_pos * T / median(sec, reps) / 1e9);
+    free(E), free(w1), free(Hh), free(w2), free(Y), free(gw2), free(dH), free(gw1), free(dE), free(sec);
+    return 0;
+}
+
+// The gradient all-reduce before this change, kept here as the baseline it is measured
+// against: non-blocking all-reduce, MPI_Test in a tight loop, then a division pass.
+static void former_allreduce_avg(Comm *c, float *buf, int n) {
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, c->mpi, &req);
+    for (int done = 0; !done;) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    for (int i = 0; i < n; i++) buf[i] /= (float)c->world;
+}
+
+static int bench_allreduce(int n, int reps) {
+    Comm c;
+    comm_setup(&c, 300);
+    float *buf = filled((size_t)n, 1e-3f);
+    double *sec[3];
+    const char *names[3] = {"mpi_allreduce_us", "ddptok_us", "former_iallreduce_spin_divide_us"};
+    for (int k = 0; k < 3; k++) sec[k] = xmalloc((size_t)reps * sizeof *sec[k]);
+    for (int r = -5; r < reps; r++)
+        for (int k = 0; k < 3; k++) {
+            MPI_Barrier(c.mpi);
+            double t0 = now_seconds();
+            if (k == 0) MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_FLOAT, MPI_SUM, c.mpi);
+            if (k == 1) comm_mpi.allreduce_sum_f32(&c, buf, (size_t)n);
+            if (k == 2) former_allreduce_avg(&c, buf, n);
+            if (r >= 0) sec[k][r] = now_seconds() - t0;
+        }
+    if (c.rank == 0) {
+        printf("{\"floats\": %d, \"ranks\": %d", n, c.world);
+        for (int k = 0; k < 3; k++) printf(", \"%s\": %.1f", names[k], 1e6 * median(sec[k], reps));
+        printf("}\n");
+    }
+    for (int k = 0; k < 3; k++) free(sec[k]);
+    free(buf);
+    MPI_Comm_free(&c.mpi);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    openblas_set_num_threads(1);  // as ddptok runs it: one thread per rank
+    int rc = 2;
+    if (argc >= 6 && !strcmp(argv[1], "sgemm"))
+        rc = bench_sgemm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? atoi(argv[6]) : 50);
+    else if (argc >= 3 && !strcmp(argv[1], "allreduce"))
+        rc = bench_allreduce(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 200);
+    else
+        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | allreduce N [REPS]\n");
+    MPI_Finalize();
+    return rc;
+}
