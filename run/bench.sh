@@ -19,7 +19,7 @@
 # windows 2..U over rank 0's summed window seconds (both sides time the same window:
 # count all-reduce, every microbatch's forward + backward, gradient all-reduce, SGD step;
 # window 1 carries one-time setup). Printed: tokens/s medians and min-max, the ratio per
-# pair (median, min-max), ddptok's window breakdown (JSONL `time`), the GEMM ceiling (the
+# pair (median, min-max), ddptok's window breakdown (JSONL `window_split`), the GEMM ceiling (the
 # six sgemm calls at each rank's mean microbatch size, build/bench_kernels) and ddptok's
 # share of it, and the gradient all-reduce against a blocking MPI_Allreduce of the size.
 # Extra `--set` overrides for every run: BENCH_SETS. Default runtime: a few minutes.
@@ -116,8 +116,8 @@ np_, A, H, kD, V, kern, cores = (int(x) if x.isdigit() else x for x in sys.argv[
 sec = sum(r["seconds"] for r in rows)
 parts = [("draw+count", "draw"), ("count all-reduce", "count_allreduce"), ("compute", "compute"),
          ("gradient all-reduce (incl. wait)", "grad_allreduce"), ("optimizer", "optimizer")]
-tot = {k: sum(r["time"][k] for r in rows) for _, k in parts}
-other = rows[-1]["time"]["elapsed"] - sum(r["seconds"] for r in [json.loads(l) for l in open(sys.argv[1])])
+tot = {k: sum(r["window_split"][k] for r in rows) for _, k in parts}
+other = rows[-1]["elapsed"] - sum(r["seconds"] for r in [json.loads(l) for l in open(sys.argv[1])])
 n = len(rows)
 print("     ddptok window, rank 0 (ms per window): " + ", ".join(f"{lab} {1e3 * tot[k] / n:.3f} ({100 * tot[k] / sec:.0f}%)" for lab, k in parts)
       + f"; logging+checkpoint {1e3 * max(other, 0) / (n + 1):.3f} per window")
