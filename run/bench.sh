@@ -67,7 +67,7 @@ core=$($KERN sgemm 8 8 8 8 1 | $PY -c 'import json,sys; print(json.load(sys.stdi
 echo "ddptok bench: $(nproc) cores, $repeats interleaved pairs per case; host $(hostname); $(date -u +%FT%TZ)"
 echo "  BLAS kernel: $core (OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-not set}; unset, OpenBLAS picks $(env -u OPENBLAS_CORETYPE "$KERN" sgemm 8 8 8 8 1 | $PY -c 'import json,sys; print(json.load(sys.stdin)["kernel"])'))"
 echo "  ddptok: $("${bins[0]}" --version 2>/dev/null | head -1)"
-[ $torch = 1 ] && echo "  peer: PyTorch $($PY -c 'import torch; print(torch.__version__)') DDP, gloo, 1 thread per rank (run/bench_torch.py)"
+[ $torch = 0 ] || echo "  peer: PyTorch $($PY -c 'import torch; print(torch.__version__)') DDP, gloo, 1 thread per rank (run/bench_torch.py)"
 
 tps() {  # tokens/s of windows 2..U from a train JSONL
   $PY -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][1:]; print(sum(x["tokens"] for x in r)/sum(x["seconds"] for x in r))' "$1"
@@ -86,8 +86,8 @@ torch_run() {
 measure() {  # one pass over the repeats of the current case: fills res[] (one line per binary + torch)
   for ((r = 0; r < repeats; r++)); do
     for i in "${!bins[@]}"; do res[$i]+="$(ddptok_run "${bins[$i]}") "; done
-    [ -n "$coretype" ] && res[c]+="$(ddptok_run "${bins[0]}" OPENBLAS_CORETYPE="$coretype") "
-    [ $torch = 1 ] && res[t]+="$(torch_run | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"]/d["seconds"])') "
+    if [ -n "$coretype" ]; then res[c]+="$(ddptok_run "${bins[0]}" OPENBLAS_CORETYPE="$coretype") "; fi
+    if [ $torch = 1 ]; then res[t]+="$(torch_run | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"]/d["seconds"])') "; fi
   done
 }
 
@@ -95,8 +95,8 @@ report() {  # LABEL: the table of one pass
   echo "  -- $1 (tokens/s over all ranks; $repeats repeats)"
   local names=() keys=()
   for i in "${!bins[@]}"; do keys+=("$i"); names+=("${bins[$i]/#$ROOT\//}"); done
-  [ -n "$coretype" ] && { keys+=(c); names+=("ddptok, OPENBLAS_CORETYPE=$coretype"); }
-  [ $torch = 1 ] && { keys+=(t); names+=("PyTorch DDP (gloo)"); }
+  if [ -n "$coretype" ]; then keys+=(c); names+=("ddptok, OPENBLAS_CORETYPE=$coretype"); fi
+  if [ $torch = 1 ]; then keys+=(t); names+=("PyTorch DDP (gloo)"); fi
   for j in "${!keys[@]}"; do
     $PY - "${names[$j]}" "${res[${keys[$j]}]}" "${res[0]}" <<'PY'
 import statistics as st, sys
@@ -186,14 +186,14 @@ print(f"  loss check (dropout 0): step 1 {mine[0]:.7f} vs PyTorch {theirs[0]:.7f
 sys.exit(0 if ok else 1)
 PY
   fi
-  passes=(quiet); [ $load = 1 ] && passes+=(loaded)
+  passes=(quiet); if [ $load = 1 ]; then passes+=(loaded); fi
   for pass in "${passes[@]}"; do
     declare -A res=()
     if [ "$pass" = loaded ]; then
       for ((k = 0; k < $(nproc); k++)); do sh -c 'while :; do :; done' & busy+=($!); done
     fi
     measure
-    [ "$np" -gt 1 ] && ar=$(mpirun -np "$np" "$KERN" allreduce "$P1" 100)
+    if [ "$np" -gt 1 ]; then ar=$(mpirun -np "$np" "$KERN" allreduce "$P1" 100); fi
     report "$pass$([ "$pass" = loaded ] && echo ": one busy process per core")"
     if [ "$np" -gt 1 ]; then
       $PY - "$ar" <<'PY'
