@@ -54,6 +54,10 @@ void die_abort(int code, const char *fmt, ...) __attribute__((noreturn, format(p
 // rank alone failed (like die_abort()).
 void stop(int code) __attribute__((noreturn));
 void stop_abort(int code) __attribute__((noreturn));
+// A hook that stop() calls first, once: the start-up agreement (lifecycle.c) sets it so a
+// rank that fails before every rank has agreed to run tells the others instead of
+// finalizing alone (which would leave them waiting).
+void stop_hook_set(void (*hook)(int code));
 // Recoverable error: prints one line on stderr and returns -1.
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Output only on rank 0 (stdout).

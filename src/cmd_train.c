@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,16 +12,9 @@
 #include "common.h"
 #include "corpus.h"
 #include "h5io.h"
+#include "lifecycle.h"
 #include "progress.h"
 #include "trainer.h"
-
-// SIGUSR1 (Slurm's warning before the time limit) only sets a flag; the ranks agree on
-// it at the next window boundary through the count all-reduce.
-static volatile sig_atomic_t g_stop_requested = 0;
-static void on_sigusr1(int sig) {
-    (void)sig;
-    g_stop_requested = 1;
-}
 
 // One training run per lineage (`root` = artifacts/checkpoints or artifacts/continuous) at
 // a time: two — a requeued job whose first incarnation is still ending, a job submitted
@@ -132,11 +124,6 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
 }
 
 int cmd_train(App *app) {
-    // First: a SIGUSR1 that arrives while the run is still setting up is kept, not fatal.
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigusr1;
-    sigaction(SIGUSR1, &sa, NULL);
     const Config *cfg = &app->cfg;
     Corpus c;
     load_corpus_or_die(app, &c);
@@ -197,7 +184,7 @@ int cmd_train(App *app) {
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
     while (t.step < stop_at) {
         WindowStats ws;
-        int wrc = trainer_update(&t, g_stop_requested, &ws);
+        int wrc = trainer_update(&t, stop_requested(), &ws);
         if (wrc == EXIT_EMPTY_WINDOW)
             die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
                                    "(nothing applied, nothing written for this step)", ws.step);

@@ -1,10 +1,12 @@
 // comm_mpi.c — the MPI control plane and the `mpi` data-plane backend (host buffers).
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "comm.h"
 #include "common.h"
+#include "lifecycle.h"
 
 // One check idiom for MPI: a failed collective ends the whole job naming rank, host,
 // step and operation (a peer may already be gone, so nothing else is safe).
@@ -67,6 +69,7 @@ void comm_setup(Comm *c, double timeout) {
 int comm_agree(Comm *c, int code) {
     int out = code;
     MPI_Request req;
+    test_stall("agreement");
     c->op = "agreement";
     MPI_CHECK(MPI_Iallreduce(&code, &out, 1, MPI_INT, MPI_MAX, c->mpi, &req), c);
     mpi_wait(c, &req);
@@ -80,22 +83,33 @@ void comm_stop_if_any(Comm *c, int bad, int code, const char *what) {
     stop(code);
 }
 
+// The control plane's broadcasts, gathers and barriers are non-blocking too, waited for
+// against the same deadline: a rank stopped between two agreements cannot hang the others.
 int comm_bcast(Comm *c, void *buf, size_t bytes, int root) {
+    MPI_Request req;
+    ASSERT(bytes <= (size_t)INT_MAX);
+    test_stall("broadcast");
     c->op = "broadcast";
-    MPI_CHECK(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, c->mpi), c);
+    MPI_CHECK(MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, c->mpi, &req), c);
+    mpi_wait(c, &req);
     return 0;
 }
 
 void comm_barrier(Comm *c) {
+    MPI_Request req;
     c->op = "barrier";
-    MPI_CHECK(MPI_Barrier(c->mpi), c);
+    MPI_CHECK(MPI_Ibarrier(c->mpi, &req), c);
+    mpi_wait(c, &req);
 }
 
 void comm_gather_str(Comm *c, const char *mine, char *out, int len) {
     char *buf = xcalloc((size_t)len, 1);
     strncpy(buf, mine, (size_t)len - 1);
+    MPI_Request req;
+    test_stall("gather");
     c->op = "gather";
-    MPI_CHECK(MPI_Gather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, c->mpi), c);
+    MPI_CHECK(MPI_Igather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, c->mpi, &req), c);
+    mpi_wait(c, &req);
     free(buf);
 }
 

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
+
 Identity g_id = {0, 1, "?"};
 
 void identity_init(int rank, int world) {
@@ -35,9 +37,23 @@ static int mpi_running(void) {
     return init && !fin;
 }
 
+static void (*g_stop_hook)(int code);
+
+void stop_hook_set(void (*hook)(int code)) { g_stop_hook = hook; }
+
 void stop(int code) {
-    // Every rank gets here together for a collective decision: finalize cleanly.
-    if (mpi_running()) MPI_Finalize();
+    if (g_stop_hook) {  // during start-up: tell the other ranks first (lifecycle.c)
+        void (*hook)(int) = g_stop_hook;
+        g_stop_hook = NULL;
+        hook(code);
+    }
+    // Every rank gets here together for a collective decision: finalize cleanly. A rank
+    // that stalls now would hang the others in MPI_Finalize: the watchdog bounds it.
+    if (mpi_running()) {
+        test_stall("shutdown");
+        watchdog_arm("shutdown (MPI_Finalize)");
+        MPI_Finalize();
+    }
     exit(code);
 }
 

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "cuda_api.h"
 #include "h5io.h"
+#include "lifecycle.h"
 
 typedef struct {
     const char *name;
@@ -65,18 +66,26 @@ static void command_help(const Command *c) {
 }
 
 int main(int argc, char **argv) {
+    // Before MPI_Init: a SIGUSR1 during start-up is kept (not fatal), and a rank that
+    // stalls during MPI start-up cannot hang the others past --comm-timeout.
+    double timeout = lifecycle_init(argc, argv);
+    watchdog_arm("MPI start-up (MPI_Init)");
     MPI_Init(&argc, &argv);
     int rank, world;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     identity_init(rank, world);
+    App app;
+    memset(&app, 0, sizeof app);
+    // The communicator exists before anything can fail on one rank alone (an unreadable
+    // config, a bad option): such a failure then ends every rank (startup_begin/_end).
+    comm_setup(&app.comm, timeout);
+    watchdog_disarm();
     h5_quiet();
     // One BLAS thread per rank: ranks are the unit of parallelism, and a fixed thread
     // count keeps every GEMM bit-reproducible (exact resume).
     openblas_set_num_threads(1);
 
-    App app;
-    memset(&app, 0, sizeof app);
     app.comm_timeout = 300;
     const char *comm_name = NULL;
     char **sets = xmalloc((size_t)argc * sizeof *sets);
@@ -94,6 +103,7 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return argc < 2 ? EXIT_BAD_INPUT : 0;
     }
+    startup_begin(&app.comm);
     const Command *cmd = NULL;
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
@@ -160,18 +170,20 @@ int main(int argc, char **argv) {
         die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);
     if (!strcmp(comm_name, "nccl") && !app.compute->on_device)
         die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
-    comm_setup(&app.comm, app.comm_timeout);
+    app.comm.timeout = app.comm_timeout;
+    startup_end(&app.comm);
     agree_on_run(&app, comm_name);
 #ifdef DDPTOK_CUDA
     if (app.compute->on_device) {
+        watchdog_arm("device and NCCL set-up");  // its MPI_Allgather has no deadline of its own
         cuda_select_device(&app.comm);
         if (!strcmp(comm_name, "nccl") && comm_nccl_init(&app.comm, app.comm_timeout))
             die(EXIT_BAD_INPUT, "cannot set up NCCL (see above)");
+        watchdog_disarm();
     }
 #endif
 
     int rc = cmd->run(&app);
     if (app.comm.ops->destroy) app.comm.ops->destroy(&app.comm);
-    MPI_Finalize();
-    return rc;
+    stop(rc);  // MPI_Finalize under the watchdog
 }

@@ -1,7 +1,8 @@
 # Faults. Ranks that disagree (a config edited on one node, an option given to one rank,
 # artifacts on a disk only one rank sees): the job stops before the first step, exit 2,
-# the odd rank naming the difference. A stopped rank: the others give up after
-# --comm-timeout (exit 4). A full disk: every writer stops with one line naming the file
+# the odd rank naming the difference. A stopped rank — in training or at any other phase,
+# from MPI start-up to MPI_Finalize: the others give up after --comm-timeout (exit 4).
+# A config only one rank cannot read, a SIGUSR1 during start-up. A full disk: every writer stops with one line naming the file
 # and the system's reason, exit 2 on every rank; nothing is published and what was already
 # written stays byte for byte; no rank crashes (HDF5 used to, at exit, after a close that
 # failed on the full disk: 1 run in ~15). The disk is a small tmpfs (needs root to mount).
@@ -57,6 +58,57 @@ kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 /usr/bin/python3 -c "import fcntl; f = open('lka/checkpoints/.lock', 'r+'); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)" \
   && ok "... its lock is released with it" || bad "lock still held after the run ended"
 rm -rf lk lka
+# Bounded everywhere: a rank that stops (SIGSTOP) at any phase — MPI start-up, the
+# start-up agreement, a broadcast, the checkpoint's gather, MPI_Finalize — ends the job
+# within --comm-timeout (3 s) plus a few, exit 4, the waiting rank naming the phase, and
+# no process is left. DDPTOK_TEST_STALL=PHASE makes rank 1 stop itself there; for MPI
+# start-up the rank is stopped before it execs ddptok.
+tcfg="$CONFIGS/tiny.yaml"
+one prepare --config "$tcfg" --set paths.outputs=st >/dev/null
+mp() { timeout -k 5 40 mpirun -np 2 "$@"; }
+left() { pgrep -f "$DDPTOK train --config $tcfg" || true; }
+stalled() {  # NAME PHASE-PATTERN CMD...: exit 4 within 12 s, the phase named, nothing left
+  local name=$1 pat=$2; shift 2
+  rm -rf st/train st/logs sta
+  local t0; t0=$(date +%s%N)
+  OUT=$(DDPTOK_TEST_TIMEOUT=40 "$@" 2>&1); local rc=$?
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 )) pids; pids=$(left)
+  if [ $rc -eq 4 ] && [ $ms -le 12000 ] && grep -qE "^ddptok: rank 0: error: no progress in $pat on .* for 3 s \(--comm-timeout\): another rank is stuck or gone" <<<"$OUT" && [ -z "$pids" ]; then
+    ok "rank 1 stopped at $name: exit 4 after $ms ms (--comm-timeout 3), rank 0 names it, no process left"
+  else
+    bad "stall at $name" "— exit $rc after $ms ms, left: '$pids'"; grep ddptok <<<"$OUT" | head -3 | sed 's/^/       /'
+    [ -n "$pids" ] && kill -9 $pids
+  fi
+}
+st=(--config "$tcfg" --set paths.outputs=st --set paths.artifacts=sta --comm-timeout 3)
+stalled "MPI start-up" 'MPI start-up \(MPI_Init\)' \
+  mp sh -c "[ \$OMPI_COMM_WORLD_RANK = 1 ] && kill -STOP \$\$; exec '$DDPTOK' train ${st[*]}"
+for phase in agreement broadcast gather; do
+  DDPTOK_TEST_STALL=$phase stalled "the first $phase" "$phase at step [0-9]+" mp "$DDPTOK" train "${st[@]}"
+done
+DDPTOK_TEST_STALL=shutdown stalled "shutdown (after the final checkpoint)" 'shutdown \(MPI_Finalize\)' mp "$DDPTOK" train "${st[@]}"
+[ -f sta/checkpoints/step-0006/SHA256SUMS ] && ok "... the final checkpoint was published before" || bad "no final checkpoint before the shutdown stall"
+# A config that only rank 1 cannot read: every rank stops at once (exit 2), rank 1 names
+# the file, rank 0 names rank 1 (it used to wait in MPI_Comm_dup forever).
+t0=$(date +%s%N)
+OUT=$(timeout -k 5 40 mpirun -np 2 sh -c "exec '$DDPTOK' train --config \$([ \$OMPI_COMM_WORLD_RANK = 1 ] && echo no/such.yaml || echo '$tcfg') --set paths.outputs=st" 2>&1); rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $rc -eq 2 ] && [ $ms -le 10000 ] && grep -q "^ddptok: rank 1: error: no/such.yaml: cannot read config file: No such file or directory" <<<"$OUT" \
+  && grep -q "^ddptok: rank 0: error: stopping: rank 1 failed to start" <<<"$OUT" \
+  && ok "a config only rank 1 cannot read: exit 2 after $ms ms, rank 1 names the file, rank 0 names rank 1" \
+  || { bad "config unreadable on rank 1" "— exit $rc after $ms ms"; grep ddptok <<<"$OUT" | head -3; }
+# SIGUSR1 0.2 s after mpirun starts (the ranks are loading or in MPI_Init): kept, not
+# fatal — the ranks agree on it at the first window boundary, checkpoint step 1, exit 75.
+rm -rf st/train st/logs sta
+mpirun -np 2 "$DDPTOK" train "${st[@]}" --set train.interrupt_at=0 > early.txt 2>&1 &
+pid=$!
+( sleep 60; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+sleep 0.2; kill -USR1 "$pid"
+wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+[ $rc -eq 75 ] && [ -f sta/checkpoints/step-0001/SHA256SUMS ] && grep -q "stop requested (SIGUSR1) — checkpointing at step 1 " early.txt \
+  && ok "SIGUSR1 at 0.2 s (during start-up): step 1 checkpointed, exit 75 (not 138, not lost)" \
+  || { bad "early SIGUSR1" "— exit $rc, $(ls sta/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^ ' early.txt | head -3; }
+rm -rf st sta
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
   skip "faults: full-disk cases" "cannot mount a tmpfs here (not root, or no mount permission)"
