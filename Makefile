@@ -78,8 +78,15 @@ $(BUILD)/cmd_report.o: CFLAGS += -Ibuild
 ddptok: $(OBJ) $(CU_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)
+$(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD) check-deps
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# Before anything compiles: mpicc, pkg-config and the libraries are there, or one message
+# naming the missing Debian packages and the command that installs them (make deps).
+check-deps:
+	@command -v $(CC) >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1 && pkg-config --exists $(PKGS) || { \
+	  echo "ddptok: cannot build: $(CC), pkg-config or a library ($(PKGS)) is missing" >&2; \
+	  bash run/install-deps.sh --check; exit 2; }
 
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
@@ -137,6 +144,7 @@ ddptok-asan-inner: $(OBJ)
 
 test-bins: ddptok $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
 
+.PHONY: check-deps
 print-cuda:
 	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
 

@@ -44,8 +44,10 @@ extern Identity g_id;
 
 void identity_init(int rank, int world);
 
-// Fatal error: "ddptok: rank R: message" on stderr, then the job ends with `code`.
-// Ends the whole MPI job when more than one rank is running.
+// Fatal error, then the job ends with `code`. When every rank gets there (within a few
+// seconds), rank 0 prints each distinct line once, naming the ranks that saw it
+// ("ddptok: ranks 0-1: error: message") and every rank finalizes; a rank that gets there
+// alone prints "ddptok: rank R: error: message" and aborts the job.
 void die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 // Like die() but this rank alone knows it failed: aborts the MPI job so no peer hangs.
 void die_abort(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
@@ -60,6 +62,10 @@ void stop_abort(int code) __attribute__((noreturn));
 void stop_hook_set(void (*hook)(int code));
 // Recoverable error: prints one line on stderr and returns -1.
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// error_capture(1): error() keeps its first line instead of printing it (for a caller that
+// then decides whether every rank failed the same way); error_capture(0) stops and returns
+// that line ("" when none).
+const char *error_capture(int on);
 // Output only on rank 0 (stdout).
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -83,6 +89,17 @@ int write_file_atomic(const char *path, const char *data, size_t len);
 void dir_of(const char *path, char *dir, size_t len);
 // fsync a directory by path.
 int fsync_dir(const char *path);
+
+// Levenshtein distance of two strings (of at most 255 characters; longer: 2^20).
+int edit_distance(const char *a, const char *b);
+// The name nearest to `word` when it is close enough to be a typo of it (at most 2 edits,
+// or a third of the word's length), else NULL: for "did you mean".
+const char *closest_name(const char *word, const char *const *names, int n);
+
+// Hints repeat the user's own command line: hint_args() is " --config FILE --set K=V ..."
+// as given (shell-quoted where needed), recorded once by main with hint_args_set().
+void hint_args_set(const char *config_path, char *const *sets, int n_sets);
+const char *hint_args(void);
 
 // A growable text buffer (JSON and report output).
 typedef struct {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that ddptok's build and protocol need, if missing; with
 # --tests also what the tests need (python3-torch for the PyTorch witness).
-# As root it runs apt-get; otherwise it prints the exact command and stops.
+# As root it runs apt-get; otherwise it prints the exact command and stops. --check (make
+# runs it when mpicc or a library is missing) only prints what is missing and the command.
 set -euo pipefail
+check=0
+[ "${1:-}" = --check ] && { check=1; shift; }
 pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
       libssl-dev gnuplot-nox python3)
 # Tests: the independent witnesses (h5py, PyTorch), a real Slurm, ssh + iproute2 for
@@ -15,10 +18,18 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+if [ $check = 1 ]; then
+  if ! command -v dpkg-query >/dev/null; then
+    echo "ddptok: not a Debian system: install Open MPI, HDF5, libyaml, OpenBLAS, OpenSSL and pkg-config (see README)" >&2; exit 2
+  fi
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "ddptok: the Debian packages are installed; is mpicc or pkg-config off your PATH?" >&2; exit 2
+  fi
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
+if [ "$(id -u)" -ne 0 ] || [ $check = 1 ]; then
   echo "ddptok: missing Debian packages; install them with:" >&2
-  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  echo "  $([ "$(id -u)" -ne 0 ] && echo 'sudo ')apt-get install -y ${missing[*]}     (or: make deps)" >&2
   exit 2
 fi
 echo "ddptok: installing ${missing[*]}"

@@ -23,7 +23,12 @@ void art_path(const App *app, char *buf, size_t len, const char *rel) {
 void load_corpus_or_die(App *app, Corpus *c) {
     char path[1024];
     out_path(app, path, sizeof path, "data/corpus.h5");
+    error_capture(1);
     int rc = corpus_read(c, &app->cfg, path);
+    const char *why = error_capture(0);
+    // Every rank missing the same corpus (the usual case: not prepared yet) says it once.
+    if (!comm_agree(&app->comm, rc == 0)) die(EXIT_BAD_INPUT, "%s", why);
+    if (rc) error("%s", why);
     char what[1100];
     snprintf(what, sizeof what, "reading %s", path);
     comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);

@@ -402,8 +402,12 @@ int cmd_plot(App *app) {
     out_path(app, gpath, sizeof gpath, "grads.h5");
     out_path(app, rpath, sizeof rpath, "reference.h5");
     float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
-    hid_t rf = h5_open_read(rpath, "plot needs it: run `ddptok reference` first");
-    hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, "plot needs it: run `mpirun -np W ddptok parity` first");
+    char rhint[4200], ghint[4200];
+    snprintf(rhint, sizeof rhint, "plot needs it: run `ddptok reference%s` first", hint_args());
+    snprintf(ghint, sizeof ghint, "plot needs it: run `mpirun -np %d ddptok parity%s` first", app->cfg.train.world_size,
+             hint_args());
+    hid_t rf = h5_open_read(rpath, rhint);
+    hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, ghint);
     if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
     snprintf(dat, sizeof dat, "%s/parity.dat", dir);
     FILE *pd = fopen(dat, "w");

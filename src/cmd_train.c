@@ -284,7 +284,9 @@ int cmd_check_checkpoints(App *app) {
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
     int64_t U = cfg->train.updates, per = (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
     int32_t *plan = xmalloc((size_t)(U * per) * sizeof *plan);
-    hid_t pf = h5_open_read(ppath, "run `ddptok prepare` first");
+    char hint[4200];
+    snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args());
+    hid_t pf = h5_open_read(ppath, hint);
     if (pf < 0 || h5_read(pf, ppath, "ids", H5T_NATIVE_INT32, U * per, plan)) stop(EXIT_BAD_INPUT);
     H5Fclose(pf);
     const char *roots[2] = {"checkpoints", "continuous"};

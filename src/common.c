@@ -15,19 +15,47 @@
 
 Identity g_id = {0, 1, "?"};
 
+// die()'s own communicator: its agreement and gather never meet another collective.
+static MPI_Comm g_die_comm = MPI_COMM_NULL;
+
+#define REPORT_LEN 2048          // one error line, at most
+#define DIE_TOGETHER_SECONDS 5.0 // how long die() waits for the other ranks to fail too
+
 void identity_init(int rank, int world) {
     g_id.rank = rank;
     g_id.world = world;
     if (gethostname(g_id.host, sizeof g_id.host) != 0) strcpy(g_id.host, "?");
     g_id.host[sizeof g_id.host - 1] = 0;
+    int init = 0, fin = 0;  // called again once MPI is up (lifecycle_init runs before MPI_Init)
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (world > 1 && init && !fin && g_die_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &g_die_comm);
+}
+
+static void print_report(const char *who, const char *line) {
+    fprintf(stderr, "ddptok: %s%serror: %s\n", who, who[0] ? ": " : "", line);
+    fflush(stderr);
+}
+
+// error_capture(1): error() keeps its first line here instead of printing it.
+static int g_capturing = 0;
+static char g_captured[REPORT_LEN];
+
+const char *error_capture(int on) {
+    g_capturing = on;
+    if (on) g_captured[0] = 0;
+    return g_captured;
 }
 
 static void vreport(const char *fmt, va_list ap) {
-    char line[2048];
+    char line[REPORT_LEN], who[32] = "";
     vsnprintf(line, sizeof line, fmt, ap);
-    if (g_id.world > 1) fprintf(stderr, "ddptok: rank %d: error: %s\n", g_id.rank, line);
-    else fprintf(stderr, "ddptok: error: %s\n", line);
-    fflush(stderr);
+    if (g_capturing) {
+        if (!g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", line);
+        return;
+    }
+    if (g_id.world > 1) snprintf(who, sizeof who, "rank %d", g_id.rank);
+    print_report(who, line);
 }
 
 static int mpi_running(void) {
@@ -40,6 +68,54 @@ static int mpi_running(void) {
 static void (*g_stop_hook)(int code);
 
 void stop_hook_set(void (*hook)(int code)) { g_stop_hook = hook; }
+
+// "ranks 0-3,6" (or "rank 2") for the ranks r with same[r] set.
+static void rank_list(const char *same, int world, char *out, size_t len) {
+    int n = 0, count = 0;
+    for (int r = 0; r < world; r++) count += same[r] != 0;
+    n = snprintf(out, len, "rank%s ", count > 1 ? "s" : "");
+    const char *sep = "";
+    for (int r = 0; r < world && n < (int)len; r++) {
+        if (!same[r] || (r > 0 && same[r - 1])) continue;
+        int end = r;
+        while (end + 1 < world && same[end + 1]) end++;
+        n += end == r ? snprintf(out + n, len - (size_t)n, "%s%d", sep, r)
+                      : snprintf(out + n, len - (size_t)n, "%s%d-%d", sep, r, end);
+        sep = ",";
+    }
+}
+
+// When every rank dies (a config error, a bad --set: every rank reads the same input),
+// rank 0 prints each distinct line once with the ranks that saw it. Returns 0 when the
+// others did not all arrive within DIE_TOGETHER_SECONDS (this rank then reports alone).
+static int report_together(const char *line) {
+    if (g_die_comm == MPI_COMM_NULL || !mpi_running()) return 0;
+    MPI_Request req;
+    if (MPI_Ibarrier(g_die_comm, &req) != MPI_SUCCESS) return 0;
+    double start = now_seconds();
+    for (int done = 0; !done;) {
+        if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
+        if (!done && now_seconds() - start > DIE_TOGETHER_SECONDS) return 0;
+        if (!done) usleep(1000);
+    }
+    char mine[REPORT_LEN] = "", *all = g_id.rank == 0 ? xcalloc((size_t)g_id.world, REPORT_LEN) : NULL;
+    snprintf(mine, sizeof mine, "%s", line);
+    MPI_Gather(mine, REPORT_LEN, MPI_CHAR, all, REPORT_LEN, MPI_CHAR, 0, g_die_comm);
+    if (g_id.rank == 0) {
+        char *same = xcalloc((size_t)g_id.world, 1), *printed = xcalloc((size_t)g_id.world, 1), who[1200];
+        for (int r = 0; r < g_id.world; r++) {
+            if (printed[r]) continue;
+            for (int q = r; q < g_id.world; q++)
+                same[q] = !printed[q] && !strcmp(all + (size_t)q * REPORT_LEN, all + (size_t)r * REPORT_LEN);
+            for (int q = 0; q < r; q++) same[q] = 0;
+            rank_list(same, g_id.world, who, sizeof who);
+            print_report(who, all + (size_t)r * REPORT_LEN);
+            for (int q = r; q < g_id.world; q++) printed[q] |= same[q];
+        }
+        free(same), free(printed), free(all);
+    }
+    return 1;
+}
 
 void stop(int code) {
     if (g_stop_hook) {  // during start-up: tell the other ranks first (lifecycle.c)
@@ -58,11 +134,17 @@ void stop(int code) {
 }
 
 void die(int code, const char *fmt, ...) {
+    char line[REPORT_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vreport(fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    stop(code);
+    if (report_together(line)) stop(code);
+    error("%s", line);
+    // Alone. During start-up stop() tells the others (the start-up agreement); later they
+    // are elsewhere, maybe in a collective, and finalizing could wait for them: abort.
+    if (g_stop_hook) stop(code);
+    stop_abort(code);
 }
 
 void stop_abort(int code) {
@@ -221,3 +303,56 @@ void sha256_hex(Sha256 *h, char out[65]) {
     for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", d[i]);
     out[64] = 0;
 }
+
+int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 255 || lb > 255) return 1 << 20;
+    int row[256];  // Levenshtein, one row: row[j] = distance(a[0..i), b[0..j))
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up, row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+const char *closest_name(const char *word, const char *const *names, int n) {
+    const char *best = NULL;
+    int best_d = 1 << 20, limit = (int)strlen(word) / 3 > 2 ? (int)strlen(word) / 3 : 2;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(word, names[i]);
+        if (d < best_d) best_d = d, best = names[i];
+    }
+    return best_d <= limit ? best : NULL;
+}
+
+// The user's --config and --set arguments, shell-quoted, for hints that repeat them.
+static char g_hint_args[4096] = "";
+
+static void append_word(const char *word) {
+    size_t n = strlen(g_hint_args);
+    int plain = word[0] != 0;
+    for (const char *p = word; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._=/,:+-@%", *p)) plain = 0;
+    if (plain) snprintf(g_hint_args + n, sizeof g_hint_args - n, " %s", word);
+    else {  // 'it'\''s' quoting
+        n += (size_t)snprintf(g_hint_args + n, sizeof g_hint_args - n, " '");
+        for (const char *p = word; *p && n + 5 < sizeof g_hint_args; p++)
+            n += (size_t)snprintf(g_hint_args + n, sizeof g_hint_args - n, *p == '\'' ? "'\\''" : "%c", *p);
+        snprintf(g_hint_args + n, sizeof g_hint_args - n, "'");
+    }
+}
+
+void hint_args_set(const char *config_path, char *const *sets, int n_sets) {
+    g_hint_args[0] = 0;
+    if (config_path) append_word("--config"), append_word(config_path);
+    for (int i = 0; i < n_sets; i++) append_word("--set"), append_word(sets[i]);
+}
+
+const char *hint_args(void) { return g_hint_args; }

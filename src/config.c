@@ -283,6 +283,16 @@ static const Field *field_find(const char *key) {
     return NULL;
 }
 
+// " (did you mean 'train.updates'?)" for the field key nearest to `key`, or "".
+static const char *did_you_mean(const char *key, char *buf, size_t len) {
+    const char *names[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) names[i] = fields[i].key;
+    const char *near = closest_name(key, names, N_FIELDS);
+    if (near) snprintf(buf, len, " (did you mean '%s'?)", near);
+    else buf[0] = 0;
+    return buf;
+}
+
 static int parse_number(const char *s, double *out) {
     if (!s || !*s) return -1;
     char *end;
@@ -371,7 +381,8 @@ static int apply_map(Config *c, const Node *map, const char *prefix, Ctx *ctx) {
         int group = 0;
         for (int j = 0; j < N_FIELDS && !group; j++)
             group = strncmp(fields[j].key, key, kl) == 0 && fields[j].key[kl] == '.';
-        if (!group) return FAIL(ctx, "%s: %s: unknown key", at(ctx, k->line), key);
+        char hint[300];
+        if (!group) return FAIL(ctx, "%s: %s: unknown key%s", at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
         if (apply_map(c, v, key, ctx)) return -1;
     }
     return 0;
@@ -408,8 +419,9 @@ int config_finish(Config *c, char *err, int errlen) {
         return 0;
     }
     if (c->train.n_bands != W)
-        return FAIL(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto)",
-                    src, c->train.n_bands, W);
+        return FAIL(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto: "
+                    "add --set train.rank_bands=auto for %d contiguous bands over [%d, %d])",
+                    src, c->train.n_bands, W, W, c->data.min_length, c->data.max_length);
     for (int r = 0; r < W; r++) {
         int lo = c->train.bands[r][0], hi = c->train.bands[r][1];
         if (lo > hi) return FAIL(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
@@ -462,7 +474,8 @@ static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
     char key[256], name[300];
     snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
     const Field *f = field_find(key);
-    if (!f) return FAIL(&ctx, "--set %s: unknown key '%s'", assignment, key);
+    char hint[300];
+    if (!f) return FAIL(&ctx, "--set %s: unknown key '%s'%s", assignment, key, did_you_mean(key, hint, sizeof hint));
     snprintf(name, sizeof name, "--set %s", key);
     ctx.name = name;  // a YAML syntax error names the key
     Node *v = parse_document(eq + 1, strlen(eq + 1), &ctx);

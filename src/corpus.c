@@ -145,7 +145,7 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
 int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     memset(c, 0, sizeof *c);
     char hint[1200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare --config %s` first", cfg->source);
+    snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args()[0] ? hint_args() : " --config FILE");
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return -1;
     int rc = -1;
@@ -165,8 +165,8 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     corpus_lock(c, cfg, c->lock);
     if (strcmp(stored, c->lock) != 0) {
         error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
-              "modified): run `ddptok prepare --config %s`",
-              path, stored, c->lock, cfg->source);
+              "modified): run `ddptok prepare%s`",
+              path, stored, c->lock, hint_args()[0] ? hint_args() : " --config FILE");
         goto out;
     }
     // Structural sanity, so no later index goes out of bounds.

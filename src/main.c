@@ -107,7 +107,13 @@ int main(int argc, char **argv) {
     const Command *cmd = NULL;
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
-    if (!cmd) die(EXIT_BAD_INPUT, "unknown command '%s' (try: ddptok --help)", argv[1]);
+    if (!cmd) {
+        const char *names[N_COMMANDS], *near;
+        for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+        if ((near = closest_name(argv[1], names, N_COMMANDS)))
+            die(EXIT_BAD_INPUT, "unknown command '%s' (did you mean '%s'? try: ddptok --help)", argv[1], near);
+        die(EXIT_BAD_INPUT, "unknown command '%s' (try: ddptok --help)", argv[1]);
+    }
     app.command = cmd->name;
 
     for (int i = 2; i < argc; i++) {
@@ -139,6 +145,7 @@ int main(int argc, char **argv) {
     if (!app.config_path) die(EXIT_BAD_INPUT, "%s: --config FILE is required", cmd->name);
     if (app.continuous && app.resume) die(EXIT_BAD_INPUT, "train: --continuous and --resume exclude each other");
 
+    hint_args_set(app.config_path, sets, n_sets);
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     free(sets);
@@ -146,8 +153,9 @@ int main(int argc, char **argv) {
     if (!cmd->distributed && world != 1)
         die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);
     if (cmd->distributed && world != app.cfg.train.world_size)
-        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d ranks were started (mpirun -np %d, or --set train.world_size=%d)",
-            app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world);
+        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d ranks were started (mpirun -np %d, or --set train.world_size=%d%s)",
+            app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world,
+            app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto");
 
     // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled
     // in. Default: cuda + nccl when a GPU is visible, else cpu + mpi.

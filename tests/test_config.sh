@@ -43,8 +43,9 @@ expect_grep "auto bands cover [8, 24] in 3 bands" 'rank 0: band \[8, 12\].*' "$O
 # The number of ranks must match train.world_size: same one-line error on every rank.
 "$DDPTOK" prepare --config good.yaml >/dev/null
 OUT=$(ddp 3 train --config good.yaml 2>&1); rc=$?
-n=$(grep -c 'train.world_size is 2 but 3 ranks were started' <<<"$OUT")
-[ $rc -eq 2 ] && [ "$n" -eq 3 ] && ok "world size mismatch: the same error on all 3 ranks, exit 2" || { bad "world size mismatch" "— exit $rc, $n ranks said it"; echo "$OUT" | head; }
+n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 ranks were started (mpirun -np 2, or --set train.world_size=3 --set train.rank_bands=auto)$' <<<"$OUT")
+[ $rc -eq 2 ] && [ "$n" -eq 1 ] && [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] \
+  && ok "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" || { bad "world size mismatch" "— exit $rc, $n lines"; echo "$OUT" | head; }
 OUT=$(ddp 2 prepare --config good.yaml 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q 'runs in one process' <<<"$OUT" && ok "single-process command refuses mpirun -np 2" || bad "prepare under -np 2" "— exit $rc"
 cd "$ROOT"; rm -rf "$W"
