@@ -29,8 +29,9 @@ ranks "check-env --config '$cfg' --set model.hidden=\$((R - 1))"; rc=$?
 # A rank that fails alone (the others wait in a collective) still ends the job, promptly.
 t0=$SECONDS
 ranks "check-env --config '$cfg' \$([ \$R = 1 ] && echo --set train.update=3)"; rc=$?
-[ $rc -eq 2 ] && [ "$(lines)" -eq 1 ] && grep -q "^ddptok: rank 1: error: --set train.update=3: unknown key" <<<"$OUT" && [ $((SECONDS - t0)) -lt 30 ] \
-  && ok "a rank failing alone: its one line, exit 2, within $((SECONDS - t0)) s" || { bad "lone failure" "— exit $rc after $((SECONDS - t0)) s"; echo "$OUT" | head -4; }
+[ $rc -eq 2 ] && [ "$(grep -c '^ddptok: rank 1: ' <<<"$OUT")" -eq 1 ] && grep -q "^ddptok: rank 1: error: --set train.update=3: unknown key" <<<"$OUT" \
+  && [ "$(grep -v '^ddptok: rank 0: error: stopping: rank 1 failed' <<<"$OUT" | grep -c '^ddptok: ')" -eq 1 ] && [ $((SECONDS - t0)) -lt 30 ] \
+  && ok "a rank failing alone: its one line (rank 0 names it), exit 2, within $((SECONDS - t0)) s" || { bad "lone failure" "— exit $rc after $((SECONDS - t0)) s"; echo "$OUT" | head -4; }
 # Did you mean: a command, a key in a YAML file.
 expect_rc "a mistyped command" 2 one evalute --config "$cfg"
 expect_grep "... did you mean" "^ddptok: error: unknown command 'evalute' \(did you mean 'evaluate'\? try: ddptok --help\)$" "$OUT"

@@ -20,7 +20,7 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 assert [l["step"] for l in lines] == list(range(1, 7)), "steps"
 for l in lines:
     assert list(l)[:6] == ["step", "loss", "tokens", "rank_tokens", "sequences", "seconds"], list(l)
-    assert list(l)[6:] == ["updates", "elapsed", "tokens_per_s", "ms_per_step", "eta_seconds", "time"], list(l)
+    assert list(l)[6:12] == ["updates", "elapsed", "tokens_per_s", "ms_per_step", "eta_seconds", "time"], list(l)
     assert l["updates"] == 12 and l["tokens"] == sum(l["rank_tokens"])
     datetime.datetime.strptime(l["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
 tok = sum(l["tokens"] for l in lines)
