@@ -101,7 +101,7 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken
+TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_config_roundtrip
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -110,6 +110,9 @@ build/test_tanh: tests/test_tanh.c include/tanh_f32.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 build/test_model: tests/test_model.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.

@@ -34,6 +34,10 @@ enum {
     EXIT_REQUEUE = 75,      // stopped at a window boundary on request; resume from the checkpoint
 };
 
+// --comm-timeout: a finite number of seconds in [0.1, 1e6] (nan or inf would disable the
+// deadline, 1e-9 abort a healthy job; the bound keeps every conversion in range).
+static inline int comm_timeout_ok(double seconds) { return seconds >= 0.1 && seconds <= 1e6; }
+
 // Process identity, set once by comm setup (rank 0 / world 1 / "?" before that).
 typedef struct {
     int rank;
@@ -78,12 +82,45 @@ void *xcalloc_impl(size_t n, size_t size, const char *file, int line);
 #define xmalloc(n) xmalloc_impl((n), __FILE__, __LINE__)
 #define xcalloc(n, s) xcalloc_impl((n), (s), __FILE__, __LINE__)
 
+// Sizes are 64-bit and saturate instead of wrapping: a product beyond any machine stays
+// beyond it (UINT64_MAX), so a memory check on it cannot be fooled by an overflow.
+static inline uint64_t size_mul(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+static inline uint64_t size_add(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+// Bytes this process may still allocate: /proc/meminfo's MemAvailable (the kernel's
+// estimate of what can be allocated without swapping), or the free pages of sysconf where
+// /proc is absent; lowered to the address-space limit (ulimit -v) when one is set.
+uint64_t memory_available(void);
+// "1.5 GiB": `bytes` in binary units, for messages.
+void format_bytes(uint64_t bytes, char *out, size_t len);
+
+// Reads a whole file into memory (NUL appended; *len excludes it) only if it is a regular
+// file: opened O_NONBLOCK (a FIFO or a device never blocks the open) and checked with
+// fstat on that same descriptor, so what is read is what was checked (a symbolic link is
+// followed, to a regular file only). At most `max` bytes. NULL on failure, with the
+// reason (no path) in `why`: strerror, or "a FIFO, not a regular file", ...
+char *file_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen);
+// Opens a file for writing without following a symbolic link in its last component:
+// mode "w" truncates, "a" appends; the file must be regular (a FIFO or device refused).
+// NULL with errno set (ELOOP for a link).
+FILE *fopen_nofollow(const char *path, const char *mode);
+// Removes `path` and, for a directory, everything under it, never following a symbolic
+// link (a link is removed itself; entries are unlinked relative to their directory's
+// descriptor, opened O_NOFOLLOW). 0, or -1 with one line printed.
+int remove_tree(const char *path);
+
 // Seconds from a monotonic clock.
 double now_seconds(void);
 // mkdir -p; returns 0 or error().
 int mkdir_p(const char *path);
 // Writes `len` bytes to `path` atomically (creates its directory; temp file, fsync, rename,
-// fsync of the directory).
+// fsync of the directory). The temp file PATH.tmp.PID is created O_EXCL|O_NOFOLLOW: a
+// planted file or link of that name is refused and left as it is.
 int write_file_atomic(const char *path, const char *data, size_t len);
 // The directory part of `path` ("." when there is none).
 void dir_of(const char *path, char *dir, size_t len);

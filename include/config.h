@@ -84,6 +84,18 @@ typedef struct {
     char source[PATH_MAX_LEN];  // the file it came from
 } Config;
 
+// The key table, for tests: key i's dotted name, kind ('i' int, 'u' uint32, 'd' double,
+// 'e' enum, 'b' rank bands, 'p' path), inclusive range (numbers) and names (enum).
+// 0, or -1 past the last key.
+typedef struct {
+    const char *key;
+    char kind;
+    double min, max;
+    const char *const *names;
+    int n_names;
+} ConfigKey;
+int config_key(int i, ConfigKey *out);
+
 // Loads `path`, applies `n_sets` "KEY=VALUE" overrides, validates and resolves bands.
 // On failure writes one line (file:line: key: what was expected) into `err` and returns -1.
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);

@@ -40,7 +40,12 @@ int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n);
 
 // Opens an existing file read-only; -1 with one error line naming the file, ending with
 // `hint` (what to run to make it; may be NULL) when the file is missing or unreadable.
+// Only a regular file is read (file_read_regular: a FIFO or device is refused at once);
+// HDF5 parses the bytes read, from memory.
 hid_t h5_open_read(const char *path, const char *hint);
+// An HDF5 file image in memory, read-only (HDF5 keeps its own copy); -1 (nothing printed)
+// when it is not a readable HDF5 file. `name` is only for HDF5's bookkeeping.
+hid_t h5_open_image(const char *name, const void *image, size_t len);
 // Number of elements of a dataset (and its dims when `dims` is not NULL, up to 8); -1 on error.
 int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *rank, hsize_t *dims);
 // Reads exactly `n` elements of `type`; error names the file and dataset when absent or

@@ -31,6 +31,10 @@ void sampler_next(Sampler *s, int32_t *ids);
 
 // The whole plan (U, W, A, B) as every rank would draw it from a fresh stream.
 int32_t *plan_build(const Config *cfg, const Corpus *c);
+// Reads plan.h5 (U, W, A, B) after checking it against the corpus: its own data lock,
+// its shape, every id in [-1, n). NULL with one line printed (a stale plan says so,
+// ending with `remedy`, e.g. "run `ddptok prepare --config F`").
+int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const char *remedy);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "common.h"
 #include "config.h"
 #include "h5io.h"
@@ -45,41 +47,31 @@ static void state_checksum(const CheckpointState *s, char out[65]) {
     sha256_hex(h, out);
 }
 
-// SHA-256 of a whole file, hex; 0 or -1.
-static int file_sha256(const char *path, char out[65]) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return error("%s: cannot open: %s", path, strerror(errno));
-    Sha256 *h = sha256_begin();
-    unsigned char buf[1 << 16];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_add(h, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    sha256_hex(h, out);
-    return bad ? error("%s: read error", path) : 0;
-}
-
 // Every byte of a rank file is covered by the directory's manifest (sha256sum format):
-// HDF5 files have slack space that the in-file payload checksum cannot see.
-static int verify_manifest(const char *path) {
-    char dir[1100], manifest[1200], want[65] = "", got[65];
+// HDF5 files have slack space that the in-file payload checksum cannot see. The rank
+// file's bytes, read once into `image`, are what is hashed here and what HDF5 then parses.
+static int verify_manifest(const char *path, const char *image, size_t len) {
+    char dir[1100], manifest[1200], want[65] = "", got[65], why[256];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     const char *base = slash ? slash + 1 : path;
     if (slash) *slash = 0;
     else strcpy(dir, ".");
     snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return error("%s: no such checkpoint directory", dir);
-    FILE *f = fopen(manifest, "r");
-    if (!f) return error("%s: missing (an incomplete or damaged checkpoint)", manifest);
-    char line[1400], hex[65], name[1200];
-    while (fgets(line, sizeof line, f))
+    size_t mlen;
+    char *text = file_read_regular(manifest, 1 << 20, &mlen, why, sizeof why);
+    if (!text) return error("%s: cannot read (%s): an incomplete or damaged checkpoint", manifest, why);
+    char hex[65], name[1200];
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
         if (sscanf(line, "%64s %1199s", hex, name) == 2 && !strcmp(name, base)) snprintf(want, sizeof want, "%s", hex);
-    fclose(f);
+    }
+    free(text);
     if (!want[0]) return error("%s: no entry for %s", manifest, base);
-    if (file_sha256(path, got)) return -1;
+    Sha256 *h = sha256_begin();
+    sha256_add(h, image, len);
+    sha256_hex(h, got);
     if (strcmp(want, got) != 0)
         return error("%s: SHA-256 %.12s… differs from %s's %.12s…: the file is damaged", path, got, CHECKPOINT_MANIFEST, want);
     return 0;
@@ -191,8 +183,16 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
 
 int checkpoint_load(const char *path, CheckpointState *s) {
     memset(s, 0, sizeof *s);
-    if (verify_manifest(path)) return -1;
-    hid_t f = h5_open_read(path, NULL);
+    struct stat st;
+    char dir[1100], why[256];
+    dir_of(path, dir, sizeof dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return error("%s: no such checkpoint directory", dir);
+    size_t len;
+    char *image = file_read_regular(path, (size_t)memory_available(), &len, why, sizeof why);
+    if (!image) return error("%s: cannot open: %s", path, why);
+    hid_t f = verify_manifest(path, image, len) ? -2 : h5_open_image(path, image, len);
+    free(image);
+    if (f == -1) error("%s: not a readable HDF5 file (truncated or damaged?)", path);
     if (f < 0) return -1;
     int rc = -1;
     char *format = NULL, *sum = NULL, *lock = NULL;
@@ -211,13 +211,22 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         h5_attr_read_i64(f, path, "rank", &rank) || !(s->config_yaml = h5_attr_read_str(f, path, "config")) ||
         !(lock = h5_attr_read_str(f, path, "data_lock")) || !(sum = h5_attr_read_str(f, path, "checksum")))
         goto out;
+    if (world < 1 || world > MAX_WORLD || rank < 0 || rank >= world || strlen(lock) != 64) {
+        error("%s: world size %lld, rank %lld or data lock '%.64s' out of range", path, (long long)world, (long long)rank, lock);
+        goto out;
+    }
     s->step = (int)step, s->world_size = (int)world, s->rank = (int)rank;
     snprintf(s->lock, sizeof s->lock, "%s", lock);
-    // The shape comes from the checkpoint's own config.
+    // The shape comes from the checkpoint's own config, checked like any config, and its
+    // buffers must fit before they are allocated.
     Config cc;
-    char err[512];
+    char err[1024];
     if (config_from_yaml(&cc, s->config_yaml, path, err, sizeof err)) {
         error("%s: stored config unreadable: %s", path, err);
+        goto out;
+    }
+    if (budget_check(&cc, err, sizeof err)) {
+        error("%s: stored config: %s", path, err);
         goto out;
     }
     model_shape(&s->m, &cc);
@@ -240,6 +249,11 @@ int checkpoint_load(const char *path, CheckpointState *s) {
                   h5_attr_read_i64(opt, path, "momentum_valid", &mv);
         if (opt >= 0) H5Gclose(opt);
         if (bad) goto out;
+        if ((mv != 0 && mv != 1) || !isfinite(s->lr) || !isfinite(s->mu) || !isfinite(s->wd)) {
+            error("%s: optimizer state out of range (momentum_valid %lld, lr %g, momentum %g, weight_decay %g)", path,
+                  (long long)mv, s->lr, s->mu, s->wd);
+            goto out;
+        }
         s->momentum_valid = (int)mv;
     }
     char want[65];

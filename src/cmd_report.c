@@ -101,8 +101,8 @@ static void baselines(const Config *cfg, const Corpus *c, double *best_loss, dou
             lu -= log(freq[next]);
             int arg = 0;
             for (int j = 1; j < ch.S; j++)
-                if (ch.prob[prev * ch.S + j] > ch.prob[prev * ch.S + arg]) arg = j;
-            hits += ch.succ[prev * ch.S + arg] == next;
+                if (ch.prob[(size_t)prev * ch.S + j] > ch.prob[(size_t)prev * ch.S + arg]) arg = j;
+            hits += ch.succ[(size_t)prev * ch.S + arg] == next;
             n++;
         }
     }

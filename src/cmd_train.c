@@ -282,13 +282,11 @@ int cmd_check_checkpoints(App *app) {
     load_corpus_or_die(app, &c);
     char ppath[1024];
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    int64_t U = cfg->train.updates, per = (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
-    int32_t *plan = xmalloc((size_t)(U * per) * sizeof *plan);
+    int64_t U = cfg->train.updates;
     char hint[4200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args());
-    hid_t pf = h5_open_read(ppath, hint);
-    if (pf < 0 || h5_read(pf, ppath, "ids", H5T_NATIVE_INT32, U * per, plan)) stop(EXIT_BAD_INPUT);
-    H5Fclose(pf);
+    snprintf(hint, sizeof hint, "run `ddptok prepare%s`", hint_args());
+    int32_t *plan = plan_read(ppath, cfg, &c, hint);
+    if (!plan) stop(EXIT_BAD_INPUT);
     const char *roots[2] = {"checkpoints", "continuous"};
     int checked = 0, problems = 0;
     for (int i = 0; i < 2; i++) {

@@ -75,6 +75,14 @@ static const Field fields[] = {
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
 
+int config_key(int i, ConfigKey *out) {
+    if (i < 0 || i >= N_FIELDS) return -1;
+    static const char kinds[] = {[F_INT] = 'i', [F_U32] = 'u', [F_DOUBLE] = 'd', [F_ENUM] = 'e', [F_BANDS] = 'b', [F_PATH] = 'p'};
+    const Field *f = &fields[i];
+    *out = (ConfigKey){f->key, kinds[f->type], f->min, f->max, f->names, f->n_names};
+    return 0;
+}
+
 // What a field expects, for error messages: its text, or "one of A, B, …" for an enum.
 static const char *expected(const Field *f, char *buf, size_t len) {
     if (f->type != F_ENUM) return f->expect;
@@ -126,10 +134,15 @@ typedef struct Node {
     NodeKind kind;
     int line;         // 1-based
     char *text;       // scalar value
+    size_t len;       // its length (an escaped "\0" makes strlen shorter)
     int plain;        // scalar was unquoted
-    int n;            // children (for a map: 2n entries key, value)
+    int n, cap;       // children (for a map: 2n entries key, value) and room for them
     struct Node **kids;
 } Node;
+
+// Deeper YAML is refused (the config is 3 levels deep; a bound keeps the recursion's
+// stack and libyaml's per-level work small however hostile the text).
+#define MAX_DEPTH 64
 
 static void node_free(Node *n) {
     if (!n) return;
@@ -140,8 +153,11 @@ static void node_free(Node *n) {
 }
 
 static void node_push(Node *parent, Node *kid) {
-    parent->kids = realloc(parent->kids, (size_t)(parent->n + 1) * sizeof *parent->kids);
-    ASSERT(parent->kids);
+    if (parent->n == parent->cap) {
+        parent->cap = parent->cap ? 2 * parent->cap : 4;
+        parent->kids = realloc(parent->kids, (size_t)parent->cap * sizeof *parent->kids);
+        ASSERT(parent->kids);
+    }
     parent->kids[parent->n++] = kid;
 }
 
@@ -150,6 +166,7 @@ typedef struct {
     const char *text;  // the YAML being parsed, for the line of an encoding error
     char *err;
     int errlen;
+    int strict;        // a --set value: a plain scalar or a flow list only (no tag, anchor, quote or comment)
     char where[600];   // scratch for at()
 } Ctx;
 
@@ -180,10 +197,11 @@ static void syntax_error(const yaml_parser_t *p, Ctx *ctx) {
     FAIL(ctx, "%s: YAML syntax error: %s", at(ctx, line), p->problem ? p->problem : "unknown");
 }
 
-// Parses one node starting at `ev` (already taken). Returns NULL on error.
-static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx);
+// Parses one node starting at `ev` (already taken), `depth` levels down. Returns NULL on
+// error. `*end` gets the byte offset where the node's text ends.
+static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, int depth, size_t *end, Ctx *ctx);
 
-static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ctx *ctx) {
+static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end_type, int depth, size_t *end, Ctx *ctx) {
     for (;;) {
         yaml_event_t ev;
         if (!yaml_parser_parse(p, &ev)) {
@@ -191,11 +209,12 @@ static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ct
             node_free(n);
             return NULL;
         }
-        if (ev.type == end) {
+        if (ev.type == end_type) {
+            *end = ev.end_mark.index;
             yaml_event_delete(&ev);
             return n;
         }
-        Node *kid = parse_node(p, &ev, ctx);
+        Node *kid = parse_node(p, &ev, depth + 1, end, ctx);
         if (!kid) {
             node_free(n);
             return NULL;
@@ -204,24 +223,57 @@ static Node *parse_children(yaml_parser_t *p, Node *n, yaml_event_type_t end, Ct
     }
 }
 
-static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, Ctx *ctx) {
+// Why a --set value is refused, or NULL: only a plain scalar or a flow list of them.
+static const char *strict_refusal(const yaml_event_t *ev) {
+    const yaml_char_t *tag = NULL, *anchor = NULL;
+    if (ev->type == YAML_SCALAR_EVENT) {
+        tag = ev->data.scalar.tag, anchor = ev->data.scalar.anchor;
+        if (!tag && !anchor && ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return "a quoted or block scalar";
+    } else if (ev->type == YAML_SEQUENCE_START_EVENT) {
+        tag = ev->data.sequence_start.tag, anchor = ev->data.sequence_start.anchor;
+        if (!tag && !anchor && ev->data.sequence_start.style != YAML_FLOW_SEQUENCE_STYLE) return "a block list";
+    } else if (ev->type == YAML_MAPPING_START_EVENT) {
+        return "a mapping";
+    } else if (ev->type == YAML_ALIAS_EVENT) {
+        return "an alias";
+    }
+    return tag ? "a YAML tag" : anchor ? "a YAML anchor" : NULL;
+}
+
+static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, int depth, size_t *end, Ctx *ctx) {
     Node *n = xcalloc(1, sizeof *n);
     n->line = (int)ev->start_mark.line + 1;
+    const char *refused = ctx->strict ? strict_refusal(ev) : NULL;
+    if (refused) {
+        FAIL(ctx, "%s: expected a plain value or a flow list [a, b], got %s", at(ctx, n->line), refused);
+        yaml_event_delete(ev);
+        free(n);
+        return NULL;
+    }
+    if (depth > MAX_DEPTH && (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT)) {
+        FAIL(ctx, "%s: YAML nested deeper than %d levels", at(ctx, n->line), MAX_DEPTH);
+        yaml_event_delete(ev);
+        free(n);
+        return NULL;
+    }
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
         n->kind = N_SCALAR;
-        n->text = strdup((const char *)ev->data.scalar.value);
+        n->len = ev->data.scalar.length;
+        n->text = xmalloc(n->len + 1);
+        memcpy(n->text, ev->data.scalar.value, n->len + 1);
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        *end = ev->end_mark.index;
         yaml_event_delete(ev);
         return n;
     case YAML_SEQUENCE_START_EVENT:
         n->kind = N_SEQ;
         yaml_event_delete(ev);
-        return parse_children(p, n, YAML_SEQUENCE_END_EVENT, ctx);
+        return parse_children(p, n, YAML_SEQUENCE_END_EVENT, depth, end, ctx);
     case YAML_MAPPING_START_EVENT:
         n->kind = N_MAP;
         yaml_event_delete(ev);
-        return parse_children(p, n, YAML_MAPPING_END_EVENT, ctx);
+        return parse_children(p, n, YAML_MAPPING_END_EVENT, depth, end, ctx);
     case YAML_ALIAS_EVENT:
         FAIL(ctx, "%s: YAML aliases are not supported", at(ctx, n->line));
         break;
@@ -264,8 +316,19 @@ static Node *parse_document(const char *text, size_t len, Ctx *ctx) {
                 root = NULL;
                 break;
             }
-            root = parse_node(&p, &ev, ctx);
+            size_t end = 0;
+            root = parse_node(&p, &ev, 1, &end, ctx);
             if (!root) break;
+            // A --set value is the whole text: nothing after it but blanks (a comment
+            // would be dropped silently by YAML).
+            while (ctx->strict && end < len && (text[end] == ' ' || text[end] == '\t' || text[end] == '\n')) end++;
+            if (ctx->strict && end < len) {
+                FAIL(ctx, "%s: expected a plain value or a flow list [a, b], got more after it: '%s'", at(ctx, root->line),
+                     text + end);
+                node_free(root);
+                root = NULL;
+                break;
+            }
             continue;
         }
         yaml_event_delete(&ev);
@@ -321,8 +384,8 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
             double lo, hi;
             if (b->kind != N_SEQ || b->n != 2 || b->kids[0]->kind != N_SCALAR || b->kids[1]->kind != N_SCALAR ||
                 parse_number(b->kids[0]->text, &lo) || parse_number(b->kids[1]->text, &hi) || lo != floor(lo) ||
-                hi != floor(hi) || lo < 1 || hi > 1 << 16)
-                return FAIL(ctx, "%s: %s: band %d: expected [lo, hi] with integer lengths", at(ctx, b->line),
+                hi != floor(hi) || lo < 1 || lo > 1 << 16 || hi < 1 || hi > 1 << 16)
+                return FAIL(ctx, "%s: %s: band %d: expected [lo, hi] with integer lengths in [1, 65536]", at(ctx, b->line),
                             f->key, r);
             c->train.bands[r][0] = (int)lo;
             c->train.bands[r][1] = (int)hi;
@@ -341,7 +404,7 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
         return BAD();
     }
     if (f->type == F_PATH) {
-        if (!n->text[0] || strlen(n->text) >= PATH_MAX_LEN) return BAD();
+        if (!n->text[0] || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
         strcpy(base + f->offset, n->text);
         return 0;
     }
@@ -404,6 +467,14 @@ int config_finish(Config *c, char *err, int errlen) {
     if (c->data.ignore_token >= c->data.vocab_size)
         return FAIL(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, c->data.ignore_token,
                     c->data.vocab_size);
+    // Positions of a microbatch and ids of a window are counted in int (pos is the 32-bit
+    // dropout counter word): their products must fit.
+    if ((int64_t)c->train.batch_size_per_rank * c->data.max_length > INT32_MAX)
+        return FAIL(&ctx, "%s: train.batch_size_per_rank x data.max_length = %lld positions per microbatch, at most %d", src,
+                    (long long)c->train.batch_size_per_rank * c->data.max_length, INT32_MAX);
+    if ((int64_t)c->train.batch_size_per_rank * c->train.accumulation > INT32_MAX)
+        return FAIL(&ctx, "%s: train.batch_size_per_rank x train.accumulation = %lld sequences per window, at most %d", src,
+                    (long long)c->train.batch_size_per_rank * c->train.accumulation, INT32_MAX);
     if (c->train.interrupt_at > c->train.updates)
         return FAIL(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, c->train.interrupt_at,
                     c->train.updates);
@@ -439,37 +510,13 @@ int config_finish(Config *c, char *err, int errlen) {
 // ---------------------------------------------------------------------------------------
 // Loading
 
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = xmalloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            buf = realloc(buf, cap *= 2);
-            ASSERT(buf);
-        }
-    }
-    int failed = ferror(f);  // e.g. EISDIR: fopen accepts a directory, fread does not
-    int saved = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        errno = saved;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
+#define MAX_CONFIG_BYTES (1 << 20)
 
 // Applies one "KEY=VALUE" (VALUE parsed as YAML, so lists and 'auto' work) without the
 // cross-field checks.
 static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
     const char *eq = strchr(assignment, '=');
-    Ctx ctx = {.name = assignment, .err = err, .errlen = errlen};
+    Ctx ctx = {.name = assignment, .err = err, .errlen = errlen, .strict = 1};
     if (!eq || eq == assignment) return FAIL(&ctx, "--set %s: expected KEY=VALUE", assignment);
     char key[256], name[300];
     snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
@@ -505,9 +552,10 @@ int config_load(Config *c, const char *path, char *const *sets, int n_sets, char
     config_defaults(c);
     snprintf(c->source, sizeof c->source, "%s", path);
     size_t len;
-    char *text = read_text(path, &len);
+    char why[256];
+    char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
     if (!text) {
-        snprintf(err, (size_t)errlen, "%s: cannot read config file: %s", path, strerror(errno));
+        snprintf(err, (size_t)errlen, "%s: cannot read config file: %s", path, why);
         return -1;
     }
     int rc = config_apply_text(c, text, len, path, err, errlen);
@@ -526,6 +574,40 @@ int config_from_yaml(Config *c, const char *text, const char *name, char *err, i
 // ---------------------------------------------------------------------------------------
 // Emission and comparison
 
+// `s` as a YAML double-quoted scalar that libyaml reads back to the same bytes: quote and
+// backslash escaped; every character YAML would not take raw (controls, line breaks
+// such as U+0085/U+2028/U+2029, non-characters) as \xNN or \uXXXX; other UTF-8 kept.
+// A byte that is not UTF-8 (never accepted by the parser) is written as U+FFFD.
+static void yaml_quote(const char *s, char *out, size_t len) {
+    Buf b = {0};
+    buf_printf(&b, "\"");
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        uint32_t cp = *u;
+        int n = cp < 0x80 ? 1 : (cp & 0xE0) == 0xC0 ? 2 : (cp & 0xF0) == 0xE0 ? 3 : (cp & 0xF8) == 0xF0 ? 4 : 0;
+        int ok = n > 0;
+        if (n > 1) cp &= 0x3Fu >> (n - 1);
+        for (int i = 1; ok && i < n; i++) ok = (u[i] & 0xC0) == 0x80, cp = cp << 6 | (u[i] & 0x3Fu);
+        if (!ok) cp = 0xFFFD, n = 1;
+        int printable = cp == 0x09 || (cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF && cp != 0x2028 && cp != 0x2029) ||
+                        (cp >= 0xE000 && cp <= 0xFFFD && cp != 0xFEFF) || (cp >= 0x10000 && cp <= 0x10FFFF);
+        if (cp == '"' || cp == '\\') buf_printf(&b, "\\%c", (char)cp);
+        else if (cp == 0x09) buf_printf(&b, "\\t");
+        else if (!ok) buf_printf(&b, "\\uFFFD");
+        else if (printable) buf_printf(&b, "%.*s", n, (const char *)u);
+        else if (cp <= 0xFF) buf_printf(&b, "\\x%02X", cp);
+        else buf_printf(&b, "\\u%04X", cp);
+        u += n;
+    }
+    buf_printf(&b, "\"");
+    snprintf(out, len, "%s", b.s);
+    buf_free(&b);
+}
+
+// Room for one emitted value: every band, or a path with every byte escaped (6 each).
+#define VALUE_MAX (MAX_WORLD * 24 + 8)
+_Static_assert(VALUE_MAX > 6 * PATH_MAX_LEN + 3, "an escaped path fits");
+
 static void field_value(const Config *c, const Field *f, char *out, size_t len) {
     const char *base = (const char *)c;
     switch (f->type) {
@@ -540,7 +622,7 @@ static void field_value(const Config *c, const Field *f, char *out, size_t len) 
         break;
     }
     case F_ENUM: snprintf(out, len, "%s", f->names[*(const int *)(base + f->offset)]); break;
-    case F_PATH: snprintf(out, len, "\"%s\"", base + f->offset); break;
+    case F_PATH: yaml_quote(base + f->offset, out, len); break;
     case F_BANDS: {
         size_t n = (size_t)snprintf(out, len, "[");
         for (int r = 0; r < c->train.world_size && n < len; r++)
@@ -566,7 +648,7 @@ char *config_to_yaml(const Config *c) {
             if (strncmp(prev, key, plen + 1) != 0)
                 n += (size_t)snprintf(out + n, cap - n, "%*s%.*s:\n", 2 * depth, "", (int)(dot - seg), seg);
         }
-        char val[MAX_WORLD * 24 + 8];
+        char val[VALUE_MAX];
         field_value(c, &fields[i], val, sizeof val);
         if (fields[i].type == F_BANDS && c->train.bands_auto) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
         if (cap - n < strlen(val) + 256) {
@@ -583,7 +665,7 @@ char *config_to_yaml(const Config *c) {
 static int diff_fields(const Config *a, const Config *b, int flags, char *what, int len) {
     for (int i = 0; i < N_FIELDS; i++) {
         if ((fields[i].flags & flags) != flags || !strncmp(fields[i].key, "paths.", 6)) continue;
-        char va[MAX_WORLD * 24 + 8], vb[MAX_WORLD * 24 + 8];
+        char va[VALUE_MAX], vb[VALUE_MAX];
         field_value(a, &fields[i], va, sizeof va);
         field_value(b, &fields[i], vb, sizeof vb);
         if (strcmp(va, vb) != 0) {

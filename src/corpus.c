@@ -58,7 +58,7 @@ void chain_free(Chain *ch) {
 
 double chain_prob(const Chain *ch, int a, int b) {
     for (int j = 0; j < ch->S; j++)
-        if (ch->succ[a * ch->S + j] == b) return ch->prob[a * ch->S + j];
+        if (ch->succ[(size_t)a * ch->S + j] == b) return ch->prob[(size_t)a * ch->S + j];
     return 0;
 }
 
@@ -88,10 +88,10 @@ void corpus_generate(Corpus *c, const Config *cfg) {
             double u = rng_uniform(&rng), acc = 0;
             int j = 0;
             for (; j < ch.S - 1; j++) {
-                acc += ch.prob[state * ch.S + j];
+                acc += ch.prob[(size_t)state * ch.S + j];
                 if (u < acc) break;
             }
-            state = ch.succ[state * ch.S + j];
+            state = ch.succ[(size_t)state * ch.S + j];
             c->tokens[p] = state;
         }
     }
@@ -142,6 +142,32 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
     return h5out_commit(&o, NULL);
 }
 
+// What a corpus.h5 holds must be what `cfg` generates before anything uses it: shapes
+// from the config (checked before allocating), offsets from 0 to the token count with
+// every length in [min_length, max_length], the splits in their order, token ids in
+// 1..V-1. The data lock (a plain SHA-256 anyone can recompute) then says whether it is
+// this config's corpus; these checks say whether it is safe to index with.
+static int corpus_validate(const Corpus *c, const Config *cfg, const char *path) {
+    int V = cfg->data.vocab_size, lo = cfg->data.min_length, hi = cfg->data.max_length;
+    if (c->offsets[0] != 0 || c->offsets[c->n] != c->n_tokens)
+        return error("%s: offsets run from %lld to %lld, expected 0 to the %lld tokens", path, (long long)c->offsets[0],
+                     (long long)c->offsets[c->n], (long long)c->n_tokens);
+    for (int i = 0; i < c->n; i++) {
+        int64_t len = c->offsets[i + 1] - c->offsets[i];
+        if (c->offsets[i + 1] < c->offsets[i] || len < lo || len > hi)
+            return error("%s: sequence %d has offsets %lld..%lld (length %lld), expected a length in [%d, %d] "
+                         "(data.min_length, data.max_length)", path, i, (long long)c->offsets[i], (long long)c->offsets[i + 1],
+                         (long long)len, lo, hi);
+        int want = i < cfg->data.n_train ? SPLIT_TRAIN : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
+        if (c->split[i] != want) return error("%s: sequence %d has split %d, expected %d", path, i, c->split[i], want);
+    }
+    for (int64_t p = 0; p < c->n_tokens; p++)
+        if (c->tokens[p] < 1 || c->tokens[p] >= V)
+            return error("%s: token %lld is %d, expected an id in [1, %d] (data.vocab_size - 1)", path, (long long)p,
+                         c->tokens[p], V - 1);
+    return 0;
+}
+
 int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     memset(c, 0, sizeof *c);
     char hint[1200];
@@ -150,8 +176,22 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     if (f < 0) return -1;
     int rc = -1;
     char *stored = NULL;
-    int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL);
-    if (nt < 0 || ns < 0) goto out;
+    int64_t n = (int64_t)cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
+    int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL),
+            no = h5_size(f, path, "offsets", NULL, NULL);
+    if (nt < 0 || ns < 0 || no < 0) goto out;
+    // Shapes from the config, before allocating.
+    if (ns != n || no != n + 1) {
+        error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `ddptok prepare "
+              "--config %s`", path, (long long)ns, (long long)no, (long long)n, cfg->source);
+        goto out;
+    }
+    if (nt < n * cfg->data.min_length || nt > n * cfg->data.max_length) {
+        error("%s: %lld tokens, expected %lld..%lld for %lld sequences of lengths [%d, %d]", path, (long long)nt,
+              (long long)(n * cfg->data.min_length), (long long)(n * cfg->data.max_length), (long long)n,
+              cfg->data.min_length, cfg->data.max_length);
+        goto out;
+    }
     c->n = (int)ns;
     c->n_tokens = nt;
     c->tokens = xmalloc((size_t)nt * sizeof *c->tokens);
@@ -159,7 +199,7 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     c->split = xmalloc((size_t)ns);
     if (h5_read(f, path, "tokens", H5T_NATIVE_INT32, nt, c->tokens) ||
         h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, c->offsets) ||
-        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, c->split))
+        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, c->split) || corpus_validate(c, cfg, path))
         goto out;
     if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
     corpus_lock(c, cfg, c->lock);
@@ -167,16 +207,6 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
         error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
               "modified): run `ddptok prepare%s`",
               path, stored, c->lock, hint_args()[0] ? hint_args() : " --config FILE");
-        goto out;
-    }
-    // Structural sanity, so no later index goes out of bounds.
-    for (int i = 0; i < c->n; i++)
-        if (c->offsets[i + 1] < c->offsets[i] || c->split[i] > SPLIT_TEST) {
-            error("%s: offsets or split damaged at sequence %d", path, i);
-            goto out;
-        }
-    if (c->offsets[0] != 0 || c->offsets[c->n] != nt) {
-        error("%s: offsets do not cover the tokens", path);
         goto out;
     }
     rc = 0;

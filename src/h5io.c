@@ -101,10 +101,30 @@ int h5_attr_i64_array(hid_t loc, const char *name, const int64_t *v, int n) {
     return attr_write(loc, name, H5T_NATIVE_INT64, H5Screate_simple(1, &d, NULL), v);
 }
 
+hid_t h5_open_image(const char *name, const void *image, size_t len) {
+    // The core driver parses a copy of the image: no second open of the path, so what was
+    // read (and, for a checkpoint, hashed) is exactly what HDF5 sees.
+    // HDF5 wants a name that no file on disk has (it refuses one that exists) and that no
+    // other open image has (it would share that file): the name, a control character and
+    // a counter.
+    static unsigned opened = 0;
+    char unique[1200];
+    snprintf(unique, sizeof unique, "%s\001image-%u", name, opened++);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_core(fapl, 1 << 20, 0);
+    hid_t f = H5Pset_file_image(fapl, (void *)image, len) < 0 ? -1 : H5Fopen(unique, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    return f;
+}
+
 hid_t h5_open_read(const char *path, const char *hint) {
     const char *sep = hint ? ": " : "", *h = hint ? hint : "";
-    if (access(path, R_OK) != 0) return error("%s: cannot open: %s%s%s", path, strerror(errno), sep, h);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    size_t len;
+    char why[256];
+    char *image = file_read_regular(path, (size_t)memory_available(), &len, why, sizeof why);
+    if (!image) return error("%s: cannot open: %s%s%s", path, why, sep, h);
+    hid_t f = len ? h5_open_image(path, image, len) : -1;
+    free(image);
     if (f < 0) return error("%s: not a readable HDF5 file (truncated or damaged?)%s%s", path, sep, h);
     return f;
 }
@@ -118,8 +138,9 @@ int64_t h5_size(hid_t file, const char *fname, const char *dataset, int *rank, h
     int r = H5Sget_simple_extent_ndims(sp);
     int64_t n = -1;
     if (r >= 0 && r <= 8 && H5Sget_simple_extent_dims(sp, d, NULL) >= 0) {
-        n = 1;
-        for (int i = 0; i < r; i++) n *= (int64_t)d[i];
+        uint64_t total = 1;
+        for (int i = 0; i < r; i++) total = size_mul(total, d[i]);
+        n = total > INT64_MAX ? -1 : (int64_t)total;
         if (rank) *rank = r;
         if (dims) memcpy(dims, d, (size_t)r * sizeof *d);
     }
@@ -132,7 +153,16 @@ int h5_read(hid_t file, const char *fname, const char *dataset, hid_t type, int6
     int64_t have = h5_size(file, fname, dataset, NULL, NULL);
     if (have < 0) return -1;
     if (have != n) return error("%s: dataset %s has %lld elements, expected %lld", fname, dataset, (long long)have, (long long)n);
-    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT);
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), stored = ds < 0 ? -1 : H5Dget_type(ds);
+    // HDF5 would convert a float dataset to integers (and back) silently: the class must match.
+    H5T_class_t cls = stored < 0 ? H5T_NO_CLASS : H5Tget_class(stored), want = H5Tget_class(type);
+    if (stored >= 0) H5Tclose(stored);
+    if (cls != want) {
+        if (ds >= 0) H5Dclose(ds);
+        return error("%s: dataset %s holds %s, expected %s", fname, dataset,
+                     cls == H5T_INTEGER ? "integers" : cls == H5T_FLOAT ? "floating-point numbers" : "another type",
+                     want == H5T_INTEGER ? "integers" : "floating-point numbers");
+    }
     int rc = H5Dread(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0 ? -1 : 0;
     H5Dclose(ds);
     return rc ? error("%s: cannot read dataset %s (damaged?)", fname, dataset) : 0;

@@ -62,7 +62,7 @@ double lifecycle_init(int argc, char **argv) {
         if (!strcmp(argv[i], "--comm-timeout")) {
             char *end;
             double t = strtod(argv[i + 1], &end);
-            if (!*end && isfinite(t) && t > 0) g_timeout = t;
+            if (!*end && comm_timeout_ok(t)) g_timeout = t;  // main refuses any other value
         }
     return g_timeout;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "commands.h"
 #include "common.h"
 #include "cuda_api.h"
@@ -54,7 +55,7 @@ static void usage(FILE *f) {
             "  --set KEY=VALUE      override a config key, dotted as in the YAML (repeatable)\n"
             "  --backend cpu|cuda   compute backend (default: cuda when built in and a GPU is present)\n"
             "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
-            "  --comm-timeout SEC   how long one collective may wait for the other ranks (default 300; exit 4)\n"
+            "  --comm-timeout SEC   how long one collective may wait for the other ranks (0.1..1e6, default 300; exit 4)\n"
             "  --help               this text;   --version   the build and its libraries\n"
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
             const char *v = NEXT();
             char *end;
             app.comm_timeout = strtod(v, &end);
-            if (*end || app.comm_timeout <= 0) die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a positive number of seconds", v);
+            if (!*v || *end || !comm_timeout_ok(app.comm_timeout))
+                die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a number of seconds in [0.1, 1e6]", v);
         } else if (!strcmp(a, "--continuous") && cmd->run == cmd_train) app.continuous = 1;
         else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
         else if (!strcmp(a, "--checkpoint") && cmd->run == cmd_evaluate) app.checkpoint = NEXT();
@@ -148,6 +150,7 @@ int main(int argc, char **argv) {
     hint_args_set(app.config_path, sets, n_sets);
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (cmd->run != cmd_clean && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     free(sets);
 
     if (!cmd->distributed && world != 1)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "h5io.h"
 
 int sampler_init(Sampler *s, const Config *cfg, const Corpus *c, int rank) {
     memset(s, 0, sizeof *s);
@@ -62,5 +63,36 @@ int32_t *plan_build(const Config *cfg, const Corpus *c) {
         for (int u = 0; u < U; u++) sampler_next(&s, plan + ((size_t)u * W + r) * per);
         sampler_free(&s);
     }
+    return plan;
+}
+
+int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const char *remedy) {
+    char hint[4300];
+    snprintf(hint, sizeof hint, "%s first", remedy);
+    hid_t f = h5_open_read(path, hint);
+    if (f < 0) return NULL;
+    hsize_t want[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
+                       (hsize_t)cfg->train.batch_size_per_rank}, dims[8];
+    int rank = 0, bad = 0;
+    int32_t *plan = NULL;
+    char *lock = h5_attr_read_str(f, path, "data_lock");
+    int64_t n = lock ? h5_size(f, path, "ids", &rank, dims) : -1;
+    if (n < 0) bad = 1;
+    else if (strcmp(lock, c->lock) != 0)
+        bad = error("%s: stale: made for data lock %.12s…, the corpus has %.12s…: %s", path, lock, c->lock, remedy);
+    else if (rank != 4 || memcmp(dims, want, sizeof want) != 0)
+        bad = error("%s: ids are not (U, W, A, B) = (%d, %d, %d, %d) of this config: %s", path, cfg->train.updates,
+                    cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, remedy);
+    if (!bad) {
+        plan = xmalloc((size_t)n * sizeof *plan);
+        bad = h5_read(f, path, "ids", H5T_NATIVE_INT32, n, plan);
+        for (int64_t i = 0; !bad && i < n; i++)
+            if (plan[i] < -1 || plan[i] >= c->n)
+                bad = error("%s: id %lld is %d, expected -1 (an empty slot) or a sequence in [0, %d]", path, (long long)i,
+                            plan[i], c->n - 1);
+    }
+    free(lock);
+    H5Fclose(f);
+    if (bad) free(plan), plan = NULL;
     return plan;
 }

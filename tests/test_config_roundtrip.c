@@ -1,0 +1,202 @@
+// test_config_roundtrip.c — property test over the whole key table (config_key): every
+// value a config accepts, from --set or from a YAML file, is emitted by config_to_yaml
+// and re-parsed by config_from_yaml to the same config (the same emission, the same path
+// bytes). Paths get hostile strings (quotes, backslashes, newlines, colons, '#', leading
+// blanks, control characters, YAML line breaks U+0085/U+2028/U+2029, non-characters,
+// astral code points) and random code-point strings. Negative controls: out-of-range
+// numbers and unknown enum names are refused, and the hostile strings do break the naive
+// emission `"%s"` (so they test something). Exit 1 on any failure, printing it.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+static int failures, accepted, refused;
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_u64(void) {  // xorshift64*
+    rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static double uniform(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+
+// The emission without the "# auto" remark (a re-parsed config has explicit bands).
+static char *emission(const Config *c) {
+    char *y = config_to_yaml(c), *p;
+    while ((p = strstr(y, "  # auto"))) memmove(p, p + 8, strlen(p + 8) + 1);
+    return y;
+}
+
+// The property: emit, re-parse, emit again; both emissions and the path bytes identical.
+static void roundtrip(const Config *c, const char *what) {
+    accepted++;
+    char *y1 = emission(c), err[1024];
+    Config d;
+    if (config_from_yaml(&d, y1, "emitted", err, sizeof err)) {
+        failures++;
+        printf("FAIL %s: the emission does not re-parse: %s\n", what, err);
+    } else {
+        char *y2 = emission(&d);
+        if (strcmp(y1, y2) != 0 || strcmp(c->paths.outputs, d.paths.outputs) != 0 ||
+            strcmp(c->paths.artifacts, d.paths.artifacts) != 0) {
+            failures++;
+            printf("FAIL %s: re-parsed to another config\n--- emitted\n%s--- re-emitted\n%s", what, y1, y2);
+        }
+        free(y2);
+    }
+    free(y1);
+}
+
+static void defaults(Config *c) {
+    char err[512];
+    if (config_from_yaml(c, "", "defaults", err, sizeof err)) printf("FAIL defaults: %s\n", err), exit(1);
+}
+
+// --set KEY=VALUE on the defaults: accepted values must round-trip; `want` 1 (must be
+// accepted), 0 (must be refused) or -1 (either).
+static void try_set(const char *key, const char *value, int want) {
+    Config c;
+    defaults(&c);
+    char a[4200], err[1024];
+    snprintf(a, sizeof a, "%s=%s", key, value);
+    int ok = config_set(&c, a, err, sizeof err) == 0;
+    if (want >= 0 && ok != want) {
+        failures++;
+        printf("FAIL --set %s: %s, expected %s (%s)\n", a, ok ? "accepted" : "refused", want ? "accepted" : "refused",
+               ok ? "" : err);
+    }
+    if (ok) roundtrip(&c, a);
+    else refused++;
+}
+
+// UTF-8 of code point cp into out; returns the bytes written.
+static int utf8(uint32_t cp, char *out) {
+    if (cp < 0x80) return out[0] = (char)cp, 1;
+    if (cp < 0x800) return out[0] = (char)(0xC0 | cp >> 6), out[1] = (char)(0x80 | (cp & 0x3F)), 2;
+    if (cp < 0x10000)
+        return out[0] = (char)(0xE0 | cp >> 12), out[1] = (char)(0x80 | (cp >> 6 & 0x3F)), out[2] = (char)(0x80 | (cp & 0x3F)), 3;
+    out[0] = (char)(0xF0 | cp >> 18), out[1] = (char)(0x80 | (cp >> 12 & 0x3F)), out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+// A path key set from a YAML file as a double-quoted string of \U escapes (any code point
+// reaches the parser); accepted, it must hold exactly the UTF-8 of `cps` and round-trip.
+static int naive_breaks, file_paths, file_refused;
+static void try_path_file(const char *key, const uint32_t *cps, int n) {
+    const char *leaf = strchr(key, '.') + 1;
+    char yaml[8192], want[4096];
+    int y = snprintf(yaml, sizeof yaml, "paths:\n  %s: \"", leaf), w = 0;
+    for (int i = 0; i < n; i++) {
+        y += snprintf(yaml + y, sizeof yaml - (size_t)y, "\\U%08X", cps[i]);
+        w += utf8(cps[i], want + w);
+    }
+    snprintf(yaml + y, sizeof yaml - (size_t)y, "\"\n");
+    want[w] = 0;
+    Config c;
+    char err[1024];
+    file_paths++;
+    if (config_from_yaml(&c, yaml, "hostile.yaml", err, sizeof err)) {
+        refused++, file_refused++;
+        return;
+    }
+    const char *got = !strcmp(leaf, "outputs") ? c.paths.outputs : c.paths.artifacts;
+    if (strcmp(got, want) != 0) failures++, printf("FAIL %s: parsed to other bytes than the escapes say\n", key);
+    // Negative control: the same value emitted naively as "%s" does not come back.
+    Config d;
+    char naive[4200];
+    snprintf(naive, sizeof naive, "paths:\n  %s: \"%s\"\n", leaf, want);
+    if (config_from_yaml(&d, naive, "naive", err, sizeof err) ||
+        strcmp(!strcmp(leaf, "outputs") ? d.paths.outputs : d.paths.artifacts, want) != 0)
+        naive_breaks++;
+    roundtrip(&c, yaml);
+}
+
+int main(void) {
+    static const char *hostile[] = {"q\"o", "a\\b", "o';touch INJECTED;'", "x: y", "a #b", " lead", "trail ", "#hash",
+                                    "-dash", "[x]", "{x}", "&a", "*a", "!t", "%p", "@a", "`b`", "|x", ">x", "'", "\"",
+                                    "new\nline", "tab\there", "ü/ñ/日本/🙂", "\\n", "a\\\\\"b", "---", "...", "null", "~"};
+    static const uint32_t specials[] = {'"', '\\', '\n', '\r', '\t', ':', '#', ' ', 0x01, 0x1F, 0x7F, 0x80, 0x85, 0x9F,
+                                        0xA0, 0x2028, 0x2029, 0xFEFF, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF,
+                                        0xE000, 0xD7FF, 'a', '/', '\'', '!', '&', '*', '%', '@', '`', '|', '>', '{', '[', ','};
+    ConfigKey k;
+    int keys = 0;
+    for (int i = 0; config_key(i, &k) == 0; i++, keys++) {
+        char v[128];
+        switch (k.kind) {
+        case 'i':
+        case 'u': {
+            double picks[] = {k.min, k.max, k.min + 1, k.max - 1, (k.min + k.max) / 2};
+            for (int j = 0; j < 5; j++) snprintf(v, sizeof v, "%.0f", picks[j]), try_set(k.key, v, -1);
+            for (int j = 0; j < 40; j++) snprintf(v, sizeof v, "%.0f", k.min + (double)(int64_t)(uniform() * (k.max - k.min))), try_set(k.key, v, -1);
+            snprintf(v, sizeof v, "%.0f", k.min - 1), try_set(k.key, v, 0);
+            snprintf(v, sizeof v, "%.0f", k.max + 1), try_set(k.key, v, 0);
+            try_set(k.key, "1.5", 0);
+            break;
+        }
+        case 'd':
+            for (int j = 0; j < 60; j++) {
+                double x = j == 0 ? k.min : j == 1 ? k.max : j % 2 ? k.min + uniform() * (k.max - k.min)
+                                                             : k.max * uniform() * __builtin_pow(10, -300 * uniform());
+                snprintf(v, sizeof v, "%.17g", x);
+                try_set(k.key, v, -1);
+            }
+            snprintf(v, sizeof v, "%.17g", k.max * 2 + 1), try_set(k.key, v, 0);
+            try_set(k.key, "nan", 0), try_set(k.key, "inf", 0);
+            break;
+        case 'e':
+            for (int j = 0; j < k.n_names; j++) try_set(k.key, k.names[j], 1);
+            try_set(k.key, "bogus", 0);
+            break;
+        case 'b':
+            try_set(k.key, "auto", 1);
+            for (int j = 0; j < 40; j++) {  // two bands over the default lengths [16, 128]
+                int a = 16 + (int)(uniform() * 60), b = a + (int)(uniform() * 20), c = b + 1 + (int)(uniform() * 20);
+                snprintf(v, sizeof v, "[[%d, %d], [%d, %d]]", 16, a, b, c > 128 ? 128 : c);
+                try_set(k.key, v, -1);
+            }
+            try_set(k.key, "[[1e300, 20], [21, 30]]", 0), try_set(k.key, "[[16, 20], [21, -1e300]]", 0);
+            break;
+        case 'p': {
+            for (size_t j = 0; j < sizeof hostile / sizeof *hostile; j++) try_set(k.key, hostile[j], -1);
+            for (size_t j = 0; j < sizeof hostile / sizeof *hostile; j++) {  // from a file, as code points
+                uint32_t cps[64];
+                int n = 0;
+                for (const unsigned char *p = (const unsigned char *)hostile[j]; *p && n < 64;) {
+                    uint32_t cp = *p;
+                    int len = cp < 0x80 ? 1 : cp < 0xE0 ? 2 : cp < 0xF0 ? 3 : 4;
+                    if (len > 1) cp &= 0x3Fu >> (len - 1);
+                    for (int q = 1; q < len; q++) cp = cp << 6 | (p[q] & 0x3Fu);
+                    cps[n++] = cp, p += len;
+                }
+                try_path_file(k.key, cps, n);
+            }
+            for (int j = 0; j < 300; j++) {  // random strings: specials and any code point
+                uint32_t cps[40];
+                int n = 1 + (int)(uniform() * 39);
+                for (int q = 0; q < n; q++) {
+                    uint32_t cp = uniform() < 0.5 ? specials[next_u64() % (sizeof specials / sizeof *specials)]
+                                                  : (uint32_t)(next_u64() % 0x110000);
+                    if (cp >= 0xD800 && cp <= 0xDFFF) cp = 'x';  // YAML refuses surrogate escapes
+                    cps[q] = cp;
+                }
+                try_path_file(k.key, cps, n);
+            }
+            uint32_t nul[3] = {'a', 0, 'b'};  // an embedded NUL would be cut: refused
+            int before = refused;
+            try_path_file(k.key, nul, 3);
+            if (refused != before + 1) failures++, printf("FAIL %s: a path with an escaped NUL was accepted\n", k.key);
+            break;
+        }
+        default: failures++, printf("FAIL %s: unknown kind '%c'\n", k.key, k.kind);
+        }
+    }
+    if (naive_breaks < 100) failures++, printf("FAIL negative control: only %d hostile paths break the naive emission\n", naive_breaks);
+    // Only the escaped NUL of each path key may be refused: every other string is a path.
+    if (file_refused > 2) failures++, printf("FAIL %d of %d path strings refused from a file\n", file_refused, file_paths);
+    printf("%d keys, %d accepted values round-trip, %d refused, %d hostile paths break a naive \"%%s\" emission, %d failure(s)\n",
+           keys, accepted, refused, naive_breaks, failures);
+    return failures ? 1 : 0;
+}

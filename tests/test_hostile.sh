@@ -1,0 +1,148 @@
+# Hostile input and files (README "Failure model"): sizes that overflow, files whose data
+# lock was recomputed around hostile content, another seed's plan, FIFOs and devices in
+# place of files, YAML built to exhaust the parser, --set values YAML would reinterpret,
+# config values that must survive emission. Each is refused with exit 2 and one line
+# naming the file or key (or, in check-checkpoints, counted as a problem: exit 1) — never
+# a signal, a hang, exit 70 or silent use. Every case here failed on ddptok before this
+# group existed (3337937), except the ones marked "guard" (already refused then).
+W=$(workdir); cd "$W"
+cfg="$CONFIGS/tiny.yaml"
+PY=/usr/bin/python3
+HOSTILE_H5="$ROOT/tests/hostile_h5.py"
+# refused NAME CODE PATTERN CMD...: exit CODE, at most one stderr line per rank, PATTERN in it, no signal.
+refused() {
+  local name=$1 want=$2 pat=$3; shift 3
+  OUT=$("$@" 2>&1 >/dev/null); local rc=$?
+  local lines; lines=$(grep -c . <<<"$OUT")
+  if [ $rc -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT"; then ok "$name (exit $rc, one line)"
+  else bad "$name" "— exit $rc, $lines line(s), expected exit $want and one line matching /$pat/:"; echo "$OUT" | head -4 | sed 's/^/       /'; fi
+}
+
+# --- sizes: every product in 64 bits, the workload's memory checked before allocating
+refused "plan U*W*A*B*4 = 2^64 bytes (all keys in range): exit 2 naming the plan's keys, not a heap overflow" 2 \
+  'the workload needs 16.0 EiB or more \(largest: plan U\*W\*A\*B\*4 = 16.0 EiB: train.updates x train.world_size x train.accumulation x train.batch_size_per_rank\), more than the .* this machine has available' \
+  one prepare --config "$cfg" --set data.max_length=512 --set train.world_size=256 --set train.rank_bands=auto \
+  --set train.updates=16777216 --set train.accumulation=32768 --set train.batch_size_per_rank=32768 --set train.interrupt_at=0
+refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at prepare" 2 \
+  'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
+  one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
+refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
+  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 32.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
+  one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
+refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
+  'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
+  one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
+
+# --- corpus.h5 whose content was changed and its data lock recomputed (tests/hostile_h5.py)
+one prepare --config "$cfg" >/dev/null
+$PY "$HOSTILE_H5" lock outputs && one reference --config "$cfg" >/dev/null \
+  && ok "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" \
+  || bad "hostile_h5.py lock recomputation" "— the hostile corpus tests below would prove nothing"
+for m in token=128 token=999 token=5000 token=-7 token=2147483647 token=0; do
+  one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs "$m"
+  refused "corpus.h5 with a token id ${m#token=} and a recomputed lock: exit 2 naming the token" 2 \
+    "outputs/data/corpus.h5: token [0-9]+ is ${m#token=}, expected an id in \[1, 23\]" one reference --config "$cfg"
+done
+one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs offsets
+refused "corpus.h5 with an empty sequence (monotone offsets) and a recomputed lock: exit 2" 2 \
+  'outputs/data/corpus.h5: sequence 1 has offsets [0-9]+\.\.[0-9]+ \(length 0\), expected a length in \[8, 24\]' one reference --config "$cfg"
+one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs float-tokens
+refused "corpus.h5 with float tokens (HDF5 would convert them): exit 2 naming the dtype" 2 \
+  'dataset tokens holds floating-point numbers, expected integers' one reference --config "$cfg"
+one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs split
+refused "guard: corpus.h5 with split 3: exit 2" 2 'outputs/data/corpus.h5: sequence 0 has split 3, expected 0' one reference --config "$cfg"
+one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs extra-tokens
+refused "guard: corpus.h5 with a million tokens more than the config makes: exit 2 before allocating them" 2 \
+  'outputs/data/corpus.h5: 1002122 tokens, expected 1088\.\.3264' one reference --config "$cfg"
+
+# --- plan.h5: its own lock and ids are checked (another seed's plan is stale, not "checkpoints invalid")
+one prepare --config "$cfg" >/dev/null
+ddp 2 train --config "$cfg" >/dev/null 2>&1
+expect_rc "check-checkpoints on the lineage as trained" 0 one check-checkpoints --config "$cfg"
+one prepare --config "$cfg" --set seed=7 --set paths.outputs=other >/dev/null
+cp outputs/data/plan.h5 plan.keep && cp other/data/plan.h5 outputs/data/plan.h5
+refused "another seed's plan.h5: exit 2 saying the plan is stale, not calling the checkpoints invalid" 2 \
+  'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run .ddptok prepare' \
+  one check-checkpoints --config "$cfg"
+cp plan.keep outputs/data/plan.h5
+$PY -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f['ids'][0, 0, 0, 0] = 5000; f.close()" outputs/data/plan.h5
+refused "plan.h5 with an id beyond the corpus: exit 2 naming it" 2 \
+  'outputs/data/plan.h5: id 0 is 5000, expected -1 \(an empty slot\) or a sequence in \[0, 135\]' one check-checkpoints --config "$cfg"
+cp plan.keep outputs/data/plan.h5
+
+# --- checkpoints: a stored config whose buffers cannot fit is refused before allocating
+cp -r artifacts/checkpoints/step-0006 huge.keep
+$PY - artifacts/checkpoints/step-0006/rank-0000.h5 <<'PY'
+import h5py, numpy, sys
+f = h5py.File(sys.argv[1], "r+")
+c = f.attrs["config"].decode().replace("vocab_size: 24", "vocab_size: 1048576").replace("hidden: 16", "hidden: 1048576")
+del f.attrs["config"]
+f.attrs["config"] = numpy.bytes_((c + "\n").encode())  # fixed-size, as ddptok writes it
+f.close()
+PY
+(cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
+OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 32.0 TiB" <<<"$OUT" \
+  && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
+  || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
+rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006
+
+# --- only regular files are read: a FIFO or a device is refused at once, never waited on
+mkfifo fifo
+refused "a FIFO as the config file: refused at once" 2 'fifo: cannot read config file: a FIFO, not a regular file' \
+  one prepare --config fifo
+refused "/dev/zero as the config file: refused at once" 2 '/dev/zero: cannot read config file: a character device' \
+  one prepare --config /dev/zero
+mv outputs/data/corpus.h5 corpus.keep && mkfifo outputs/data/corpus.h5
+refused "a FIFO as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a FIFO, not a regular file' \
+  one reference --config "$cfg"
+rm outputs/data/corpus.h5 && ln -s /dev/zero outputs/data/corpus.h5
+refused "a link to /dev/zero as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a character device' \
+  one reference --config "$cfg"
+rm outputs/data/corpus.h5 && mv corpus.keep outputs/data/corpus.h5
+s=artifacts/checkpoints/step-0006
+mv $s/SHA256SUMS sums.keep && mkfifo $s/SHA256SUMS
+OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$s/SHA256SUMS: cannot read (a FIFO, not a regular file)" <<<"$OUT" \
+  && ok "a FIFO as a checkpoint's SHA256SUMS: that checkpoint is INVALID at once (exit 1)" || { bad "FIFO manifest" "— exit $rc"; echo "$OUT" | tail -3; }
+rm $s/SHA256SUMS && mv sums.keep $s/SHA256SUMS && mv $s/rank-0001.h5 rank.keep && mkfifo $s/rank-0001.h5
+OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$s/rank-0001.h5: cannot open: a FIFO, not a regular file" <<<"$OUT" \
+  && ok "a FIFO as a rank file: refused at once (exit 1)" || { bad "FIFO rank file" "— exit $rc"; echo "$OUT" | tail -3; }
+expect_rc "... and --resume from it: exit 2 at once on every rank" 2 ddp 2 train --config "$cfg" --resume "$s"
+expect_grep "... rank 1 naming the FIFO" "^ddptok: rank 1: error: $s/rank-0001.h5: cannot open: a FIFO, not a regular file" "$OUT"
+rm $s/rank-0001.h5 && mv rank.keep $s/rank-0001.h5
+expect_rc "... and with the real files back, the checkpoints are valid again" 0 one check-checkpoints --config "$cfg"
+
+# --- the config parser: bounded nesting, --set takes a plain value or a flow list only
+$PY -c "print('x: ' + '[' * 20000 + ']' * 20000)" > deep.yaml
+t0=$(date +%s%N)
+refused "YAML 20000 lists deep: refused (was 7 s, quadratic)" 2 'deep.yaml:1: YAML nested deeper than 64 levels' one prepare --config deep.yaml
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ $ms -lt 5000 ] && ok "... in $ms ms" || bad "deep YAML took $ms ms"
+$PY -c "print('x: ' + '[' * 60000)" > deeper.yaml
+refused "YAML 60000 lists deep (was a stack overflow): refused" 2 'deeper.yaml:1: YAML nested deeper than 64 levels' one prepare --config deeper.yaml
+$PY -c "print(''.join('  ' * i + 'k%d:\n' % i for i in range(200)))" > deepmap.yaml
+refused "mappings 200 deep: refused" 2 'deepmap.yaml:65: YAML nested deeper than 64 levels' one prepare --config deepmap.yaml
+refused "--set seed=!!int 5 (a YAML tag)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got a YAML tag" one prepare --config "$cfg" --set 'seed=!!int 5'
+refused "--set seed=5 # x (a comment YAML would drop)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got more after it: '# x'" one prepare --config "$cfg" --set 'seed=5 # x'
+refused "--set seed=&a 5 (an anchor)" 2 'got a YAML anchor' one prepare --config "$cfg" --set 'seed=&a 5'
+refused "--set train.rank_bands as a block list" 2 'got a block list' one prepare --config "$cfg" --set 'train.rank_bands=- [8, 15]'
+refused "bands of 1e300 (was -2147483648): exit 2" 2 'train.rank_bands: band 0: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
+  one prepare --config "$cfg" '--set=train.rank_bands=[[1e300, 15], [16, 24]]'
+refused "a band of -1e300" 2 'band 1: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
+  one prepare --config "$cfg" '--set=train.rank_bands=[[8, 15], [16, -1e300]]'
+for v in nan inf 1e-9 0.05 -1 1e7; do
+  refused "--comm-timeout $v" 2 "--comm-timeout $v: expected a number of seconds in \[0.1, 1e6\]" one train --config "$cfg" --comm-timeout "$v"
+done
+# What a rank accepts it can emit and re-parse: rank 0's config reaches the others as YAML.
+for p in 'q"o' 'a\q' "o';touch INJECTED;'"; do
+  one prepare --config "$cfg" --set "paths.outputs=$p" >/dev/null
+  expect_rc "paths.outputs=$p: accepted by prepare, and by every rank of a distributed run (was a YAML error)" 0 \
+    ddp 2 train --config "$cfg" --set "paths.outputs=$p" --set paths.artifacts=art-q
+  rm -rf art-q
+done
+[ ! -e INJECTED ] && ok "... no INJECTED file anywhere" || bad "a shell ran a path" 
+OUT=$("$ROOT"/build/test_config_roundtrip 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "property test over the key table: $(tail -1 <<<"$OUT")" || { bad "config round trip" "— exit $rc"; echo "$OUT" | tail -8; }
+cd "$ROOT"; rm -rf "$W"
