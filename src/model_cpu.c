@@ -29,7 +29,8 @@ struct Compute {
     // activations, allocated once
     float *E;        // (cap, kD)
     float *Hh;       // (cap, H) tanh output
-    float *M;        // (cap, H) dropout scale (0 or 1/(1-p))
+    float *M;        // (cap, H) dropout scale (0 or 1/(1-p)), when `dropped`
+    int dropped;     // the last forward applied dropout
     float *Hd;       // (cap, H) dropped-out hidden
     float *Y;        // (cap, V) logits, then dlogits
     float *dH;       // (cap, H)
@@ -78,7 +79,57 @@ static float *cpu_grad_buffer(Compute *c) { return c->grad; }
 static void cpu_set_grad_extra(Compute *c, float v) { c->grad[c->m.total] = v; }
 static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
 
-// Forward through the hidden layer and the logits; fills E, Hh, M, Hd, Y.
+typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
+
+// The dropout scale of one position's H units (0 or inv): unit i is kept iff word i mod 4
+// of dropout_block(i / 4) >= thr; PHILOX_LANES blocks at a time (dropout_lanes, the same
+// bits), the last H mod 32 units one block at a time.
+static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const Dropout *d, uint32_t pos,
+                                                              uint32_t thr, float inv) {
+    uint32_t inv_bits;  // kept: the bits of inv, dropped: those of +0.0f, selected without a branch
+    memcpy(&inv_bits, &inv, sizeof inv_bits);
+    int i = 0;
+    for (; i + 4 * PHILOX_LANES <= H; i += 4 * PHILOX_LANES) {
+        uint32_t r[4][PHILOX_LANES];
+        dropout_lanes(&d->stream, d->block, pos, (uint32_t)i >> 2, r);
+        for (int w = 0; w < 4; w++)  // word w of every chunk: the scale bits
+            for (int j = 0; j < PHILOX_LANES; j++) r[w][j] = -(uint32_t)(r[w][j] >= thr) & inv_bits;
+        // unit 4j + w is word w of chunk j: 4x4 transposes put each chunk's words side by side
+        for (int j = 0; j < PHILOX_LANES; j += 4) {
+            u32x4 a, b, c, e;
+            memcpy(&a, &r[0][j], sizeof a), memcpy(&b, &r[1][j], sizeof b);
+            memcpy(&c, &r[2][j], sizeof c), memcpy(&e, &r[3][j], sizeof e);
+            u32x4 ab_lo = __builtin_shuffle(a, b, (u32x4){0, 4, 1, 5}), ab_hi = __builtin_shuffle(a, b, (u32x4){2, 6, 3, 7});
+            u32x4 ce_lo = __builtin_shuffle(c, e, (u32x4){0, 4, 1, 5}), ce_hi = __builtin_shuffle(c, e, (u32x4){2, 6, 3, 7});
+            u32x4 out[4] = {__builtin_shuffle(ab_lo, ce_lo, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_lo, ce_lo, (u32x4){2, 3, 6, 7}),
+                            __builtin_shuffle(ab_hi, ce_hi, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_hi, ce_hi, (u32x4){2, 3, 6, 7})};
+            memcpy(mm + i + 4 * j, out, sizeof out);
+        }
+    }
+    for (; i < H; i += 4) {
+        Philox4 r = dropout_block(&d->stream, d->block, pos, (uint32_t)i >> 2);
+        for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
+    }
+}
+
+// One position's hidden layer in one pass over its H units (in cache): hh holds
+// z = E·w1ᵀ + b1 and becomes tanh(z); hd = tanh(z)·mask (mm, filled here), or tanh(z)
+// without dropout (mm NULL: the mask would be 1, and x·1 = x). Compiled twice, for AVX2
+// and for the baseline, chosen once at load time: the same operations on wider vectors,
+// so the same bits (no FMA contraction: -std=c11 keeps -ffp-contract=off).
+__attribute__((target_clones("avx2", "default"))) static void hidden_row(float *hh, float *hd, float *mm, int H, const Dropout *d, uint32_t pos, uint32_t thr, float inv) {
+    if (mm) {
+        dropout_row(mm, H, d, pos, thr, inv);
+        for (int i = 0; i < H; i++) {
+            float h = tanh_f32(hh[i]);
+            hh[i] = h, hd[i] = h * mm[i];
+        }
+    } else {
+        for (int i = 0; i < H; i++) hh[i] = hd[i] = tanh_f32(hh[i]);
+    }
+}
+
+// Forward through the hidden layer and the logits; fills E, Hh, M (with dropout), Hd, Y.
 static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
     const ModelShape *m = &c->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
@@ -92,20 +143,10 @@ static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
     int drop = d && d->p > 0;
     uint32_t thr = drop ? dropout_threshold(d->p) : 0;
     float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
-    for (size_t i = 0; i < (size_t)T * H; i++) c->Hh[i] = tanh_f32(c->Hh[i]);
-    for (int t = 0; t < T; t++) {
-        float *mm = c->M + (size_t)t * H;
-        if (!drop) {
-            for (int i = 0; i < H; i++) mm[i] = 1.0f;
-            continue;
-        }
-        // One Philox block gives units i..i+3 (dropout_bits of each, a quarter of the calls).
-        for (int i = 0; i < H; i += 4) {
-            Philox4 r = dropout_block(&d->stream, d->block, (uint32_t)b->pos[t], (uint32_t)i >> 2);
-            for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
-        }
-    }
-    for (size_t i = 0; i < (size_t)T * H; i++) c->Hd[i] = c->Hh[i] * c->M[i];
+    c->dropped = drop;
+    for (int t = 0; t < T; t++)
+        hidden_row(c->Hh + (size_t)t * H, c->Hd + (size_t)t * H, drop ? c->M + (size_t)t * H : NULL, H, d,
+                   (uint32_t)b->pos[t], thr, inv);
     for (int t = 0; t < T; t++) memcpy(c->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
 }
@@ -150,9 +191,12 @@ static void mlp_backward_cpu(Compute *c, const Batch *b) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, c->dH, H);
     // dZ = dH ⊙ M ⊙ (1 − Hh²)
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
-    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i] * (1.0f - c->Hh[i] * c->Hh[i]);
+    if (c->dropped)
+        for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i] * (1.0f - c->Hh[i] * c->Hh[i]);
+    else  // the mask is 1: 1·x = x, the same bits
+        for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= 1.0f - c->Hh[i] * c->Hh[i];
 #else  // negative control for tests/test_model.c: forgets tanh's derivative
-    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i];
+    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->dropped ? c->M[i] : 1.0f;
 #endif
     // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, c->dH, H, c->E, kD, 1.0f, gw1, kD);

@@ -53,6 +53,24 @@ int main(void) {
     int kept = 0;
     for (uint32_t i = 0; i < 40000; i++) kept += dropout_bits(&d, 3, i / 64, i % 64) >= thr;
     CHECK(kept > 29400 && kept < 30600, "keep rate %d / 40000 for p = 0.25", kept);
+    // dropout_lanes (the CPU mask's SIMD form) gives dropout_block's bits lane by lane;
+    // negative control: the lanes of the next chunk do not.
+    {
+        int same = 1, shifted_same = 1;
+        for (uint32_t pos = 0; pos < 64; pos++)
+            for (uint32_t q0 = 0; q0 < 64; q0 += PHILOX_LANES) {
+                uint32_t r[4][PHILOX_LANES], n[4][PHILOX_LANES];
+                dropout_lanes(&d, 5 + ((uint64_t)pos << 33), pos, q0, r);
+                dropout_lanes(&d, 5 + ((uint64_t)pos << 33), pos, q0 + 1, n);
+                for (int j = 0; j < PHILOX_LANES; j++)
+                    for (int w = 0; w < 4; w++) {
+                        same &= r[w][j] == dropout_block(&d, 5 + ((uint64_t)pos << 33), pos, q0 + (uint32_t)j).v[w];
+                        shifted_same &= n[w][j] == r[w][j];
+                    }
+            }
+        CHECK(same, "dropout_lanes differs from dropout_block");
+        CHECK(!shifted_same, "negative control: the lanes of chunk q0 + 1 matched those of q0");
+    }
     printf("test_philox: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
