@@ -26,6 +26,7 @@ typedef struct {
     int dry_run;
     const char *scope;
     const char *checkpoint;     // evaluate --checkpoint DIR
+    size_t max_bytes;           // bench-comm --max-bytes N (0: 64 MiB)
     double comm_timeout;        // seconds (NCCL waits)
 } App;
 
@@ -38,6 +39,7 @@ int cmd_train(App *app);
 int cmd_evaluate(App *app);
 int cmd_exercise(App *app);
 int cmd_check_env(App *app);
+int cmd_bench_comm(App *app);
 int cmd_check_checkpoints(App *app);
 int cmd_clean(App *app);
 int cmd_plot(App *app);

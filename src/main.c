@@ -34,6 +34,8 @@ static const Command commands[] = {
      "model's test metrics -> outputs/evaluate.json"},
     {"exercise", cmd_exercise, 0, "", "the tutorial's exercise: rank 1 goes from 12 to 36 tokens"},
     {"check-env", cmd_check_env, 1, "[--dual]", "backend, MPI world, hosts, devices and one test all-reduce"},
+    {"bench-comm", cmd_bench_comm, 1, "[--max-bytes N]",
+     "nccl-tests-style all-reduce sweep of the comm backend: count, gradient, 64 B .. 64 MiB; time, algbw, busbw, wrong"},
     {"check-checkpoints", cmd_check_checkpoints, 0, "", "validate every checkpoint (files, checksums, replicas, data lock, plan)"},
     {"clean", cmd_clean, 0, "--scope generated [--dry-run]", "list (and without --dry-run remove) what ddptok generated"},
     {"plot", cmd_plot, 0, "", "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)"},
@@ -139,6 +141,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
         else if (!strcmp(a, "--checkpoint") && cmd->run == cmd_evaluate) app.checkpoint = NEXT();
         else if (!strcmp(a, "--dual") && cmd->run == cmd_check_env) app.dual = 1;
+        else if (!strcmp(a, "--max-bytes") && cmd->run == cmd_bench_comm) {
+            const char *v = NEXT();
+            char *end;
+            double b = strtod(v, &end);
+            if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "--max-bytes %s: expected a number of bytes in [64, 1e12]", v);
+            app.max_bytes = (size_t)b;
+        }
         else if (!strcmp(a, "--dry-run") && cmd->run == cmd_clean) app.dry_run = 1;
         else if (!strcmp(a, "--scope") && cmd->run == cmd_clean) app.scope = NEXT();
         else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);
