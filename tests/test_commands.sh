@@ -24,6 +24,22 @@ if command -v gnuplot >/dev/null; then
   expect_rc "plot" 0 one plot --config "$cfg"
   sig=$(head -c 8 outputs/figure.png | od -An -tx1 | tr -d ' \n')
   [ "$sig" = 89504e470d0a1a0a ] && [ "$(stat -c %s outputs/figure.png)" -gt 10000 ] && ok "figure.png is a PNG ($(stat -c %s outputs/figure.png) bytes)" || bad "figure.png"
+  # The bars are the per-tensor worst ratio to the parity bound (<= 1: passes): below 1 for
+  # every tensor of the product, above 1 for some tensor of each rejected control, exactly
+  # as parity.json decided; the key sits outside the plotting area.
+  /usr/bin/python3 - outputs/plot/parity.dat outputs/parity.json <<'PY' && ok "figure data: worst ratio to atol + rtol|g_ref| per tensor agrees with parity.json's verdicts" || bad "figure data"
+import json, sys
+rows = [l.split() for l in open(sys.argv[1])][1:]
+modes = {r[0]: [float(x) for x in r[1:]] for r in rows}
+rep = json.load(open(sys.argv[2]))
+verdicts = {m["mode"] if "mode" in m else k: m for k, m in (rep["modes"].items() if isinstance(rep.get("modes"), dict) else [(m["mode"], m) for m in rep["modes"]])}
+for name, ratios in modes.items():
+    v = verdicts[name]
+    passes = v.get("passes", v.get("pass"))
+    assert passes == (max(ratios) <= 1), (name, ratios, v)
+assert max(modes["global-token"]) <= 1 and max(modes["mean-of-means"]) > 1
+PY
+  grep -q "set key below" outputs/plot/figure.gp && grep -q "^1 with lines\|, 1 with lines" outputs/plot/figure.gp && ok "figure.gp: key outside the data, the bound drawn at ratio 1" || bad "figure.gp key/bound"
 else bad "plot" "— gnuplot is not installed (run/install-deps.sh installs gnuplot-nox)"; fi
 expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
 expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
