@@ -8,35 +8,14 @@
 
 #include <stdint.h>
 
+#include "objective.h"  // LossUnit, Normalization
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define MAX_WORLD 256
 #define PATH_MAX_LEN 512
-
-// What counts as one unit of the objective (SPEC §5; README "Loss units").
-typedef enum {
-    UNIT_TOKEN = 0,     // every supervised position weighs the same: ΣS_r / N
-    UNIT_SEQUENCE,      // every sequence with a label weighs the same: ΣQ_r / M
-    UNIT_COUNT
-} LossUnit;
-
-// How a rank scales its loss before the gradient average. With C the unit's count
-// (N tokens or M sequences) and L_r the unit's loss sum (S_r or Q_r):
-typedef enum {
-    NORM_GLOBAL_TOKEN = 0,        // W·S_r/N: the product for the token unit
-    NORM_GLOBAL_SEQUENCE,         // W·Q_r/M: the product for the sequence unit
-    NORM_MEAN_OF_MEANS,           // negative control: L_r/C_r, then the average
-    NORM_EXTRA_ACCUM_DIVISION,    // negative control: W·L_r/(C·A)
-    NORM_PADDING_IN_DENOMINATOR,  // negative control: C counts padded positions / empty slots
-    NORM_COUNT
-} Normalization;
-
-extern const char *const normalization_names[NORM_COUNT];
-extern const char *const loss_unit_names[UNIT_COUNT];
-// The product formula of a unit.
-static inline Normalization unit_product(LossUnit u) { return u == UNIT_TOKEN ? NORM_GLOBAL_TOKEN : NORM_GLOBAL_SEQUENCE; }
 
 typedef struct {
     uint32_t seed;

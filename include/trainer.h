@@ -10,6 +10,7 @@
 #include "config.h"
 #include "corpus.h"
 #include "model.h"
+#include "objective.h"
 #include "sampler.h"
 
 #ifdef __cplusplus
@@ -31,24 +32,16 @@ typedef struct {
     int history_cap;     // windows
     int32_t *ids;        // (A, B) current window
     Batch *micro;        // (A)
-    int64_t *counts;     // (2W + 3) count all-reduce buffer, see trainer_window
+    CountExchange counts;  // the count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
 } Trainer;
 
-// Integer counts of a window, for one rank or all of them.
-typedef struct {
-    int64_t tokens;     // supervised positions (N)
-    int64_t sequences;  // sequences with at least one label (M)
-    int64_t padded;     // padded positions B·L, summed over microbatches
-    int64_t slots;      // sequence slots A·B (including empty ones)
-} Counts;
-
 typedef struct {
     int step;
     Counts global, local; // N = global.tokens, N_r = local.tokens
-    int64_t *rank_counts; // (W) supervised tokens per rank: a view into the trainer's buffer
-    int64_t *rank_seqs;   // (W) labelled sequences per rank: likewise
+    const int64_t *rank_counts; // (W) supervised tokens per rank: a view into the trainer's count buffer
+    const int64_t *rank_seqs;   // (W) labelled sequences per rank: likewise
     int ns_min, ns_max;   // this rank's fewest and most labels per labelled sequence
     double S_r;           // this rank's (weighted) loss sum
     double loss;          // the global mean of what was optimised (ΣS_r/N, or ΣQ_r/M)
@@ -74,11 +67,6 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
 void trainer_gradient(const Trainer *t, float *grad);
 // A whole update: window + SGD step; advances t->step.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
-
-// The per-position weighting a normalization applies (token: 1; sequence: 1/n_s).
-LossUnit normalization_weighting(Normalization mode, LossUnit unit);
-// The local scale of the (weighted) loss sum for each normalization (SPEC §5).
-double normalization_scale(Normalization mode, LossUnit unit, int W, int A, const Counts *global, const Counts *local);
 
 #ifdef __cplusplus
 }

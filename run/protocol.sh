@@ -67,12 +67,10 @@ for mode, m in p["modes"].items():
     want = m["expected"]
     got = "passes" if m["pass"] else "rejected"
     rows.append((f"parity {mode}", f"max abs err {m['max_abs_err']:.3g}", f"{got} ({'ok' if m['ok'] else 'WRONG'}: must be {want})"))
-short = {"global-token": "token", "global-sequence": "seq", "mean-of-means": "mom",
-         "extra-accumulation-division": "/A", "padding-in-denominator": "pad"}
 for name, m in sorted(r.get("matrix", {}).items()):
     # pass = the product, = a control the counts make equal, x = a control rejected
     mark = lambda v: ("pass" if v["expected"] == "passes" else "=" if v["pass"] else "x") + ("" if v["ok"] else "!WRONG")
-    cells = " ".join(f"{short.get(k, k)} {mark(v)}" for k, v in m["modes"].items())
+    cells = " ".join(f"{v['short']} {mark(v)}" for k, v in m["modes"].items())  # short: the objective row's column label
     rows.append((f"matrix {name}", f"N = {' + '.join(map(str, m['rank_counts']))}", cells))
 rows.append(("resume (step %d)" % r["resume"]["step"], f"max |dtheta| = {r['resume']['max_abs_diff']}", "ok" if r["resume"]["max_abs_diff"] == 0 else "WRONG"))
 ge = e["global_empty"]

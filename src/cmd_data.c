@@ -150,45 +150,32 @@ int cmd_reference(App *app) {
 }
 
 // ---------------------------------------------------------------------------------------
-// check-loss: the counter-example's arithmetic, computed by the same formulas the
-// trainer uses (normalization_scale) on per-rank (count, loss sum, d loss sum / dθ).
+// check-loss: the counter-example's arithmetic, computed by the objective rows the trainer
+// uses (objective_scale, objective_ddp_average) on per-rank counts, loss sums and d loss
+// sum / dθ.
 
-
-typedef struct {
-    int64_t count;
-    double sum, dsum;  // Σ losses and Σ d loss/dθ of one rank
-} RankTotals;
-
-// Loss and gradient that `mode` makes the distributed path report: each rank scales
-// its sums, then the DDP average.
-static void formula(Normalization mode, const RankTotals *r, int W, double *loss, double *grad) {
-    Counts g = {0, 0, 0, 0};
-    for (int i = 0; i < W; i++) g.tokens += r[i].count;
-    g.padded = g.tokens;
-    *loss = *grad = 0;
-    for (int i = 0; i < W; i++) {
-        Counts l = {r[i].count, 0, r[i].count, 0};
-        double s = normalization_scale(mode, UNIT_TOKEN, W, 1, &g, &l);
-        *loss += s * r[i].sum / W;
-        *grad += s * r[i].dsum / W;
-    }
+// Per-rank counts of the token unit (padded = tokens: no padding).
+static void token_counts(Counts *rank, const int64_t *tokens, int W) {
+    for (int r = 0; r < W; r++) rank[r] = (Counts){.tokens = tokens[r], .padded = tokens[r]};
 }
 
 int cmd_check_loss(App *app) {
     // Counter-example: 12 tokens with loss sum 12, 36 tokens with loss sum 108.
-    RankTotals ce[2] = {{12, 12, 0}, {36, 108, 0}};
-    double mom, glob, g;
-    formula(NORM_MEAN_OF_MEANS, ce, 2, &mom, &g);
-    formula(NORM_GLOBAL_TOKEN, ce, 2, &glob, &g);
-    Counts g48 = {48, 0, 48, 0}, l12 = {12, 0, 12, 0}, l36 = {36, 0, 36, 0};
-    double scal0 = normalization_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &g48, &l12) * 12;
-    double scal1 = normalization_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &g48, &l36) * 108;
+    static const int64_t tokens[2] = {12, 36};
+    Counts rank[2], all = {.tokens = 48, .padded = 48};
+    token_counts(rank, tokens, 2);
+    const double sums[2] = {12, 108};
+    double mom = objective_ddp_average(NORM_MEAN_OF_MEANS, UNIT_TOKEN, 2, 1, rank, sums);
+    double glob = objective_ddp_average(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, rank, sums);
+    double scal0 = objective_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &all, &rank[0]) * 12;
+    double scal1 = objective_scale(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, &all, &rank[1]) * 108;
     // One parameter θ = 1: rank 0's 12 tokens each have loss 1 − 2(θ−1), rank 1's 36 tokens
     // each 1 + 2(θ−1). Both formulas show loss 1; their gradients are 0 and 1.
-    RankTotals one[2] = {{12, 12, 12 * -2.0}, {36, 36, 36 * 2.0}};
-    double l_mom, g_mom, l_glob, g_glob;
-    formula(NORM_MEAN_OF_MEANS, one, 2, &l_mom, &g_mom);
-    formula(NORM_GLOBAL_TOKEN, one, 2, &l_glob, &g_glob);
+    const double loss1[2] = {12, 36}, dloss1[2] = {12 * -2.0, 36 * 2.0};
+    double l_mom = objective_ddp_average(NORM_MEAN_OF_MEANS, UNIT_TOKEN, 2, 1, rank, loss1);
+    double g_mom = objective_ddp_average(NORM_MEAN_OF_MEANS, UNIT_TOKEN, 2, 1, rank, dloss1);
+    double l_glob = objective_ddp_average(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, rank, loss1);
+    double g_glob = objective_ddp_average(NORM_GLOBAL_TOKEN, UNIT_TOKEN, 2, 1, rank, dloss1);
 
     int ok = mom == 2.0 && glob == 2.5 && scal0 == 0.5 && scal1 == 4.5 && l_mom == 1.0 && l_glob == 1.0 &&
              g_mom == 0.0 && g_glob == 1.0;

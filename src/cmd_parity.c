@@ -12,19 +12,11 @@
 #include "reference.h"
 #include "trainer.h"
 
-// What parity needs to know of a window beyond the gradient: its counts per rank and
-// whether every labelled sequence carries the same number of labels.
-typedef struct {
-    Counts g;
-    int64_t *tokens, *sequences;  // (W) per rank
-    int ns_min, ns_max;           // fewest and most labels of a labelled sequence, all ranks
-} WindowFacts;
-
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
-// gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts. Returns 0 or
-// EXIT_EMPTY_WINDOW (on every rank).
+// gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
+// counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
 static int distributed_window(App *app, const Config *cfg, const Corpus *c, const float *theta0, Normalization mode,
-                              float *grad, WindowStats *ws, WindowFacts *f) {
+                              float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
     Trainer t;
     comm_stop_if_any(&app->comm, trainer_init(&t, cfg, c, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up the window");
@@ -36,33 +28,15 @@ static int distributed_window(App *app, const Config *cfg, const Corpus *c, cons
         free(g);
     }
     if (f) {
-        f->g = ws->global;
-        memcpy(f->tokens, ws->rank_counts, (size_t)t.W * sizeof *f->tokens);
-        memcpy(f->sequences, ws->rank_seqs, (size_t)t.W * sizeof *f->sequences);
+        f->W = t.W, f->A = t.A;
+        f->global = ws->global;
+        for (int r = 0; r < t.W; r++) rank[r] = count_exchange_rank(&t.counts, r);
         f->ns_max = comm_agree(&app->comm, ws->ns_max);
         f->ns_min = -comm_agree(&app->comm, ws->local.sequences ? -ws->ns_min : -(1 << 30));
     }
     ws->rank_counts = ws->rank_seqs = NULL;
     trainer_free(&t);
     return rc;
-}
-
-// Whether `mode` must give the product's gradient for these counts (then "coincides" is
-// the right verdict instead of "rejected").
-static int mode_coincides(Normalization mode, LossUnit unit, int W, int A, const WindowFacts *f) {
-    if (mode == unit_product(unit)) return 1;
-    const int64_t *per_rank = unit == UNIT_SEQUENCE ? f->sequences : f->tokens;
-    switch (mode) {
-    case NORM_GLOBAL_TOKEN:
-    case NORM_GLOBAL_SEQUENCE: return f->ns_min == f->ns_max;  // every sequence has as many labels
-    case NORM_MEAN_OF_MEANS:
-        for (int r = 1; r < W; r++)
-            if (per_rank[r] != per_rank[0]) return 0;
-        return 1;
-    case NORM_EXTRA_ACCUM_DIVISION: return A == 1;
-    case NORM_PADDING_IN_DENOMINATOR: return unit == UNIT_SEQUENCE ? f->g.slots == f->g.sequences : f->g.padded == f->g.tokens;
-    default: return 0;
-    }
 }
 
 static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
@@ -89,18 +63,19 @@ int cmd_parity(App *app) {
                      "reading the reference");
 
     LossUnit unit = cfg->train.loss_unit;
-    Normalization product = unit_product(unit);
+    Normalization product = loss_units[unit].product;
     float *grads[NORM_COUNT];
     Compare cmp[NORM_COUNT];
     int coincide[NORM_COUNT], good[NORM_COUNT];
-    WindowFacts f = {{0, 0, 0, 0}, xcalloc((size_t)W, sizeof(int64_t)), xcalloc((size_t)W, sizeof(int64_t)), 0, 0};
+    Counts *rank = xcalloc((size_t)W, sizeof *rank);
+    WindowFacts f = {.rank = rank};
     WindowStats ws;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         grads[mode] = xmalloc(m.total * sizeof(float));
-        if (distributed_window(app, cfg, &c, theta0, (Normalization)mode, grads[mode], &ws, &f))
+        if (distributed_window(app, cfg, &c, theta0, (Normalization)mode, grads[mode], &ws, &f, rank))
             die(EXIT_EMPTY_WINDOW, "parity: window 1 has no supervised position on any rank (N = 0)");
         cmp[mode] = compare_vectors(grads[mode], ref, m.total, cfg->parity.atol, cfg->parity.rtol);
-        coincide[mode] = mode_coincides((Normalization)mode, unit, W, A, &f);
+        coincide[mode] = objective_coincides((Normalization)mode, unit, &f);
         int pass = cmp[mode].violations == 0;
         good[mode] = coincide[mode] ? pass : !pass;
     }
@@ -108,12 +83,11 @@ int cmd_parity(App *app) {
                            (long long)ws.global.tokens, (long long)N_ref);
     int ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) ok &= good[mode];
-    const int64_t *counts = f.tokens;
 
     if (app->comm.rank == 0) {
         say("parity: window 1, %s unit, W = %d, A = %d, N = %lld (", loss_unit_names[unit], W, A, (long long)ws.global.tokens);
-        for (int r = 0; r < W; r++) say("%s%lld", r ? " + " : "", (long long)counts[r]);
-        say(") tokens in %lld labelled sequences, %lld components, |g - ref| <= %g + %g*|ref|\n", (long long)f.g.sequences,
+        for (int r = 0; r < W; r++) say("%s%lld", r ? " + " : "", (long long)rank[r].tokens);
+        say(") tokens in %lld labelled sequences, %lld components, |g - ref| <= %g + %g*|ref|\n", (long long)f.global.sequences,
             (long long)cmp[0].compared, cfg->parity.atol, cfg->parity.rtol);
         say("  %-28s %12s %12s  %s\n", "normalization", "max abs err", "violations", "verdict");
         Buf j = {0};
@@ -121,10 +95,10 @@ int cmd_parity(App *app) {
                        "\"world_size\": %d, \"accumulation\": %d, \"global_count\": %lld, \"global_sequences\": %lld, "
                        "\"padded\": %lld, \"rank_counts\": [",
                    cfg->parity.atol, cfg->parity.rtol, (long long)cmp[0].compared, loss_unit_names[unit],
-                   normalization_names[product], W, A, (long long)ws.global.tokens, (long long)f.g.sequences, (long long)f.g.padded);
-        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)counts[r]);
+                   normalization_names[product], W, A, (long long)ws.global.tokens, (long long)f.global.sequences, (long long)f.global.padded);
+        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)rank[r].tokens);
         buf_printf(&j, "], \"rank_sequences\": [");
-        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)f.sequences[r]);
+        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)rank[r].sequences);
         buf_printf(&j, "], \"dropout\": %.17g,\n \"modes\": {", cfg->model.dropout);
         for (int mode = 0; mode < NORM_COUNT; mode++) {
             int pass = cmp[mode].violations == 0;
@@ -137,10 +111,10 @@ int cmd_parity(App *app) {
                 int64_t i = cmp[mode].worst;
                 say("    worst component %lld: got %.9g, reference %.9g\n", (long long)i, grads[mode][i], ref[i]);
             }
-            buf_printf(&j, "%s\n  \"%s\": {\"max_abs_err\": %.17g, \"violations\": %lld, \"pass\": %s, \"expected\": \"%s\", \"ok\": %s}",
+            buf_printf(&j, "%s\n  \"%s\": {\"max_abs_err\": %.17g, \"violations\": %lld, \"pass\": %s, \"expected\": \"%s\", \"ok\": %s, \"short\": \"%s\"}",
                        mode ? "," : "", normalization_names[mode], cmp[mode].max_abs_err, (long long)cmp[mode].violations,
                        pass ? "true" : "false", coincide[mode] ? (mode == (int)product ? "passes" : "coincides") : "rejected",
-                       good[mode] ? "true" : "false");
+                       good[mode] ? "true" : "false", objectives[mode].short_name);
         }
         buf_printf(&j, "},\n \"ok\": %s}\n", ok ? "true" : "false");
         write_output(app, "parity.json", j.s);
@@ -151,7 +125,7 @@ int cmd_parity(App *app) {
         say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
-    free(f.tokens), free(f.sequences), free(theta0), free(ref);
+    free(rank), free(theta0), free(ref);
     corpus_free(&c);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
@@ -173,8 +147,8 @@ int cmd_check_empty(App *app) {
     Config empty = *base;
     if (config_set(&empty, "data.unsupervised_prefix=65536", err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
     double t0 = now_seconds();
-    Normalization product = unit_product(base->train.loss_unit);
-    int rc = distributed_window(app, &empty, &c, theta0, product, grad, &ws, NULL);
+    Normalization product = loss_units[base->train.loss_unit].product;
+    int rc = distributed_window(app, &empty, &c, theta0, product, grad, &ws, NULL, NULL);
     double took = now_seconds() - t0;
     if (rc == EXIT_EMPTY_WINDOW)
         fprintf(stderr, "ddptok: rank %d: step %d: no supervised position in the window on any rank (N = 0): rejected\n",
@@ -191,7 +165,7 @@ int cmd_check_empty(App *app) {
         char set[64];
         snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
         if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
-        rc = distributed_window(app, &local, &c, theta0, product, grad, &ws, NULL);
+        rc = distributed_window(app, &local, &c, theta0, product, grad, &ws, NULL, NULL);
         if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
         N_r0 = ws.local.tokens;
         comm_bcast(&app->comm, &N_r0, sizeof N_r0, 0);

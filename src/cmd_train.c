@@ -157,10 +157,10 @@ int cmd_train(App *app) {
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
-    if (cfg->train.normalization != unit_product(cfg->train.loss_unit))
+    if (cfg->train.normalization != loss_units[cfg->train.loss_unit].product)
         say("train: WARNING: train.normalization %s is a negative control for the %s unit (its product is %s)\n",
             normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
-            normalization_names[unit_product(cfg->train.loss_unit)]);
+            normalization_names[loss_units[cfg->train.loss_unit].product]);
 
     // Logs: one JSON line per update (rank 0), one line per window per rank.
     char path[1200], rel[256];

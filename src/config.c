@@ -13,10 +13,6 @@
 
 #include "common.h"
 
-const char *const normalization_names[NORM_COUNT] = {"global-token", "global-sequence", "mean-of-means",
-                                                     "extra-accumulation-division", "padding-in-denominator"};
-const char *const loss_unit_names[UNIT_COUNT] = {"token", "sequence"};
-
 // ---------------------------------------------------------------------------------------
 // The field table
 

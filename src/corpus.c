@@ -264,8 +264,7 @@ void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, const Lab
         b->ns_min = b->sequences ? (n < b->ns_min ? n : b->ns_min) : n;
         b->ns_max = n > b->ns_max ? n : b->ns_max;
         b->sequences++;
-        // The sequence unit gives each sequence the same total weight: its own token mean.
-        float w = unit == UNIT_SEQUENCE ? (float)(1.0 / n) : 1.0f;
+        float w = loss_units[unit].position_weight(n);
         for (int i = first; i < b->T; i++) b->weight[i] = w;
     }
 }

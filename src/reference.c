@@ -46,7 +46,8 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         double S = 0;
-        int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
+        Counts global = {.tokens = ref->N, .sequences = ref->M};
+        int64_t C = loss_units[unit].count(&global);  // the unit's global count: ∇(Σ_r L_r / C), no W
         float scale = (float)(1.0 / (double)C);
         for (int r = 0; r < W; r++) {
             RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)r);
@@ -82,7 +83,7 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
              h5_attr_i64(o.file, "global_count", ref->N) ||
              h5_attr_i64_array(o.file, "rank_counts", ref->rank_counts, cfg->train.world_size) ||
              h5_attr_i64(o.file, "global_sequences", ref->M) || h5_attr_f64(o.file, "loss", ref->loss) ||
-             h5_attr_str(o.file, "normalization", normalization_names[unit_product(cfg->train.loss_unit)]) ||
+             h5_attr_str(o.file, "normalization", normalization_names[loss_units[cfg->train.loss_unit].product]) ||
              h5_attr_str(o.file, "loss_unit", loss_unit_names[cfg->train.loss_unit]) ||
              h5_attr_str(o.file, "data_lock", lock);
     if (rc) return h5out_fail(&o, "the reference");

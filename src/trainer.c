@@ -19,25 +19,6 @@
 
 #include "common.h"
 
-LossUnit normalization_weighting(Normalization mode, LossUnit unit) {
-    return mode == NORM_GLOBAL_TOKEN ? UNIT_TOKEN : mode == NORM_GLOBAL_SEQUENCE ? UNIT_SEQUENCE : unit;
-}
-
-double normalization_scale(Normalization mode, LossUnit unit, int W, int A, const Counts *g, const Counts *l) {
-    int seq = unit == UNIT_SEQUENCE;
-    double C = (double)(seq ? g->sequences : g->tokens), C_r = (double)(seq ? l->sequences : l->tokens);
-    switch (mode) {
-    case NORM_GLOBAL_TOKEN: return (double)W / (double)g->tokens;
-    case NORM_GLOBAL_SEQUENCE: return (double)W / (double)g->sequences;
-    case NORM_MEAN_OF_MEANS: return C_r > 0 ? 1.0 / C_r : 0.0;
-    case NORM_EXTRA_ACCUM_DIVISION: return (double)W / (C * A);
-    case NORM_PADDING_IN_DENOMINATOR: return (double)W / (double)(seq ? g->slots : g->padded);
-    default: break;
-    }
-    ASSERT(!"unknown normalization");
-    return 0;
-}
-
 int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const ComputeOps *ops, Comm *comm,
                  const float *theta0) {
     memset(t, 0, sizeof *t);
@@ -58,7 +39,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
     int cap = t->B * cfg->data.max_length;
     for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
-    t->counts = xmalloc((size_t)(2 * t->W + 3) * sizeof *t->counts);
+    count_exchange_init(&t->counts, t->W);
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap);
     ops->set_params(t->cc, theta0);
@@ -71,7 +52,7 @@ void trainer_free(Trainer *t) {
     free(t->micro);
     free(t->ids);
     free(t->history);
-    free(t->counts);
+    count_exchange_free(&t->counts);
     free(t->staging);
     sampler_free(&t->sampler);
     memset(t, 0, sizeof *t);
@@ -90,7 +71,8 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     if (t->step < t->history_cap)
         memcpy(t->history + (size_t)t->step * A * B, t->ids, (size_t)A * B * sizeof *t->ids);
     LabelRule rule = label_rule(cfg);
-    LossUnit weighting = normalization_weighting(mode, cfg->train.loss_unit);
+    LossUnit weighting = objective_unit(mode, cfg->train.loss_unit);  // token: 1 per position; sequence: 1/n_s
+    const UnitRow *unit = &loss_units[weighting];
     Counts *l = &ws->local, *g = &ws->global;
     for (int a = 0; a < A; a++) {
         Batch *b = &t->micro[a];
@@ -102,21 +84,18 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         l->tokens += b->T, l->sequences += b->sequences, l->padded += b->padded, l->slots += B;
     }
 
-    // 3. all-reduce the integer counts before any backward:
-    //    [N_0 … N_{W-1}, M_0 … M_{W-1}, padded, slots, stop]
+    // 3. all-reduce the integer counts (per rank N_r and M_r, the padded totals and the
+    //    stop requests) before any backward
     double t1 = now_seconds();
     ws->t_draw = t1 - t0;
-    int64_t *c = t->counts;
-    memset(c, 0, (size_t)(2 * W + 3) * sizeof *c);
-    c[t->rank] = l->tokens, c[W + t->rank] = l->sequences;
-    c[2 * W] = l->padded, c[2 * W + 1] = l->slots, c[2 * W + 2] = stop_local ? 1 : 0;
-    t->comm->ops->allreduce_sum_i64(t->comm, c, 2 * W + 3);
+    CountExchange *x = &t->counts;
+    count_exchange_fill(x, t->rank, l, stop_local);
+    t->comm->ops->allreduce_sum_i64(t->comm, x->data, (int)x->n);
     double t2 = now_seconds();
     ws->t_count = t2 - t1;
-    for (int r = 0; r < W; r++) g->tokens += c[r], g->sequences += c[W + r];
-    g->padded = c[2 * W], g->slots = c[2 * W + 1];
-    ws->rank_counts = c, ws->rank_seqs = c + W;
-    ws->stop_requested = c[2 * W + 2] > 0;
+    *g = count_exchange_global(x);
+    ws->rank_counts = x->tokens, ws->rank_seqs = x->sequences;
+    ws->stop_requested = *x->stop > 0;
     if (g->tokens == 0) {
         // Every rank sees the same N after the all-reduce, so every rank stops here
         // together; the dropout stream is not advanced and nothing is applied.
@@ -125,7 +104,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     }
 
     // 4. accumulate every microbatch, no communication
-    float scale = (float)normalization_scale(mode, cfg->train.loss_unit, W, A, g, l);
+    float scale = (float)objective_scale(mode, cfg->train.loss_unit, W, A, g, l);
     t->ops->zero_grad(t->cc);
     double S_r = 0;
     for (int a = 0; a < A; a++) {
@@ -150,8 +129,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     if (t->staging) t->ops->set_grad(t->cc, t->staging);
     ws->t_allreduce = now_seconds() - t3;
     ws->S_r = S_r;
-    ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) /
-               (double)(weighting == UNIT_SEQUENCE ? g->sequences : g->tokens);
+    ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) / (double)unit->count(g);
     ws->seconds = now_seconds() - t0;
     return 0;
 }
