@@ -45,8 +45,14 @@ int checkpoint_load(const char *path, CheckpointState *s);
 
 // Path of rank r's file in a checkpoint directory.
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
-// Newest complete step-NNNN directory under `root`: 0 and its path, or -1 when none.
-int checkpoint_latest(const char *root, char *out, size_t len);
+// Collective: the published step-NNNN directories under `root` (rank 0 lists them, every
+// rank gets the list), newest first, in *steps (free it); returns how many.
+int checkpoint_list(Comm *comm, const char *root, int **steps);
+// Collective: the newest published checkpoint under `root` whose every rank file is intact
+// (manifest, checksum: each rank checks its own). A damaged or empty newer one is skipped
+// with one warning line. 0 and its path; -1 when there is no checkpoint; -2 when there
+// are some but none is intact.
+int checkpoint_latest(Comm *comm, const char *root, char *out, size_t len);
 
 #ifdef __cplusplus
 }

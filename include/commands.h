@@ -21,7 +21,8 @@ typedef struct {
     const char *backend;        // "cpu" or "cuda"
     // command options
     int continuous;
-    const char *resume;         // checkpoint dir or "latest"
+    const char *resume;         // checkpoint dir, "latest" or "auto"
+    int fresh;                  // train --fresh: move the lineage's checkpoints aside, start at step 1
     int dual;
     int dry_run;
     const char *scope;

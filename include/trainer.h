@@ -51,6 +51,7 @@ typedef struct {
     // rank), the optimizer step.
     double t_draw, t_count, t_compute, t_allreduce, t_optimizer;
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
+    int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
 } WindowStats;
 
 // Sets up the trainer at step 0 from θ (P). The corpus must outlive it.
@@ -65,8 +66,11 @@ void trainer_free(Trainer *t);
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws);
 // The averaged window gradient (P + 1, host memory) after trainer_window.
 void trainer_gradient(const Trainer *t, float *grad);
-// A whole update: window + SGD step; advances t->step.
+// A whole update: window + SGD step; advances t->step. Returns EXIT_CHECK_FAILED on every
+// rank, with nothing applied, when the window's loss or averaged gradient is not finite.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
+// 1 when all n values are finite.
+int all_finite(const float *x, size_t n);
 
 #ifdef __cplusplus
 }

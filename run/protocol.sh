@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # run/protocol.sh — the whole tutorial, in order, with 2 MPI ranks, ending with the
-# balance table. Usage: bash run/protocol.sh [CONFIG] (default configs/minimum.yaml).
-# Writes under outputs/ and artifacts/ of the current directory. Exit 0 only when every
-# proof holds: parity passes and every control is rejected, resume is bit-exact, the
-# empty window is rejected by all ranks, and the model beats the unigram baseline.
+# balance table. Usage: bash run/protocol.sh [--force] [CONFIG] (default configs/minimum.yaml).
+# Writes under outputs/ and artifacts/ of the current directory (the config's paths.*).
+# It never removes results it did not make in this run: when ddptok's generated files are
+# already there (an earlier run), it stops before doing anything and says so; --force
+# removes them first (`ddptok clean --scope generated`: only what ddptok generated). Exit 0
+# only when every proof holds: parity passes and every control is rejected, resume is
+# bit-exact, the empty window is rejected by all ranks, and the model beats the unigram
+# baseline.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+FORCE=0
+[ "${1:-}" = --force ] && { FORCE=1; shift; }
 CONFIG=${1:-$ROOT/configs/minimum.yaml}
 NP=${DDPTOK_NP:-2}
 
@@ -23,8 +29,13 @@ mpirun_np() {  # mpirun for N ranks: root needs a flag (containers, CI), more ra
 read -r -a MPIRUN <<<"$(mpirun_np "$NP")"
 
 step() { echo; echo "== $*"; }
-# A fresh start: results of an earlier run (only what ddptok generated) are removed, so
-# the resumed run continues this run's checkpoint.
+# A fresh start, so the resumed run continues this run's checkpoint: an earlier run's
+# results are removed only when asked (--force).
+earlier=$("$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" | tail -1 | sed -E 's/^clean: ([0-9]+) .*/\1/')
+if [ "$earlier" != 0 ] && [ "$FORCE" = 0 ]; then
+  echo "protocol.sh: $(pwd) already holds results of an earlier run ($earlier path(s): ddptok clean --scope generated --dry-run --config $CONFIG lists them): run it in another directory, or with --force to remove them first" >&2
+  exit 2
+fi
 step "clean";              "$DDPTOK" clean --scope generated --config "$CONFIG" | tail -1
 step "prepare";            "$DDPTOK" prepare --config "$CONFIG"
 step "reference";          "$DDPTOK" reference --config "$CONFIG"

@@ -270,18 +270,59 @@ out:
     return rc;
 }
 
-int checkpoint_latest(const char *root, char *out, size_t len) {
-    DIR *d = opendir(root);
-    if (!d) return -1;
-    int best = -1;
+static int step_desc(const void *a, const void *b) { return *(const int *)b - *(const int *)a; }
+
+int checkpoint_list(Comm *comm, const char *root, int **steps) {
+    int n = 0, cap = 16;
+    int *list = xmalloc((size_t)cap * sizeof *list);
+    DIR *d = comm->rank == 0 ? opendir(root) : NULL;
     struct dirent *e;
-    while ((e = readdir(d))) {
-        int step;
-        char tail;
-        if (sscanf(e->d_name, "step-%d%c", &step, &tail) == 1 && step > best) best = step;
+    while (d && (e = readdir(d))) {
+        int step, len = 0;
+        // published: exactly "step-" and digits (step-NNNN.tmp is an unpublished write)
+        if (sscanf(e->d_name, "step-%d%n", &step, &len) != 1 || e->d_name[len] || step < 0) continue;
+        if (n == cap) {
+            list = realloc(list, (size_t)(cap *= 2) * sizeof *list);
+            ASSERT(list);
+        }
+        list[n++] = step;
     }
-    closedir(d);
-    if (best < 0) return -1;
-    snprintf(out, len, "%s/step-%04d", root, best);
-    return 0;
+    if (d) closedir(d);
+    qsort(list, (size_t)n, sizeof *list, step_desc);
+    int64_t count = n;  // rank 0 lists (every rank must try the same candidates)
+    comm_bcast(comm, &count, sizeof count, 0);
+    if (comm->rank != 0) {
+        list = realloc(list, ((size_t)count + 1) * sizeof *list);
+        ASSERT(list);
+    }
+    if (count) comm_bcast(comm, list, (size_t)count * sizeof *list, 0);
+    *steps = list;
+    return (int)count;
+}
+
+int checkpoint_latest(Comm *comm, const char *root, char *out, size_t len) {
+    int *steps, n = checkpoint_list(comm, root, &steps), found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        char dir[1100], path[1200], why[1024];
+        snprintf(dir, sizeof dir, "%s/step-%04d", root, steps[i]);
+        checkpoint_rank_path(path, sizeof path, dir, comm->rank);
+        CheckpointState s;
+        error_capture(1);  // a damaged file is a warning here, not an error
+        int bad = checkpoint_load(path, &s) != 0;
+        snprintf(why, sizeof why, "%s", error_capture(0));
+        if (!bad) checkpoint_state_free(&s);
+        // The lowest rank with a damaged file says why, in one line; all go to the next.
+        int first_bad = comm_agree(comm, bad ? comm->world - comm->rank : 0);
+        if (!first_bad) {
+            snprintf(out, len, "%s", dir);
+            found = i;
+        } else if (comm->world - first_bad == comm->rank) {
+            char who[32] = "";
+            if (g_id.world > 1) snprintf(who, sizeof who, "rank %d: ", g_id.rank);
+            fprintf(stderr, "ddptok: %swarning: %s skipped (damaged): %s\n", who, dir, why);
+            fflush(stderr);
+        }
+    }
+    free(steps);
+    return found < 0 ? (n ? -2 : -1) : 0;
 }

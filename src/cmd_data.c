@@ -38,9 +38,9 @@ void agree_on_run(App *app, const char *comm_name) {
     Comm *c = &app->comm;
     if (c->world == 1) return;
     char opts[1400];
-    snprintf(opts, sizeof opts, "%s --backend %s --comm %s --comm-timeout %g%s%s%s", app->command, app->backend, comm_name,
+    snprintf(opts, sizeof opts, "%s --backend %s --comm %s --comm-timeout %g%s%s%s%s", app->command, app->backend, comm_name,
              app->comm_timeout, app->continuous ? " --continuous" : "", app->resume ? " --resume " : "",
-             app->resume ? app->resume : "");
+             app->resume ? app->resume : "", app->fresh ? " --fresh" : "");
     char *yaml = config_to_yaml(&app->cfg);
     int64_t n[2] = {(int64_t)strlen(yaml) + 1, (int64_t)strlen(opts) + 1};
     comm_bcast(c, n, sizeof n, 0);

@@ -491,25 +491,41 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path) == 0 ? 0 : error("%s: cannot remove: %s", path, strerror(errno));
 }
 
+static void clean_path(const App *app, const char *path, int *found, int *failed) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    (*found)++;
+    say("%s %s%s\n", app->dry_run ? "would remove" : "removing", path, S_ISDIR(st.st_mode) ? "/" : "");
+    if (!app->dry_run && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) (*failed)++;
+}
+
 int cmd_clean(App *app) {
     if (!app->scope || strcmp(app->scope, "generated") != 0)
         die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
     static const char *outputs[] = {"data", "train", "logs", "plot", "matrix", "reference.h5", "grads.h5", "parity.json",
                                     "empty.json", "report.json", "evaluate.json", "check_loss.json", "exercise.json", "figure.png"};
-    static const char *artifacts[] = {"checkpoints", "continuous"};
+    static const char *artifacts[] = {"checkpoints", "continuous"};  // and what train --fresh moved aside: NAME.old-*
     int found = 0, failed = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int n = pass ? 2 : (int)(sizeof outputs / sizeof *outputs);
-        for (int i = 0; i < n; i++) {
-            char path[1024];
-            if (pass) art_path(app, path, sizeof path, artifacts[i]);
-            else out_path(app, path, sizeof path, outputs[i]);
-            struct stat st;
-            if (lstat(path, &st) != 0) continue;
-            found++;
-            say("%s %s%s\n", app->dry_run ? "would remove" : "removing", path, S_ISDIR(st.st_mode) ? "/" : "");
-            if (!app->dry_run && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) failed++;
+    char path[1024];
+    for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {
+        out_path(app, path, sizeof path, outputs[i]);
+        clean_path(app, path, &found, &failed);
+    }
+    for (size_t i = 0; i < sizeof artifacts / sizeof *artifacts; i++) {
+        art_path(app, path, sizeof path, artifacts[i]);
+        clean_path(app, path, &found, &failed);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "%s.old-", artifacts[i]);
+        struct dirent **aside;
+        int n = scandir(app->cfg.paths.artifacts, &aside, NULL, alphasort);
+        for (int k = 0; k < n; k++) {
+            if (!strncmp(aside[k]->d_name, prefix, strlen(prefix))) {
+                art_path(app, path, sizeof path, aside[k]->d_name);
+                clean_path(app, path, &found, &failed);
+            }
+            free(aside[k]);
         }
+        if (n >= 0) free(aside);
     }
     say("clean: %d generated path(s) %s%s\n", found, app->dry_run ? "would be removed (dry run: nothing changed)" : "removed",
         failed ? ", some could not be removed" : "");

@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -68,11 +71,31 @@ static void trainer_to_state(const Trainer *t, const App *app, const char *lock,
     s->dropout_rng = t->dropout;
 }
 
+// A non-finite loss or gradient (trainer_update): every rank is here together; rank 0
+// names the step and the rank whose own loss sum is not finite, and the run stops (exit 1).
+static void stop_diverged(App *app, const WindowStats *ws) {
+    int from = comm_agree(&app->comm, isfinite(ws->S_r) ? 0 : app->comm.rank + 1);  // the highest such rank, + 1
+    char where[64] = "after the gradient average (every rank's own loss sum is finite)";
+    if (from) snprintf(where, sizeof where, "from rank %d (its loss sum is %g)", from - 1, ws->S_r);
+    if (app->comm.rank == 0)
+        error("step %d: non-finite %s %s: the run diverged (train.optimizer.lr = %g too high?); nothing of this step is "
+              "applied or published", ws->step, isfinite(ws->loss) ? "gradient" : "loss", where, app->cfg.train.lr);
+    stop(EXIT_CHECK_FAILED);
+}
+
 static void save_checkpoint(App *app, Trainer *t, const char *root, const char *lock) {
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);  // checkpoint_save creates it
     CheckpointState s;
     trainer_to_state(t, app, lock, &s);
+    // Nothing non-finite is published: an update can overflow the parameters even when
+    // the window's loss and gradient were finite. Replicas are identical: all agree.
+    if (!all_finite(s.theta, s.m.total) || !all_finite(s.momentum, s.m.total)) {
+        if (app->comm.rank == 0)
+            error("step %d: the parameters after the update are not finite: the run diverged (train.optimizer.lr = %g "
+                  "too high?); %s not published", t->step, app->cfg.train.lr, dir);
+        stop(EXIT_CHECK_FAILED);
+    }
     int rc = checkpoint_save(&app->comm, dir, &s);
     s.history = NULL;  // borrowed from the trainer
     checkpoint_state_free(&s);
@@ -123,6 +146,119 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
     checkpoint_state_free(&s);
 }
 
+// ---------------------------------------------------------------------------------------
+// The lineage policy (README "Requeue and lineages")
+
+// A lineage's checkpoints go aside, not away: into <root>.old-<UTC time>/ beside it.
+// Rank 0, under the lineage lock.
+static int lineage_move_aside(const char *root, int count) {
+    char aside[1200], stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(aside, sizeof aside, "%s.old-%s", root, stamp);
+    for (int k = 2; mkdir(aside, 0777) != 0; k++) {
+        if (errno != EEXIST || k > 99) return error("%s: cannot create: %s", aside, strerror(errno));
+        snprintf(aside, sizeof aside, "%s.old-%s-%d", root, stamp, k);
+    }
+    DIR *d = opendir(root);
+    if (!d) return error("%s: cannot list: %s", root, strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d))) {
+        if (strncmp(e->d_name, "step-", 5) != 0) continue;  // step-NNNN and step-NNNN.tmp
+        char from[1600], to[1600];
+        snprintf(from, sizeof from, "%s/%s", root, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", aside, e->d_name);
+        if (rename(from, to) != 0) rc = error("%s: cannot move aside to %s: %s", from, aside, strerror(errno));
+    }
+    closedir(d);
+    if (!rc) rc = fsync_dir(root) || fsync_dir(aside);
+    if (!rc) say("train: --fresh: the %d checkpoint(s) of %s moved aside to %s/\n", count, root, aside);
+    return rc;
+}
+
+// Where this run starts. No --resume: a fresh start, refused on a lineage that holds
+// checkpoints (a second `train` would silently restart at step 1 beside the first run's
+// later checkpoints) unless --fresh moves them aside first. --resume DIR: that checkpoint.
+// --resume latest: the newest intact checkpoint (damaged newer ones skipped with a
+// warning). --resume auto (requeued jobs): the same; a fresh start on an empty lineage;
+// nothing at all when the lineage is finished (step U published). Collective.
+// Returns 1 (resume from `dir`), 0 (fresh start) or -1 (finished: nothing to do).
+static int choose_start(App *app, const char *root, char *dir, size_t len) {
+    Comm *comm = &app->comm;
+    const char *how = app->resume;
+    if (how && strcmp(how, "latest") != 0 && strcmp(how, "auto") != 0) {
+        snprintf(dir, len, "%s", how);
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+        return 1;
+    }
+    if (how) {
+        int rc = checkpoint_latest(comm, root, dir, len), auto_ = !strcmp(how, "auto");
+        if (rc == -1 && auto_) return 0;
+        if (rc == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+        if (rc == -2)
+            die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
+                                "with --fresh (moves them aside)", how, root);
+        const char *base = strrchr(dir, '/');
+        int step = atoi(base ? base + 6 : dir + 5);  // ".../step-NNNN"
+        if (auto_ && step >= app->cfg.train.updates) {
+            say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", dir, step,
+                app->cfg.train.updates);
+            return -1;
+        }
+        return 1;
+    }
+    int *steps, n = checkpoint_list(comm, root, &steps), newest = n ? steps[0] : 0;
+    free(steps);
+    if (n && !app->fresh)
+        die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: continue it with --resume latest, or "
+                            "start over with --fresh (moves them aside)", root, n, newest);
+    if (n) comm_stop_if_any(comm, comm->rank == 0 ? lineage_move_aside(root, n) : 0, EXIT_BAD_INPUT, "moving the lineage aside");
+    return 0;
+}
+
+// Logs are per run, never appended to or overwritten: a file an earlier run left is first
+// renamed with the UTC time of its last write (interrupted.jsonl ->
+// interrupted.20261130T064500Z.jsonl), then the run creates its own (O_EXCL|O_NOFOLLOW).
+static FILE *log_create(const char *path) {
+    char dir[1200];
+    dir_of(path, dir, sizeof dir);
+    if (mkdir_p(dir)) return NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            error("%s: cannot write: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+            return NULL;
+        }
+        char stamp[32], aside[1300];
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+        for (int k = 1;; k++) {
+            char n[16] = "";
+            if (k > 1) snprintf(n, sizeof n, "-%d", k);
+            snprintf(aside, sizeof aside, "%.*s.%s%s%s", stem, path, stamp, n, path + stem);
+            if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) break;
+            if (errno != EEXIST || k > 99) {
+                error("%s: cannot move the earlier run's log aside to %s: %s", path, aside, strerror(errno));
+                return NULL;
+            }
+        }
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) error("%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+// 0, or -1 with one line when a log line did not reach the file (a full disk).
+static int log_check(FILE *f, const char *path) {
+    if (!f) return 0;
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    return error("%s: cannot write: %s", path, errno ? strerror(errno) : "write error");
+}
+
 int cmd_train(App *app) {
     const Config *cfg = &app->cfg;
     Corpus c;
@@ -138,21 +274,14 @@ int cmd_train(App *app) {
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, app->continuous ? "continuous" : "checkpoints");
     comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lock_lineage(root) : 0, EXIT_BAD_INPUT, "locking the lineage");
-    // --resume latest: the newest complete checkpoint; --resume auto: the same, or a fresh
-    // start when there is none (for requeued batch jobs).
-    int resuming = app->resume != NULL;
-    if (resuming && (!strcmp(app->resume, "latest") || !strcmp(app->resume, "auto"))) {
-        if (checkpoint_latest(root, dir, sizeof dir)) {
-            if (!strcmp(app->resume, "latest")) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
-            resuming = 0;
-        }
-    } else if (resuming) snprintf(dir, sizeof dir, "%s", app->resume);
-    if (resuming) {
-        size_t n = strlen(dir);
-        while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
-        resume_from(app, &t, dir, c.lock);
+    int resuming = choose_start(app, root, dir, sizeof dir);
+    if (resuming < 0) {  // --resume auto on a finished lineage
+        trainer_free(&t);
+        corpus_free(&c);
+        return 0;
     }
-    const char *run = app->continuous ? "continuous" : resuming ? "resumed" : "interrupted";
+    if (resuming) resume_from(app, &t, dir, c.lock);
+    const char *run = app->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = app->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
@@ -162,39 +291,37 @@ int cmd_train(App *app) {
             normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
             normalization_names[loss_units[cfg->train.loss_unit].product]);
 
-    // Logs: one JSON line per update (rank 0), one line per window per rank.
-    char path[1200], rel[256];
+    // Logs: one JSON line per update (rank 0), one line per window per rank; per run.
+    char jsonl_path[1200], log_path[1200], rel[256];
     FILE *jsonl = NULL, *log = NULL;
     snprintf(rel, sizeof rel, "train/%s.jsonl", run);
-    out_path(app, path, sizeof path, "train");
-    int bad = mkdir_p(path);
-    out_path(app, path, sizeof path, "logs");
-    bad |= mkdir_p(path);
-    if (!bad && app->comm.rank == 0) {
-        out_path(app, path, sizeof path, rel);
-        if (!(jsonl = fopen(path, "w"))) bad = error("%s: cannot write: %s", path, strerror(errno));
-    }
-    snprintf(rel, sizeof rel, "logs/rank-%d.log", t.rank);
-    out_path(app, path, sizeof path, rel);
-    if (!bad && !(log = fopen(path, "a"))) bad = error("%s: cannot write: %s", path, strerror(errno));
+    out_path(app, jsonl_path, sizeof jsonl_path, rel);
+    snprintf(rel, sizeof rel, "logs/%s/rank-%d.log", run, t.rank);
+    out_path(app, log_path, sizeof log_path, rel);
+    int bad = app->comm.rank == 0 && !(jsonl = log_create(jsonl_path));
+    if (!bad && !(log = log_create(log_path))) bad = 1;
     comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
 
-    int rc = 0;
+    int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
     while (t.step < stop_at) {
         WindowStats ws;
-        int wrc = trainer_update(&t, stop_requested(), &ws);
+        int wrc = trainer_update(&t, stop_requested() || log_bad, &ws);
         if (wrc == EXIT_EMPTY_WINDOW)
             die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
                                    "(nothing applied, nothing written for this step)", ws.step);
+        if (wrc == EXIT_CHECK_FAILED) stop_diverged(app, &ws);
         char when[40];
         utc_timestamp(when, sizeof when);
         fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", when, run, t.rank,
                 ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
-        fflush(log);
         train_progress_step(&progress, &ws, t.W, jsonl);
+        // A line that did not reach the disk is not ignored: the rank asks to stop at the
+        // next window boundary (through the count all-reduce), then every rank stops (exit 2).
+        if (!log_bad) log_bad = log_check(log, log_path) || log_check(jsonl, jsonl_path);
         if (ws.stop_requested) {
+            comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
             say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
                 t.step, EXIT_REQUEUE);
             save_checkpoint(app, &t, root, c.lock);
@@ -204,8 +331,9 @@ int cmd_train(App *app) {
         if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
             save_checkpoint(app, &t, root, c.lock);
     }
-    if (jsonl) fclose(jsonl);
-    fclose(log);
+    if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
+    if (fclose(log) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", log_path, strerror(errno));
+    comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
     if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
     train_progress_summary(&progress, run);
     trainer_free(&t);

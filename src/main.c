@@ -26,8 +26,9 @@ static const Command commands[] = {
     {"reference", cmd_reference, 0, "", "initial parameters and the single-process window-1 gradient -> outputs/reference.h5"},
     {"check-loss", cmd_check_loss, 0, "", "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example"},
     {"parity", cmd_parity, 1, "", "window-1 gradient of every normalization through the distributed path vs the reference"},
-    {"train", cmd_train, 1, "[--continuous | --resume DIR|latest|auto]",
-     "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, or a fresh start)"},
+    {"train", cmd_train, 1, "[--continuous] [--resume DIR|latest|auto | --fresh]",
+     "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
+     "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)"},
     {"check-empty", cmd_check_empty, 1, "", "a globally empty window is rejected by all ranks; a locally empty rank still matches"},
     {"evaluate", cmd_evaluate, 0, "[--checkpoint DIR]",
      "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
@@ -139,6 +140,7 @@ int main(int argc, char **argv) {
                 die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a number of seconds in [0.1, 1e6]", v);
         } else if (!strcmp(a, "--continuous") && cmd->run == cmd_train) app.continuous = 1;
         else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
+        else if (!strcmp(a, "--fresh") && cmd->run == cmd_train) app.fresh = 1;
         else if (!strcmp(a, "--checkpoint") && cmd->run == cmd_evaluate) app.checkpoint = NEXT();
         else if (!strcmp(a, "--dual") && cmd->run == cmd_check_env) app.dual = 1;
         else if (!strcmp(a, "--max-bytes") && cmd->run == cmd_bench_comm) {
@@ -154,7 +156,7 @@ int main(int argc, char **argv) {
 #undef NEXT
     }
     if (!app.config_path) die(EXIT_BAD_INPUT, "%s: --config FILE is required", cmd->name);
-    if (app.continuous && app.resume) die(EXIT_BAD_INPUT, "train: --continuous and --resume exclude each other");
+    if (app.fresh && app.resume) die(EXIT_BAD_INPUT, "train: --fresh (start over) and --resume exclude each other");
 
     hint_args_set(app.config_path, sets, n_sets);
     char err[1024];

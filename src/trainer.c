@@ -14,6 +14,8 @@
 // the true global mean ΣS_r/N at no extra collective.
 #include "trainer.h"
 
+#include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,9 +142,28 @@ void trainer_gradient(const Trainer *t, float *grad) {
         for (size_t i = 0; i <= t->m.total; i++) grad[i] /= t->grad_div;
 }
 
+// 1 when every element of x (n) is finite: Σ|x| is then finite (a NaN or inf anywhere, or
+// values near FLT_MAX, make it non-finite). OpenBLAS's sasum: ~0.2 % of a window.
+int all_finite(const float *x, size_t n) {
+    double sum = 0;
+    for (size_t done = 0; done < n;) {  // BLAS counts are int
+        int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
+        sum += cblas_sasum(chunk, x + done, 1);
+        done += (size_t)chunk;
+    }
+    return isfinite(sum);
+}
+
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
     if (rc) return rc;
+    // A diverged window is never applied. The loss and the averaged gradient are the same
+    // on every rank, so every rank returns here together. The gradient is checked where
+    // it is in host memory (the CPU backend, GPU + MPI staging); with NCCL a non-finite
+    // gradient shows in the next window's loss, or in the parameters before a checkpoint.
+    const float *host_grad = t->staging ? t->staging : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
+    ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
+    if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
     double t0 = now_seconds();
     t->ops->sgd_step(t->cc, t->grad_div, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
     t->step++;

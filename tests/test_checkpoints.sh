@@ -72,7 +72,7 @@ expect_grep "... steps 7..12" 'steps 7\.\.12' "$OUT"
 # check-checkpoints lists in step order (not directory order), and a step-NNNN beyond the
 # plan's U updates is refused: no run of this config can have written it.
 rm -rf artifacts/checkpoints/step-0009.tmp
-ddp 2 train --config "$cfg" --continuous --set train.checkpoint_every=2 >/dev/null 2>&1
+ddp 2 train --config "$cfg" --continuous --fresh --set train.checkpoint_every=2 >/dev/null 2>&1
 expect_rc "check-checkpoints with steps 2..12 of the continuous run" 0 one check-checkpoints --config "$cfg"
 order=$(grep -oE 'continuous/step-[0-9]+' <<<"$OUT" | tr '\n' ' ')
 [ "$order" = "continuous/step-0002 continuous/step-0004 continuous/step-0006 continuous/step-0008 continuous/step-0010 continuous/step-0012 " ] \

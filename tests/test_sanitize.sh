@@ -35,9 +35,9 @@ san "check-env W=2" 0 runW 2 check-env --config "$cfg"
 san "exercise" 0 run1 exercise --config "$CONFIGS/exercise.yaml"
 san "--resume of a directory that does not exist" 2 runW 2 train --config "$cfg" --resume no/such
 san "a config that differs on rank 1" 2 timeout -k 5 300 mpirun -np 2 sh -c "exec '$ASAN' train --config '$cfg' --set train.optimizer.lr=0.\$((OMPI_COMM_WORLD_RANK + 1))"
-rm -f outputs/logs/rank-1.log; mkdir outputs/logs/rank-1.log
-san "rank 1 cannot write its log" 2 runW 2 train --config "$cfg" --continuous
-rmdir outputs/logs/rank-1.log
+rm -f outputs/logs/continuous/rank-1.log; mkdir outputs/logs/continuous/rank-1.log
+san "rank 1 cannot write its log" 2 runW 2 train --config "$cfg" --continuous --fresh
+rmdir outputs/logs/continuous/rank-1.log
 w3=(--set train.world_size=3 --set train.rank_bands=auto --set train.loss_unit=sequence --set paths.outputs=o3)
 san "prepare W=3" 0 run1 prepare --config "$cfg" "${w3[@]}"
 san "reference W=3" 0 run1 reference --config "$cfg" "${w3[@]}"

@@ -29,8 +29,8 @@ resume_case 3 --set train.world_size=3 --set train.rank_bands=auto
 # The JSONL lines carry the SPEC fields; the loss is the global token mean.
 l=$(head -1 outputs/train/continuous.jsonl)
 expect_grep "train JSONL line has step, loss, tokens, rank_tokens, sequences, seconds" '^\{"step": 1, "loss": [0-9.]+, "tokens": [0-9]+, "rank_tokens": \[[0-9]+, [0-9]+, [0-9]+\], "sequences": [0-9]+, "seconds": [0-9.]+, ' "$l"
-n=$(wc -l < outputs/logs/rank-2.log)
-[ "$n" -gt 0 ] && ok "per-rank log outputs/logs/rank-2.log ($n lines)" || bad "per-rank log"
+n=$(wc -l < outputs/logs/continuous/rank-2.log)
+[ "$n" -eq 12 ] && ok "per-rank log outputs/logs/continuous/rank-2.log ($n lines)" || bad "per-rank log"
 # --resume latest picks the newest complete checkpoint.
 rm -rf artifacts/checkpoints/step-0012
 expect_rc "--resume latest" 0 ddp 3 train --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto --resume latest
@@ -39,15 +39,15 @@ expect_grep "... resumed from step 6" 'steps 7\.\.12' "$OUT"
 # A failure stops every rank with one line each: the failed rank names the file and what
 # to do, the others name the failed rank; nothing else from ddptok.
 lines() { grep -c '^ddptok: ' <<<"$OUT"; }
-rm -rf outputs
+rm -rf outputs artifacts
 expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
 [ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`ddptok prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \
   && ok "... one line for both ranks, naming the file and the command to run" || { bad "missing corpus message"; echo "$OUT" | grep ddptok | head -4; }
 one prepare --config "$cfg" >/dev/null
-mkdir -p outputs/logs/rank-1.log
+mkdir -p outputs/logs/interrupted/rank-1.log
 expect_rc "rank 1 cannot write its log: every rank stops" 2 ddp 2 train --config "$cfg"
 [ "$(lines)" -eq 2 ] && grep -q '^ddptok: rank 1: error: .*rank-1.log: cannot write: Is a directory$' <<<"$OUT" \
   && grep -q '^ddptok: rank 0: error: stopping: rank 1 failed opening its training log$' <<<"$OUT" \
   && ok "... rank 1 names the file, rank 0 names rank 1" || { bad "log failure messages"; echo "$OUT" | grep ddptok | head -4; }
-rmdir outputs/logs/rank-1.log
+rmdir outputs/logs/interrupted/rank-1.log
 cd "$ROOT"; rm -rf "$W"
