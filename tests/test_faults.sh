@@ -31,7 +31,7 @@ long=(--set train.updates=5000 --set train.interrupt_at=0 --set paths.outputs=st
 one prepare --config "$cfg" "${long[@]}" >/dev/null
 mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --comm-timeout 3 > stuck.txt 2>&1 &
 pid=$!
-( sleep 90; kill -9 "$pid" 2>/dev/null ) & dog=$!
+( sleep 90; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
 wait_lines stuck/train/interrupted.jsonl 5 30
 r1=$(for p in $(pgrep -f "$DDPTOK train"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"; done)
 t0=$(date +%s); kill -STOP $r1
@@ -49,7 +49,7 @@ long=(--set train.updates=5000 --set train.interrupt_at=0 --set paths.outputs=lk
 one prepare --config "$cfg" "${long[@]}" >/dev/null
 mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" > first.txt 2>&1 &
 pid=$!
-( sleep 120; kill -9 "$pid" 2>/dev/null ) & dog=$!
+( sleep 120; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
 wait_lines lk/train/interrupted.jsonl 5 30
 DDPTOK_LOCK_WAIT=2 expect_rc "a second run of the same lineage is refused" 2 ddp 2 train --config "$cfg" "${long[@]}"
 expect_grep "... naming the lock and its holder" "^ddptok: rank 0: error: lka/checkpoints/.lock: held by pid [0-9]+ on [^ ]+: another .ddptok train. is writing this lineage" "$OUT"
