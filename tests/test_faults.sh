@@ -108,7 +108,49 @@ wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 [ $rc -eq 75 ] && [ -f sta/checkpoints/step-0001/SHA256SUMS ] && grep -q "stop requested (SIGUSR1) — checkpointing at step 1 " early.txt \
   && ok "SIGUSR1 at 0.2 s (during start-up): step 1 checkpointed, exit 75 (not 138, not lost)" \
   || { bad "early SIGUSR1" "— exit $rc, $(ls sta/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^ ' early.txt | head -3; }
-rm -rf st sta
+# kill -9 of one rank at a random moment, 5 trials: the job ends within 5 s with no
+# process left, every published checkpoint passes check-checkpoints, and --resume auto
+# finishes the run bit-identical to an uninterrupted one.
+k=(--config "$tcfg" --set paths.outputs=kk --set train.updates=8000 --set train.interrupt_at=0 --set train.checkpoint_every=250)
+one prepare "${k[@]}" >/dev/null
+ddp 2 train "${k[@]}" --set paths.artifacts=kref >/dev/null 2>&1
+rank_pid() { for p in $(pgrep -f "$DDPTOK train --config $tcfg"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"; done; }
+for trial in 1 2 3 4 5; do
+  a=(--set paths.artifacts=kill$trial)
+  rm -rf kk/train kk/logs
+  mpirun -np 2 "$DDPTOK" train "${k[@]}" "${a[@]}" > kill.txt 2>&1 &
+  pid=$!
+  ( sleep 60; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+  r=$((RANDOM % 2)) at=$((1 + RANDOM % 5000))  # a random rank, at a random step (the log polled every 0.1 s)
+  wait_lines kk/train/interrupted.jsonl $at 30
+  victim=$(rank_pid $r)
+  t0=$(date +%s%N); [ -n "$victim" ] && kill -9 $victim
+  wait "$pid"; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 )); kill "$dog" 2>/dev/null
+  pids=$(pgrep -f "$DDPTOK train --config $tcfg")
+  last=$(ls -d kill$trial/checkpoints/step-[0-9]* 2>/dev/null | grep -v tmp | tail -1)
+  OUT=$(one check-checkpoints "${k[@]}" "${a[@]}" 2>&1); crc=$?
+  [ -n "$victim" ] && [ $rc -ne 0 ] && [ $ms -le 5000 ] && [ -z "$pids" ] && { [ $crc -eq 0 ] || { [ -z "$last" ] && [ $crc -eq 2 ]; }; } \
+    && ok "kill -9 of rank $r at step $at+: the job ended in $ms ms (exit $rc), no process left; newest checkpoint ${last:-none} valid" \
+    || { bad "kill -9 trial $trial" "— rank $r pid '$victim', exit $rc after $ms ms, left '$pids', check-checkpoints $crc"; grep -v '^ ' <<<"$OUT" | tail -2; [ -n "$pids" ] && kill -9 $pids; }
+  DDPTOK_TEST_TIMEOUT=60 ddp 2 train "${k[@]}" "${a[@]}" --resume auto >/dev/null 2>&1
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" kill$trial/checkpoints/step-8000 kref/checkpoints/step-8000) \
+    && ok "... --resume auto from ${last:-a fresh start}: step 8000 bit-identical to the uninterrupted run" || bad "kill -9 trial $trial: resume differs" "— $d"
+done
+rm -rf kk kref kill[1-5]
+# A non-finite loss (lr = 1e6 diverges within a few steps) stops the run: exit 1, rank 0
+# names the step and the rank; no checkpoint with a non-finite value is published (the
+# ones before, every 2 steps, are finite).
+expect_rc "lr = 1e6: the run stops at the first non-finite window (exit 1)" 1 \
+  ddp 2 train --config "$tcfg" --set paths.outputs=st --set paths.artifacts=nan --set train.optimizer.lr=1e6 --set train.checkpoint_every=2
+expect_grep "... naming the step and the rank" '^ddptok: rank 0: error: step [0-9]+: non-finite (loss|gradient) (from rank [01]|after the gradient average).* nothing of this step is applied or published' "$OUT"
+/usr/bin/python3 - nan/checkpoints <<'PY' && ok "... every published checkpoint is finite" || bad "a non-finite checkpoint was published"
+import glob, sys, h5py, numpy as np
+for f in glob.glob(sys.argv[1] + "/step-*/rank-*.h5"):
+    h = h5py.File(f)
+    for g in ("model", "optimizer/momentum"):
+        for k in h[g]: assert np.isfinite(h[g][k][()]).all(), (f, g, k)
+PY
+rm -rf st sta nan
 mkdir disk
 if ! mount -t tmpfs -o size=700k tmpfs disk 2>/dev/null; then
   skip "faults: full-disk cases" "cannot mount a tmpfs here (not root, or no mount permission)"
@@ -152,6 +194,15 @@ else
   expect_rc "... it still passes check-checkpoints" 0 one check-checkpoints --config "$cfg" --set paths.artifacts=disk/a
   mount -o remount,size=10m "$W/disk"
   expect_rc "... and, with room again, --resume latest finishes the run" 0 ddp 2 train --config "$cfg" --set paths.artifacts=disk/a --resume latest
+  # Training logs on a full disk: a JSONL or rank-log line that does not reach the disk
+  # stops every rank, exit 2, the rank naming the file (it used to end 0 with lines lost).
+  rm -rf disk/a; mount -o remount,size=128k "$W/disk"
+  tl=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=disk/t --set paths.artifacts=ta --set train.updates=600 --set train.interrupt_at=0)
+  one prepare "${tl[@]}" >/dev/null  # ~45 KiB of the 128: the logs fill the rest within ~150 steps
+  expect_rc "disk full while training logs are written: every rank stops" 2 ddp 2 train "${tl[@]}"
+  expect_grep "... the rank names the log file and the reason" '^ddptok: rank [01]: error: disk/t/(train/interrupted.jsonl|logs/interrupted/rank-[01].log): cannot write: No space left on device$' "$OUT"
+  [ ! -e ta/checkpoints/step-0600 ] && ok "... and the run did not go on to publish its final checkpoint" || bad "the run went on past a failed log write"
+  rm -rf ta
   cd "$ROOT"; umount "$W/disk"
 fi
 cd "$ROOT"; rm -rf "$W"
