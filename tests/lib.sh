@@ -67,3 +67,12 @@ wait_lines() {
 
 # json FILE EXPR: evaluates a Python expression over the parsed JSON `j`.
 json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# ranks_up PATTERN N: waits (bounded, 30 s) until N processes whose command line matches
+# PATTERN exist (mpirun has started the ranks), plus 50 ms (their signal handlers are
+# installed within ~25 ms of exec).
+ranks_up() {
+  local i
+  for ((i = 0; i < 3000; i++)); do [ "$(pgrep -fc -- "$1")" -ge "$2" ] && { sleep 0.05; return 0; }; sleep 0.01; done
+  return 1
+}

@@ -34,13 +34,13 @@ expect_rc "--resume latest without a checkpoint is an error" 2 ddp 2 train --con
 t=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq)
 one prepare "${t[@]}" >/dev/null
 ck() { /usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$1" "$2"; }
-# SIGUSR1 in the last window (U = 1, the signal during start-up: the first window is the
-# last): exit 75 with step U published; the requeued job (--resume auto) then ends 0.
+# SIGUSR1 in the last window (U = 1, the signal as soon as both ranks exist, during their
+# start-up: the first window is the last): exit 75 with step U published; the requeued job (--resume auto) then ends 0.
 u1=("${t[@]}" --set train.updates=1 --set train.interrupt_at=0 --set paths.artifacts=rq1)
 mpirun -np 2 "$DDPTOK" train "${u1[@]}" > last.txt 2>&1 &
 pid=$!
 ( sleep 60; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
-sleep 0.2; kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+ranks_up "^$DDPTOK train" 2; kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 [ $rc -eq 75 ] && [ -f rq1/checkpoints/step-0001/SHA256SUMS ] && ok "SIGUSR1 in the last window: exit 75 with step U = 1 published" \
   || { bad "SIGUSR1 in the last window" "— exit $rc, $(ls rq1/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^ ' last.txt | head -3; }
 expect_rc "... the requeued job (--resume auto) ends 0" 0 ddp 2 train "${u1[@]}" --resume auto
@@ -79,7 +79,7 @@ l=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq4o --set paths.artifacts=
 one prepare "${l[@]}" >/dev/null && ddp 2 train "${l[@]}" >/dev/null 2>&1
 sums=$(cd rq4/checkpoints/step-0006 && sha256sum *)
 expect_rc "a second train on a lineage with checkpoints is refused" 2 ddp 2 train "${l[@]}"
-expect_grep "... naming it and the choices" '^ddptok: rank 0: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it with --resume latest, or start over with --fresh' "$OUT"
+expect_grep "... naming it and the choices" '^ddptok: ranks? [0-9,-]+: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it with --resume latest, or start over with --fresh' "$OUT"
 [ "$(ls rq4o/train)" = interrupted.jsonl ] && [ "$(cd rq4/checkpoints/step-0006 && sha256sum *)" = "$sums" ] \
   && ok "... nothing written: the checkpoint and the log are untouched" || bad "refused run wrote something" "— $(ls rq4o/train | tr '\n' ' ')"
 expect_rc "train --fresh starts over" 0 ddp 2 train "${l[@]}" --fresh

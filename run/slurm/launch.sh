@@ -29,7 +29,8 @@ pid=
 forward() { echo "launch.sh: SIGUSR1 — asking ddptok to checkpoint and stop"; [ -n "$pid" ] && kill -USR1 "$pid"; }
 trap forward USR1
 # One lineage to the end (interrupt_at=0): a stop comes only from a signal. --resume auto
-# continues the newest complete checkpoint of a requeued job, or starts fresh.
+# continues the newest intact checkpoint of a requeued job, starts fresh on an empty
+# lineage, and ends 0 when the lineage is already finished (stopped in its last window).
 # shellcheck disable=SC2086
 "${launch[@]}" "$DDPTOK" train --config "$DDPTOK_CONFIG" --set train.interrupt_at=0 ${DDPTOK_ARGS:-} --resume auto &
 pid=$!
