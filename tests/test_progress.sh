@@ -30,8 +30,8 @@ assert abs(last["ms_per_step"] - 1e3 * last["elapsed"] / 6) < 1e-2, last
 assert last["eta_seconds"] == 0 and lines[0]["eta_seconds"] > 0
 assert all(a["elapsed"] <= b["elapsed"] for a, b in zip(lines, lines[1:]))
 PY
-grep -qE '^time=20[0-9-]{8}T[0-9:]{8}\.[0-9]{3}Z run=interrupted rank=1 step=1 ' outputs/logs/rank-1.log \
-  && ok "rank logs: every line starts with a UTC timestamp" || { bad "rank log timestamps"; head -2 outputs/logs/rank-1.log; }
+grep -qE '^time=20[0-9-]{8}T[0-9:]{8}\.[0-9]{3}Z run=interrupted rank=1 step=1 ' outputs/logs/interrupted/rank-1.log \
+  && ok "rank logs: every line starts with a UTC timestamp" || { bad "rank log timestamps"; head -2 outputs/logs/interrupted/rank-1.log; }
 # A configured interval: every 4th step, plus the first and the last.
 expect_rc "train --continuous with train.log_every=4" 0 ddp 2 train --config "$cfg" --continuous --set train.log_every=4
 steps=$(grep -oE '^  step +[0-9]+' <<<"$OUT" | awk '{print $2}' | tr '\n' ' ')
