@@ -134,11 +134,17 @@ static int mpi_allreduce_sum_f32(Comm *c, float *buf, size_t n) {
     c->op = "gradient all-reduce";
     MPI_CHECK(MPI_Ibarrier(c->mpi, &req), c);
     mpi_wait(c, &req);
+    // A rank stopped between the barrier and the blocking all-reduce would hang its peers
+    // there: the watchdog bounds it (two setitimer calls per window).
+    char phase[96];
+    snprintf(phase, sizeof phase, "%s at step %lld", c->op, (long long)c->step);
+    watchdog_arm(phase);
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
         MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, c->mpi), c);
         done += (size_t)chunk;
     }
+    watchdog_disarm();
     return 0;
 }
 
