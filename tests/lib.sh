@@ -69,10 +69,19 @@ wait_lines() {
 json() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # ranks_up PATTERN N: waits (bounded, 30 s) until N processes whose command line matches
-# PATTERN exist (mpirun has started the ranks), plus 50 ms (their signal handlers are
-# installed within ~25 ms of exec).
+# PATTERN exist (mpirun has started the ranks), then until each catches SIGUSR1
+# (/proc/PID/status SigCgt, bit 10), at most 0.3 s more: a ddptok rank installs its
+# handler within milliseconds of exec, long before MPI_Init ends.
 ranks_up() {
-  local i
-  for ((i = 0; i < 3000; i++)); do [ "$(pgrep -fc -- "$1")" -ge "$2" ] && { sleep 0.05; return 0; }; sleep 0.01; done
-  return 1
+  local i p n m
+  for ((i = 0; i < 3000; i++)); do [ "$(pgrep -fc -- "$1")" -ge "$2" ] && break; sleep 0.01; done
+  for ((i = 0; i < 30; i++)); do
+    n=0
+    for p in $(pgrep -f -- "$1"); do
+      m=$(awk '/^SigCgt:/ {print $2}' /proc/"$p"/status 2>/dev/null)
+      [ -n "$m" ] && (( 0x$m & 0x200 )) && n=$((n + 1))
+    done
+    [ "$n" -ge "$2" ] && return 0
+    sleep 0.01
+  done
 }
