@@ -34,6 +34,7 @@ struct Compute {
     int *row_hit;          // (cap)
     // microbatch (device + pinned host staging)
     int32_t *ctx, *target, *pos;   // (cap, k), (cap), (cap)
+    int32_t *slot_ids;             // (cap) keyed dropout: the sequence id of each slot (a batch has B ≤ cap slots)
     float *weight;                 // (cap) loss weight per position
     int32_t *csr_start;            // (V + 1) rows of the embedding → entries
     int32_t *csr_entry;            // (cap · k) entry = t · k + j
@@ -57,13 +58,16 @@ __global__ void broadcast_rows_kernel(float *X, const float *row, int T, int N) 
     if (idx < T * N) X[idx] = row[idx % N];
 }
 
+// `slot_ids` (B, device) and `L`, `step`: keyed dropout (model.h, Dropout); NULL: per-microbatch.
 __global__ void tanh_dropout_kernel(float *Hh, float *M, float *Hd, const int32_t *pos, int T, int H, int drop,
-                                    RngStream stream, uint64_t block, uint32_t thr, float inv) {
+                                    RngStream stream, uint64_t block, const int32_t *slot_ids, int L, uint32_t step,
+                                    uint32_t thr, float inv) {
     int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= T * H) return;
     int t = idx / H, i = idx % H;
     float h = tanhf(Hh[idx]);
-    float m = drop ? (dropout_bits(&stream, block, (uint32_t)pos[t], (uint32_t)i) >= thr ? inv : 0.0f) : 1.0f;
+    uint32_t bits = drop ? dropout_block_at(&stream, block, slot_ids, L, step, (uint32_t)pos[t], (uint32_t)i >> 2).v[i & 3] : 0;
+    float m = drop ? (bits >= thr ? inv : 0.0f) : 1.0f;
     Hh[idx] = h;
     M[idx] = m;
     Hd[idx] = h * m;
@@ -184,6 +188,7 @@ static Compute *cuda_create(const ModelShape *m, int cap) {
     CUDA_CHECK(cudaMalloc(&c->ctx, T * m->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->target, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->pos, T * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&c->slot_ids, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->weight, T * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&c->csr_start, (V + 1) * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&c->csr_entry, T * m->k * sizeof(int32_t)));
@@ -200,7 +205,7 @@ static void cuda_destroy(Compute *c) {
     cudaStreamSynchronize(c->stream);
     cublasDestroy(c->blas);
     void *dev[] = {c->theta, c->grad, c->mom, c->E, c->Hh, c->M, c->Hd, c->Y, c->dH, c->dE, c->row_loss, c->row_hit,
-                   c->ctx, c->target, c->pos, c->weight, c->csr_start, c->csr_entry};
+                   c->ctx, c->target, c->pos, c->slot_ids, c->weight, c->csr_start, c->csr_entry};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     void *host[] = {c->h_csr_start, c->h_csr_entry, c->h_count, c->h_row_loss, c->h_row_hit};
     for (size_t i = 0; i < sizeof host / sizeof *host; i++) cudaFreeHost(host[i]);
@@ -269,9 +274,13 @@ static void mlp_forward_cuda(Compute *c, const Batch *b, const Dropout *d) {
     CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, H, T, kD, &one, w1, kD, c->E, kD, &one, c->Hh, H));
     int drop = d && d->p > 0;
     RngStream s = drop ? d->stream : rng_stream(0, 0, 0);
+    int keyed = drop && d->ids;
+    ASSERT(!keyed || b->B <= c->cap);
+    if (keyed)
+        CUDA_CHECK(cudaMemcpyAsync(c->slot_ids, d->ids, (size_t)b->B * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
     tanh_dropout_kernel<<<blocks((size_t)T * H, 256), 256, 0, c->stream>>>(
-        c->Hh, c->M, c->Hd, c->pos, T, H, drop, s, drop ? d->block : 0, drop ? dropout_threshold(d->p) : 0,
-        drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f);
+        c->Hh, c->M, c->Hd, c->pos, T, H, drop, s, drop ? d->block : 0, keyed ? c->slot_ids : NULL, b->L,
+        keyed ? d->step : 0, drop ? dropout_threshold(d->p) : 0, drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f);
     CUDA_LAUNCH_CHECK();
     broadcast_rows_kernel<<<blocks((size_t)T * V, 256), 256, 0, c->stream>>>(c->Y, b2, T, V);
     CUDA_LAUNCH_CHECK();

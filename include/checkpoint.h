@@ -21,7 +21,7 @@ extern "C" {
 
 typedef struct {
     int step, world_size, rank;
-    int A, B;
+    int A, B;             // a drawn window's shape (sampler_window_shape): (A, B), global (1, G)
     char *config_yaml;    // the resolved config
     char lock[65];
     ModelShape m;
@@ -29,7 +29,7 @@ typedef struct {
     float *momentum;      // (P)
     int momentum_valid;
     double lr, mu, wd;
-    int32_t *history;     // (step, A, B)
+    int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
     RngStream sampler_rng, dropout_rng;
 } CheckpointState;
 

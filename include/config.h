@@ -17,6 +17,24 @@ extern "C" {
 #define MAX_WORLD 256
 #define PATH_MAX_LEN 512
 
+// Which sequences a window holds (SPEC §3; README "Global sampling").
+typedef enum {
+    SAMPLER_BANDS = 0,  // each rank draws A·B ids from its own length band with its own stream
+    SAMPLER_GLOBAL,     // one stream draws train.global_batch ids from the whole train split
+    SAMPLER_COUNT
+} SamplerKind;
+
+// How the global sampler gives each sequence of a window to one rank.
+typedef enum {
+    PARTITION_BANDS = 0,   // by length: train.rank_bands (auto: W contiguous bands)
+    PARTITION_BALANCED,    // longest first onto the rank with the fewest labels (ties: lowest rank)
+    PARTITION_ROUND_ROBIN, // window position i to rank i mod W
+    PARTITION_COUNT
+} PartitionKind;
+
+extern const char *const sampler_names[SAMPLER_COUNT];
+extern const char *const partition_names[PARTITION_COUNT];
+
 typedef struct {
     uint32_t seed;
     struct {
@@ -47,6 +65,9 @@ typedef struct {
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
         Normalization normalization;
         LossUnit loss_unit;
+        SamplerKind sampler;
+        PartitionKind partition;        // global sampler only
+        int global_batch;               // G: sequences per window, global sampler only
         double lr, momentum, weight_decay;
     } train;
     struct {
@@ -87,7 +108,8 @@ char *config_to_yaml(const Config *cfg);
 // Parses a YAML text (as written by config_to_yaml) into `cfg`; 0 or -1 with err.
 int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen);
 // First key (in table order) whose value differs, restricted to keys that decide the
-// trajectory of training (not updates, interrupt_at, paths). Writes "key: a vs b" into
+// trajectory of training (not updates, interrupt_at, paths; nor, when both use the global
+// sampler, the fields that only lay a window out on ranks). Writes "key: a vs b" into
 // `what` and returns 1; returns 0 when none differs.
 int config_diff_training(const Config *a, const Config *b, char *what, int len);
 // The same over every key but paths.* (which may name node-local disks): what the ranks of

@@ -45,7 +45,8 @@ void corpus_free(Corpus *c);
 static inline int corpus_len(const Corpus *c, int i) { return (int)(c->offsets[i + 1] - c->offsets[i]); }
 
 // Data lock: SHA-256 over the corpus content and every config field that decides which
-// tokens a rank sees (seed, data.*, world size, bands, batch size, accumulation).
+// tokens a rank sees (seed, data.*, world size, bands, batch size, accumulation; under the
+// global sampler the sampler and global_batch instead of the layout on ranks).
 void corpus_lock(const Corpus *c, const Config *cfg, char out[65]);
 
 // Writes `<outputs>/data/corpus.h5` (SPEC §10); 0 or -1.

@@ -39,11 +39,16 @@ void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
 // Sets `m` from the config and returns a new θ0 (P) for its seed. Caller frees.
 float *model_initial(const Config *cfg, ModelShape *m);
 
-// Dropout for one microbatch: the rank's stream and the block index of this microbatch.
+// Dropout for one microbatch: the rank's stream and the block index of this microbatch;
+// or, keyed (global sampler), the rank-free RNG_KEYED_DROPOUT stream, the step and the
+// sequence id of each slot, so a mask depends on (seed, step, sequence id, position, unit)
+// only (philox.h, dropout_block_at).
 typedef struct {
     double p;           // 0 = off
     RngStream stream;
-    uint64_t block;
+    uint64_t block;        // per-microbatch keying
+    const int32_t *ids;    // (B) keyed: sequence id of each slot of the batch; NULL: per-microbatch
+    uint32_t step;         // keyed: the window (1-based)
 } Dropout;
 
 // A compute backend owns θ, the gradient (P+1) and the momentum buffer in its memory.

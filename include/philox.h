@@ -48,7 +48,9 @@ PHILOX_FN Philox4 philox4x32_10(Philox4 c, uint32_t k0, uint32_t k1) {
 }
 
 // Stream purposes (the top byte of key word 1).
-enum { RNG_CORPUS = 1, RNG_INIT = 2, RNG_SAMPLER = 3, RNG_DROPOUT = 4 };
+// RNG_GLOBAL_SAMPLER and RNG_KEYED_DROPOUT are rank-free (rank word 0): the global sampler's
+// one stream, and dropout keyed by what it is about (see model.h, Dropout).
+enum { RNG_CORPUS = 1, RNG_INIT = 2, RNG_SAMPLER = 3, RNG_DROPOUT = 4, RNG_GLOBAL_SAMPLER = 5, RNG_KEYED_DROPOUT = 6 };
 
 typedef struct {
     uint32_t key[2];   // (seed, purpose << 24 | rank)
@@ -130,6 +132,30 @@ PHILOX_FN void dropout_lanes(const RngStream *s, uint64_t block, uint32_t pos, u
         k1 += W1;
     }
     for (int j = 0; j < PHILOX_LANES; j++) out[0][j] = c0[j], out[1][j] = c1[j], out[2][j] = c2[j], out[3][j] = c3[j];
+}
+
+// The counter (block, word) of the dropout draws at padded position `pos` of a microbatch of
+// padded length L. Per-microbatch keying (`ids` NULL): (`block`, pos) — the draw moves with
+// the slot. Keyed by what it is about (`ids` = the sequence id of each slot, under the global
+// sampler's RNG_KEYED_DROPOUT stream): (step | id << 32, the position inside the sequence) —
+// the same mask whichever rank or microbatch computes the sequence.
+PHILOX_FN void dropout_counter(uint64_t block, const int32_t *ids, int L, uint32_t step, uint32_t pos, uint64_t *out_block,
+                               uint32_t *out_word) {
+    if (!ids) {
+        *out_block = block, *out_word = pos;
+        return;
+    }
+    *out_block = (uint64_t)step | ((uint64_t)(uint32_t)ids[pos / (uint32_t)L] << 32);
+    *out_word = pos % (uint32_t)L;
+}
+
+// The dropout block of units 4q..4q+3 at padded position `pos` (see dropout_counter).
+PHILOX_FN Philox4 dropout_block_at(const RngStream *s, uint64_t block, const int32_t *ids, int L, uint32_t step, uint32_t pos,
+                                   uint32_t q) {
+    uint64_t b;
+    uint32_t w;
+    dropout_counter(block, ids, L, step, pos, &b, &w);
+    return dropout_block(s, b, w, q);
 }
 
 // Dropout draw for hidden unit i (word i mod 4 of its block).

@@ -1,7 +1,9 @@
 // reference.h — the single-process witness (SPEC §8 `reference`): one process replays
 // every rank's window-1 microbatches, each rank's dropout stream included, and computes
 // ∇(Σ_r S_r / N) directly — no world-size factor, no average, no communication (for the
-// sequence unit ∇(Σ_r Q_r / M), Q_r summing each sequence's own token mean).
+// sequence unit ∇(Σ_r Q_r / M), Q_r summing each sequence's own token mean). With the
+// global sampler it computes the same over the global window 1 as ONE batch with keyed
+// dropout: a witness that no partition, rank or microbatch enters.
 #ifndef DDPTOK_REFERENCE_H
 #define DDPTOK_REFERENCE_H
 

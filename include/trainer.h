@@ -26,11 +26,15 @@ typedef struct {
     Comm *comm;
     int W, rank, A, B;
     int step;            // windows completed (= SGD updates applied)
-    Sampler sampler;     // its stream state is checkpointed
-    RngStream dropout;   // counter = next microbatch block; checkpointed
-    int32_t *history;    // (updates, A, B) ids consumed so far, first `step` windows valid
+    Sampler sampler;     // its stream state is checkpointed; sampler.A/B: the shape of a drawn window
+    RngStream dropout;   // counter = next microbatch block (keyed dropout: the rank-free stream); checkpointed
+    int32_t *history;    // (updates, sampler.A, sampler.B) windows drawn so far, first `step` valid
     int history_cap;     // windows
-    int32_t *ids;        // (A, B) current window
+    int global;          // train.sampler: global
+    Partition part;      // global: the window's partition onto ranks
+    int32_t *window;     // global: (G) the window drawn for every rank
+    int Bw;              // slots per microbatch of the current window (B, or global: ceil(n_r / A))
+    int32_t *ids;        // (A, B), global: (A, ceil(G/A)) this rank's current window
     Batch *micro;        // (A)
     CountExchange counts;  // the count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "config.h"
 #include "h5io.h"
+#include "sampler.h"
 
 void checkpoint_state_free(CheckpointState *s) {
     free(s->config_yaml);
@@ -230,7 +231,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         goto out;
     }
     model_shape(&s->m, &cc);
-    s->A = cc.train.accumulation, s->B = cc.train.batch_size_per_rank;
+    sampler_window_shape(&cc, &s->A, &s->B);  // the history's shape
     if (step < 0 || step > cc.train.updates) {
         error("%s: step %lld outside [0, %d]", path, (long long)step, cc.train.updates);
         goto out;

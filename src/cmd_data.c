@@ -86,9 +86,14 @@ Compare compare_vectors(const float *g, const float *ref, size_t n, double atol,
 static int write_plan(const char *path, const Config *cfg, const int32_t *plan, const char *lock) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
+    // bands: ids (U, W, A, B); global: ids (U, G), each rank's share being the partition's
+    // pure function of the window and W (README "Global sampling").
+    int global = cfg->train.sampler == SAMPLER_GLOBAL;
     hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
                        (hsize_t)cfg->train.batch_size_per_rank};
-    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan) || h5_attr_str(o.file, "data_lock", lock))
+    if (global) dims[1] = (hsize_t)cfg->train.global_batch;
+    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, global ? 2 : 4, dims, plan) ||
+        (global && h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler])) || h5_attr_str(o.file, "data_lock", lock))
         return h5out_fail(&o, "the plan");
     return h5out_commit(&o, NULL);
 }
@@ -108,15 +113,21 @@ int cmd_prepare(App *app) {
     say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", c.n,
         (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)c.n_tokens, (long long)tok[0],
         (long long)tok[1], (long long)tok[2]);
-    for (int r = 0; r < cfg->train.world_size; r++) {
+    if (cfg->train.sampler == SAMPLER_GLOBAL)
+        say("  global sampler: %d sequences per window from the whole train split, partition %s over %d ranks\n",
+            cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size);
+    for (int r = 0; r < cfg->train.world_size && cfg->train.sampler == SAMPLER_BANDS; r++) {
         Sampler s;
         if (sampler_init(&s, cfg, &c, r)) stop(EXIT_BAD_INPUT);
         say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
             s.n_pool);
         sampler_free(&s);
     }
-    say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
-        cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, c.lock);
+    if (cfg->train.sampler == SAMPLER_GLOBAL)
+        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, ppath, c.lock);
+    else
+        say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
+            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, c.lock);
     free(plan);
     corpus_free(&c);
     return 0;

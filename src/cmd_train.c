@@ -57,7 +57,7 @@ static int lock_lineage(const char *root) {
 
 static void trainer_to_state(const Trainer *t, const App *app, const char *lock, CheckpointState *s) {
     memset(s, 0, sizeof *s);
-    s->step = t->step, s->world_size = t->W, s->rank = t->rank, s->A = t->A, s->B = t->B;
+    s->step = t->step, s->world_size = t->W, s->rank = t->rank, s->A = t->sampler.A, s->B = t->sampler.B;
     s->config_yaml = config_to_yaml(&app->cfg);
     snprintf(s->lock, sizeof s->lock, "%s", lock);
     s->m = t->m;
@@ -107,21 +107,29 @@ static void save_checkpoint(App *app, Trainer *t, const char *root, const char *
 }
 
 // Loads this rank's file of `dir` into the trainer after checking that it belongs to this
-// run. Every rank checks its own file; all agree before anyone goes on.
+// run. Every rank checks its own file; all agree before anyone goes on. Under the global
+// sampler every rank loads rank 0's file: model, optimizer, the global stream and the
+// windows drawn are the same in every rank file, and nothing in them depends on W, so the
+// checkpoint resumes on any world size (elastic resume; README "Elastic resume").
 static void resume_from(App *app, Trainer *t, const char *dir, const char *lock) {
     char path[1200], why[2600] = "";
-    checkpoint_rank_path(path, sizeof path, dir, t->rank);
+    int elastic = t->global;
+    checkpoint_rank_path(path, sizeof path, dir, elastic ? 0 : t->rank);
     CheckpointState s;
     int bad = checkpoint_load(path, &s) != 0;
     if (!bad) {
         Config stored;
         char err[512], what[512];
-        if (s.world_size != t->W)
-            snprintf(why, sizeof why, "%s: written by %d ranks, this run has %d (world size differs)", path, s.world_size, t->W);
-        else if (s.rank != t->rank) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, t->rank);
+        int stored_ok = config_from_yaml(&stored, s.config_yaml, path, err, sizeof err) == 0;
+        int stored_global = stored_ok && stored.train.sampler == SAMPLER_GLOBAL;
+        if (s.world_size != t->W && !(elastic && stored_global))
+            snprintf(why, sizeof why, "%s: written by %d ranks, this run has %d: the %s sampler cannot re-partition its "
+                     "windows (each rank draws its own); only train.sampler: global resumes on another world size",
+                     path, s.world_size, t->W, "bands");
+        else if (s.rank != (elastic ? 0 : t->rank)) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, elastic ? 0 : t->rank);
         else if (strcmp(s.lock, lock) != 0)
             snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
-        else if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err))
+        else if (!stored_ok)
             snprintf(why, sizeof why, "%s: stored config unreadable: %s", path, err);
         else if (config_diff_training(&stored, &app->cfg, what, sizeof what))
             snprintf(why, sizeof why, "%s: config differs (checkpoint vs now) at %s", path, what);
@@ -139,7 +147,7 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
     t->step = s.step;
     t->ops->set_params(t->cc, s.theta);
     if (strcmp(skip, "momentum") != 0) t->ops->set_momentum(t->cc, s.momentum, s.momentum_valid);
-    memcpy(t->history, s.history, (size_t)s.step * t->A * t->B * sizeof *t->history);
+    memcpy(t->history, s.history, (size_t)s.step * t->sampler.A * t->sampler.B * sizeof *t->history);
     if (strcmp(skip, "sampler") != 0) t->sampler.rng = s.sampler_rng;
     if (strcmp(skip, "rng") != 0) t->dropout = s.dropout_rng;
     if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", skip);
@@ -376,11 +384,15 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
             if (memcmp(s.momentum, s0.momentum, s.m.total * sizeof(float)) != 0 || s.momentum_valid != s0.momentum_valid)
                 problems++, error("%s: momentum differs from rank 0's replica", path);
         }
-        // Sampler history must be the plan's windows for this rank.
+        // Sampler history must be the plan's windows for this rank (global: the plan's
+        // global windows, whatever W wrote them).
         size_t per = (size_t)s.A * s.B;
-        if (plan && s.world_size == cfg->train.world_size && s.A == cfg->train.accumulation && s.B == cfg->train.batch_size_per_rank) {
+        int cA, cB, global = cfg->train.sampler == SAMPLER_GLOBAL;
+        sampler_window_shape(cfg, &cA, &cB);
+        if (plan && (global || s.world_size == cfg->train.world_size) && s.A == cA && s.B == cB) {
             for (int u = 0; u < s.step && u < plan_steps; u++)
-                if (memcmp(s.history + u * per, plan + ((size_t)u * W + r) * per, per * sizeof(int32_t)) != 0) {
+                if (memcmp(s.history + u * per, plan + ((size_t)u * (global ? 1 : W) + (global ? 0 : r)) * per,
+                           per * sizeof(int32_t)) != 0) {
                     problems++, error("%s: sampler history at step %d differs from plan.h5", path, u + 1);
                     break;
                 }

@@ -13,6 +13,9 @@
 
 #include "common.h"
 
+const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
+const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
+
 // ---------------------------------------------------------------------------------------
 // The field table
 
@@ -20,6 +23,7 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH } FieldType;
 
 // Field flags
 #define F_TRAJECTORY 1  // decides the training trajectory: a checkpoint refuses a change
+#define F_LAYOUT 2      // only lays a window out on ranks under the global sampler: elastic resume may change it
 
 typedef struct {
     const char *key;  // dotted key as in the YAML
@@ -49,16 +53,19 @@ static const Field fields[] = {
     {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
     {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0},
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
-    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY, "an integer in [1, 256]", NULL, 0},
-    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0},
-    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
-    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT, "an integer in [1, 256]", NULL, 0},
+    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0},
+    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT, "a positive integer", NULL, 0},
+    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT, "a positive integer", NULL, 0},
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0},
     {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0},
     {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0},
     {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT},
+    {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY, NULL, sampler_names, SAMPLER_COUNT},
+    {"train.partition", F_ENUM, OFF(train.partition), 0, 0, F_TRAJECTORY | F_LAYOUT, NULL, partition_names, PARTITION_COUNT},
+    {"train.global_batch", F_INT, OFF(train.global_batch), 1, 1 << 20, F_TRAJECTORY, "a positive integer (sequences per window, global sampler)", NULL, 0},
     {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
     {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
     {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
@@ -86,7 +93,9 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
     return buf;
 }
-_Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int), "F_ENUM stores an int");
+_Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
+                   sizeof(PartitionKind) == sizeof(int),
+               "F_ENUM stores an int");
 
 static void config_defaults(Config *c) {
     memset(c, 0, sizeof *c);
@@ -112,6 +121,7 @@ static void config_defaults(Config *c) {
     c->train.updates = 100;
     c->train.interrupt_at = 50;
     c->train.normalization = NORM_GLOBAL_TOKEN;
+    c->train.global_batch = 16;  // the tutorial's W·A·B
     c->train.lr = 0.1;
     c->train.momentum = 0.9;
     c->parity.atol = 1e-6;
@@ -657,10 +667,11 @@ char *config_to_yaml(const Config *c) {
     return out;
 }
 
-// First field with `flags` (0: any) outside paths.* whose value differs.
-static int diff_fields(const Config *a, const Config *b, int flags, char *what, int len) {
+// First field with `flags` (0: any) outside paths.* whose value differs; fields with
+// `except` in their flags are skipped.
+static int diff_fields(const Config *a, const Config *b, int flags, int except, char *what, int len) {
     for (int i = 0; i < N_FIELDS; i++) {
-        if ((fields[i].flags & flags) != flags || !strncmp(fields[i].key, "paths.", 6)) continue;
+        if ((fields[i].flags & flags) != flags || (fields[i].flags & except) || !strncmp(fields[i].key, "paths.", 6)) continue;
         char va[VALUE_MAX], vb[VALUE_MAX];
         field_value(a, &fields[i], va, sizeof va);
         field_value(b, &fields[i], vb, sizeof vb);
@@ -672,8 +683,11 @@ static int diff_fields(const Config *a, const Config *b, int flags, char *what, 
     return 0;
 }
 
+// Under the global sampler on both sides the window does not depend on how it is laid out
+// on ranks (README "Elastic resume"): world size, bands, A, B and partition may change.
 int config_diff_training(const Config *a, const Config *b, char *what, int len) {
-    return diff_fields(a, b, F_TRAJECTORY, what, len);
+    int elastic = a->train.sampler == SAMPLER_GLOBAL && b->train.sampler == SAMPLER_GLOBAL;
+    return diff_fields(a, b, F_TRAJECTORY, elastic ? F_LAYOUT : 0, what, len);
 }
 
-int config_diff_run(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, what, len); }
+int config_diff_run(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, 0, what, len); }

@@ -82,16 +82,17 @@ static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
 typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
 
 // The dropout scale of one position's H units (0 or inv): unit i is kept iff word i mod 4
-// of dropout_block(i / 4) >= thr; PHILOX_LANES blocks at a time (dropout_lanes, the same
-// bits), the last H mod 32 units one block at a time.
-static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const Dropout *d, uint32_t pos,
-                                                              uint32_t thr, float inv) {
+// of dropout_block(block, pos, i / 4) >= thr, (block, pos) being the position's counter
+// (dropout_counter); PHILOX_LANES blocks at a time (dropout_lanes, the same bits), the last
+// H mod 32 units one block at a time.
+static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const Dropout *d, uint64_t block,
+                                                              uint32_t pos, uint32_t thr, float inv) {
     uint32_t inv_bits;  // kept: the bits of inv, dropped: those of +0.0f, selected without a branch
     memcpy(&inv_bits, &inv, sizeof inv_bits);
     int i = 0;
     for (; i + 4 * PHILOX_LANES <= H; i += 4 * PHILOX_LANES) {
         uint32_t r[4][PHILOX_LANES];
-        dropout_lanes(&d->stream, d->block, pos, (uint32_t)i >> 2, r);
+        dropout_lanes(&d->stream, block, pos, (uint32_t)i >> 2, r);
         for (int w = 0; w < 4; w++)  // word w of every chunk: the scale bits
             for (int j = 0; j < PHILOX_LANES; j++) r[w][j] = -(uint32_t)(r[w][j] >= thr) & inv_bits;
         // unit 4j + w is word w of chunk j: 4x4 transposes put each chunk's words side by side
@@ -107,7 +108,7 @@ static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, 
         }
     }
     for (; i < H; i += 4) {
-        Philox4 r = dropout_block(&d->stream, d->block, pos, (uint32_t)i >> 2);
+        Philox4 r = dropout_block(&d->stream, block, pos, (uint32_t)i >> 2);
         for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
     }
 }
@@ -117,9 +118,10 @@ static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, 
 // without dropout (mm NULL: the mask would be 1, and x·1 = x). Compiled twice, for AVX2
 // and for the baseline, chosen once at load time: the same operations on wider vectors,
 // so the same bits (no FMA contraction: -std=c11 keeps -ffp-contract=off).
-__attribute__((target_clones("avx2", "default"))) static void hidden_row(float *hh, float *hd, float *mm, int H, const Dropout *d, uint32_t pos, uint32_t thr, float inv) {
+__attribute__((target_clones("avx2", "default"))) static void hidden_row(float *hh, float *hd, float *mm, int H, const Dropout *d, uint64_t block, uint32_t pos,
+                                                                       uint32_t thr, float inv) {
     if (mm) {
-        dropout_row(mm, H, d, pos, thr, inv);
+        dropout_row(mm, H, d, block, pos, thr, inv);
         for (int i = 0; i < H; i++) {
             float h = tanh_f32(hh[i]);
             hh[i] = h, hd[i] = h * mm[i];
@@ -144,9 +146,12 @@ static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
     uint32_t thr = drop ? dropout_threshold(d->p) : 0;
     float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
     c->dropped = drop;
-    for (int t = 0; t < T; t++)
-        hidden_row(c->Hh + (size_t)t * H, c->Hd + (size_t)t * H, drop ? c->M + (size_t)t * H : NULL, H, d,
-                   (uint32_t)b->pos[t], thr, inv);
+    for (int t = 0; t < T; t++) {
+        uint64_t block = 0;
+        uint32_t word = 0;  // the dropout counter of this position (philox.h, dropout_counter)
+        if (drop) dropout_counter(d->block, d->ids, b->L, d->step, (uint32_t)b->pos[t], &block, &word);
+        hidden_row(c->Hh + (size_t)t * H, c->Hd + (size_t)t * H, drop ? c->M + (size_t)t * H : NULL, H, d, block, word, thr, inv);
+    }
     for (int t = 0; t < T; t++) memcpy(c->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
 }

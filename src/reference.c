@@ -8,6 +8,56 @@
 #include "h5io.h"
 #include "sampler.h"
 
+// The global sampler's window 1 as one batch of G sequences with keyed dropout: no rank, no
+// microbatch, no partition enters it. rank_counts: what the partition gives each of W ranks.
+static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
+    int W = cfg->train.world_size, A = cfg->train.accumulation, G = cfg->train.global_batch;
+    ModelShape m;
+    model_shape(&m, cfg);
+    Sampler s;
+    if (sampler_init(&s, cfg, c, 0)) return -1;
+    int32_t *window = xmalloc((size_t)G * sizeof *window), *ids = xmalloc((size_t)A * partition_max_slots(cfg) * sizeof *ids);
+    sampler_next(&s, window);
+    sampler_free(&s);
+    LabelRule rule = label_rule(cfg);
+    LossUnit unit = cfg->train.loss_unit;
+    Batch b, part_b;
+    batch_init(&b, G * cfg->data.max_length, cfg->model.context);
+    batch_init(&part_b, partition_max_slots(cfg) * cfg->data.max_length, cfg->model.context);
+    batch_build(&b, c, window, G, &rule, unit);
+    ref->N = b.T, ref->M = b.sequences;
+    Partition p;
+    partition_init(&p, cfg, c, W);
+    partition_assign(&p, window);
+    for (int r = 0; r < W; r++) {
+        int Bw = partition_layout(&p, window, r, ids);
+        for (int a = 0; a < A; a++) {
+            batch_build(&part_b, c, ids + (size_t)a * Bw, Bw, &rule, unit);
+            ref->rank_counts[r] += part_b.T;
+        }
+    }
+    partition_free(&p);
+    batch_free(&part_b);
+    int rc = ref->N == 0 ? EXIT_EMPTY_WINDOW : 0;
+    if (!rc) {
+        Compute *cc = ops->create(&m, b.T);
+        ops->set_params(cc, theta0);
+        ops->zero_grad(cc);
+        int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
+        Dropout d = {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = window, .step = 1};
+        double S = ops->forward_backward(cc, &b, (float)(1.0 / (double)C), &d);
+        float *g = xmalloc((m.total + 1) * sizeof *g);
+        ops->get_grad(cc, g);
+        memcpy(ref->grad, g, m.total * sizeof *g);
+        free(g);
+        ops->destroy(cc);
+        ref->loss = S / (double)C;
+    }
+    batch_free(&b);
+    free(window), free(ids);
+    return rc;
+}
+
 int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
     int W = cfg->train.world_size, A = cfg->train.accumulation, B = cfg->train.batch_size_per_rank;
     ModelShape m;
@@ -15,6 +65,7 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
     memset(ref, 0, sizeof *ref);
     ref->rank_counts = xcalloc((size_t)W, sizeof *ref->rank_counts);
     ref->grad = xmalloc(m.total * sizeof *ref->grad);
+    if (cfg->train.sampler == SAMPLER_GLOBAL) return reference_global(cfg, c, ops, theta0, ref);
     int cap = B * cfg->data.max_length;
     Batch *micro = xmalloc((size_t)W * A * sizeof *micro);
     int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
@@ -52,7 +103,7 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         for (int r = 0; r < W; r++) {
             RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)r);
             for (int a = 0; a < A; a++) {
-                Dropout d = {cfg->model.dropout, drop, drop.counter++};
+                Dropout d = {.p = cfg->model.dropout, .stream = drop, .block = drop.counter++};
                 S += ops->forward_backward(cc, &micro[r * A + a], scale, &d);
             }
         }

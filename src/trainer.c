@@ -1,6 +1,8 @@
 // trainer.c — the training window of SPEC §5.
 //
-//   1. draw this rank's window (A microbatches of B ids) from its own sampler stream;
+//   1. draw this rank's window (A microbatches of B ids) from its own sampler stream; or,
+//      with the global sampler, draw the global window (G ids, the same on every rank) and
+//      take this rank's share of its partition (A microbatches of up to ceil(n_r / A));
 //   2. count its supervised positions N_r (and labelled sequences M_r);
 //   3. all-reduce the integer counts (before any backward): N = Σ N_r, M = Σ M_r;
 //   4. forward + backward every microbatch into one gradient with scale W/N — no
@@ -34,9 +36,16 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->B = cfg->train.batch_size_per_rank;
     model_shape(&t->m, cfg);
     if (sampler_init(&t->sampler, cfg, corpus, t->rank)) return -1;
-    t->dropout = rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)t->rank);
+    t->global = cfg->train.sampler == SAMPLER_GLOBAL;
+    t->dropout = t->global ? rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0) : rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)t->rank);
+    if (t->global) {
+        partition_init(&t->part, cfg, corpus, t->W);
+        t->window = xmalloc((size_t)cfg->train.global_batch * sizeof *t->window);
+        t->B = partition_max_slots(cfg);
+    }
+    t->Bw = t->B;
     t->history_cap = cfg->train.updates;
-    t->history = xmalloc((size_t)t->history_cap * t->A * t->B * sizeof *t->history);
+    t->history = xmalloc((size_t)t->history_cap * t->sampler.A * t->sampler.B * sizeof *t->history);
     t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
     int cap = t->B * cfg->data.max_length;
@@ -53,6 +62,8 @@ void trainer_free(Trainer *t) {
     for (int a = 0; t->micro && a < t->A; a++) batch_free(&t->micro[a]);
     free(t->micro);
     free(t->ids);
+    free(t->window);
+    if (t->global) partition_free(&t->part);
     free(t->history);
     count_exchange_free(&t->counts);
     free(t->staging);
@@ -69,9 +80,14 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     t->comm->step = ws->step;
 
     // 1–2. draw and count
-    sampler_next(&t->sampler, t->ids);
-    if (t->step < t->history_cap)
-        memcpy(t->history + (size_t)t->step * A * B, t->ids, (size_t)A * B * sizeof *t->ids);
+    int32_t *drawn = t->global ? t->window : t->ids;
+    size_t per = (size_t)t->sampler.A * t->sampler.B;
+    sampler_next(&t->sampler, drawn);
+    if (t->step < t->history_cap) memcpy(t->history + (size_t)t->step * per, drawn, per * sizeof *drawn);
+    if (t->global) {
+        partition_assign(&t->part, t->window);
+        t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
+    }
     LabelRule rule = label_rule(cfg);
     LossUnit weighting = objective_unit(mode, cfg->train.loss_unit);  // token: 1 per position; sequence: 1/n_s
     const UnitRow *unit = &loss_units[weighting];
@@ -110,7 +126,9 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     t->ops->zero_grad(t->cc);
     double S_r = 0;
     for (int a = 0; a < A; a++) {
-        Dropout d = {cfg->model.dropout, t->dropout, t->dropout.counter++};
+        Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
+        if (t->global) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;  // keyed: nothing to advance
+        else d.block = t->dropout.counter++;
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
 
