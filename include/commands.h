@@ -24,6 +24,7 @@ typedef struct {
     const char *resume;         // checkpoint dir, "latest" or "auto"
     int fresh;                  // train --fresh: move the lineage's checkpoints aside, start at step 1
     int dual;
+    int invariance;             // parity --invariance
     int dry_run;
     const char *scope;
     const char *checkpoint;     // evaluate --checkpoint DIR

@@ -48,7 +48,10 @@ static int write_grads(const char *path, const ModelShape *m, float *const *grad
     return h5out_commit(&o, NULL);
 }
 
+static int parity_invariance(App *app);
+
 int cmd_parity(App *app) {
+    if (app->invariance) return parity_invariance(app);
     const Config *cfg = &app->cfg;
     int W = cfg->train.world_size, A = cfg->train.accumulation;
     Corpus c;
@@ -126,6 +129,93 @@ int cmd_parity(App *app) {
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
     free(rank), free(theta0), free(ref);
+    corpus_free(&c);
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+// ---------------------------------------------------------------------------------------
+// parity --invariance: the global sampler's window 1 on this world size, under every
+// partition, A = 1 and 2, and both loss units, against the one-batch reference (which no
+// rank, microbatch or partition enters). The product must pass on every row; the mean of
+// means must be rejected on every row whose per-rank counts differ. Run it for each W.
+
+static int parity_invariance(App *app) {
+    const Config *base = &app->cfg;
+    int W = base->train.world_size;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    ModelShape m;
+    float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
+    WindowFacts f = {{0, 0, 0, 0}, xcalloc((size_t)W, sizeof(int64_t)), xcalloc((size_t)W, sizeof(int64_t)), 0, 0};
+    WindowStats ws;
+    char err[512], set[128];
+    int ok = 1, rows = 0;
+    Buf j = {0};
+    if (app->comm.rank == 0) {
+        say("parity --invariance: global window 1 (G = %d sequences), W = %d, dropout %g keyed by (seed, step, sequence, "
+            "position, unit), |g - ref| <= %g + %g*|ref|\n", base->train.global_batch, W, base->model.dropout,
+            base->parity.atol, base->parity.rtol);
+        say("  %2s %2s %-12s %-9s %-22s %11s %6s  %-8s %11s  %s\n", "W", "A", "partition", "unit", "per-rank count",
+            "max abs err", "viol.", "product", "MoM err", "mean of means");
+        buf_printf(&j, "{\"world_size\": %d, \"global_batch\": %d, \"dropout\": %.17g, \"atol\": %.17g, \"rtol\": %.17g, \"rows\": [",
+                   W, base->train.global_batch, base->model.dropout, base->parity.atol, base->parity.rtol);
+    }
+    for (int unit = 0; unit < UNIT_COUNT; unit++) {
+        Reference ref = {0};
+        for (int A = 1; A <= 2; A++)
+            for (int part = 0; part < PARTITION_COUNT; part++) {
+                Config cfg = *base;
+                const char *sets[] = {"train.sampler=global", set};
+                snprintf(set, sizeof set, "train.loss_unit=%s", loss_unit_names[unit]);
+                int bad = config_set(&cfg, sets[0], err, sizeof err) || config_set(&cfg, sets[1], err, sizeof err);
+                snprintf(set, sizeof set, "train.accumulation=%d", A);
+                bad = bad || config_set(&cfg, set, err, sizeof err);
+                snprintf(set, sizeof set, "train.partition=%s", partition_names[part]);
+                bad = bad || config_set(&cfg, set, err, sizeof err);
+                if (bad) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
+                cfg.train.normalization = unit_product((LossUnit)unit);
+                if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &c, app->compute, theta0, &ref))
+                    die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");
+                if (distributed_window(app, &cfg, &c, theta0, cfg.train.normalization, grad, &ws, &f))
+                    die(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position (N = 0)");
+                Compare prod = {0, 0, 0, -1}, mom = prod;
+                if (app->comm.rank == 0) prod = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
+                int coincide = mode_coincides(NORM_MEAN_OF_MEANS, (LossUnit)unit, W, A, &f);
+                distributed_window(app, &cfg, &c, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL);
+                if (app->comm.rank == 0) mom = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
+                int prod_ok = prod.violations == 0, mom_ok = coincide ? mom.violations == 0 : mom.violations > 0;
+                if (app->comm.rank == 0) {
+                    const int64_t *per = unit == UNIT_SEQUENCE ? f.sequences : f.tokens;
+                    char counts[256];
+                    int n = 0;
+                    for (int r = 0; r < W && n < (int)sizeof counts; r++)
+                        n += snprintf(counts + n, sizeof counts - (size_t)n, "%s%lld", r ? "+" : "", (long long)per[r]);
+                    say("  %2d %2d %-12s %-9s %-22s %11.3g %6lld  %-8s %11.3g  %s\n", W, A, partition_names[part],
+                        loss_unit_names[unit], counts, prod.max_abs_err, (long long)prod.violations, prod_ok ? "passes" : "FAILS",
+                        mom.max_abs_err, coincide ? (mom_ok ? "coincides (equal counts)" : "FAILS (should coincide)")
+                                                  : (mom_ok ? "rejected" : "NOT REJECTED"));
+                    buf_printf(&j, "%s\n  {\"accumulation\": %d, \"partition\": \"%s\", \"loss_unit\": \"%s\", \"counts\": \"%s\", "
+                                   "\"max_abs_err\": %.17g, \"violations\": %lld, \"product_ok\": %s, \"mean_of_means_err\": %.17g, "
+                                   "\"mean_of_means_expected\": \"%s\", \"mean_of_means_ok\": %s}",
+                               rows ? "," : "", A, partition_names[part], loss_unit_names[unit], counts, prod.max_abs_err,
+                               (long long)prod.violations, prod_ok ? "true" : "false", mom.max_abs_err,
+                               coincide ? "coincides" : "rejected", mom_ok ? "true" : "false");
+                }
+                ok &= prod_ok && mom_ok;
+                rows++;
+            }
+        if (ref.grad) reference_free(&ref);
+    }
+    comm_bcast(&app->comm, &ok, sizeof ok, 0);
+    if (app->comm.rank == 0) {
+        buf_printf(&j, "],\n \"ok\": %s}\n", ok ? "true" : "false");
+        snprintf(set, sizeof set, "invariance-w%d.json", W);
+        write_output(app, set, j.s);
+        buf_free(&j);
+        say("parity --invariance: %s\n", ok ? "OK (every partition gives the reference's gradient; the mean of means is "
+                                               "rejected wherever per-rank counts differ)" : "FAILED");
+    }
+    free(f.tokens), free(f.sequences), free(theta0), free(grad);
     corpus_free(&c);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }

@@ -25,7 +25,9 @@ static const Command commands[] = {
     {"prepare", cmd_prepare, 0, "", "corpus, plan and data lock -> outputs/data/"},
     {"reference", cmd_reference, 0, "", "initial parameters and the single-process window-1 gradient -> outputs/reference.h5"},
     {"check-loss", cmd_check_loss, 0, "", "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example"},
-    {"parity", cmd_parity, 1, "", "window-1 gradient of every normalization through the distributed path vs the reference"},
+    {"parity", cmd_parity, 1, "[--invariance]",
+     "window-1 gradient of every normalization through the distributed path vs the reference; with --invariance, the "
+     "global sampler's window under every partition, A = 1, 2 and both loss units vs its one-batch reference"},
     {"train", cmd_train, 1, "[--continuous] [--resume DIR|latest|auto | --fresh]",
      "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
      "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)"},
@@ -150,6 +152,7 @@ int main(int argc, char **argv) {
             if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "--max-bytes %s: expected a number of bytes in [64, 1e12]", v);
             app.max_bytes = (size_t)b;
         }
+        else if (!strcmp(a, "--invariance") && cmd->run == cmd_parity) app.invariance = 1;
         else if (!strcmp(a, "--dry-run") && cmd->run == cmd_clean) app.dry_run = 1;
         else if (!strcmp(a, "--scope") && cmd->run == cmd_clean) app.scope = NEXT();
         else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);

@@ -87,6 +87,14 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     if (t->global) {
         partition_assign(&t->part, t->window);
         t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
+        // Negative control for the invariance and elastic-resume tests: rank 0 loses the
+        // last sequence of its share (a partition that is not one), the check must fail.
+        if (t->rank == 0 && getenv("DDPTOK_TEST_PARTITION_DROP"))
+            for (int i = A * B - 1; i >= 0; i--)
+                if (t->ids[i] >= 0) {
+                    t->ids[i] = -1;
+                    break;
+                }
     }
     LabelRule rule = label_rule(cfg);
     LossUnit weighting = objective_unit(mode, cfg->train.loss_unit);  // token: 1 per position; sequence: 1/n_s
@@ -127,8 +135,10 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     double S_r = 0;
     for (int a = 0; a < A; a++) {
         Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
-        if (t->global) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;  // keyed: nothing to advance
-        else d.block = t->dropout.counter++;
+        // Keyed: nothing to advance. DDPTOK_TEST_DROPOUT_PER_RANK is the negative control of
+        // the keying: masks drawn per (rank, microbatch) move with the partition.
+        if (t->global && !getenv("DDPTOK_TEST_DROPOUT_PER_RANK")) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;
+        else d.block = t->global ? ((uint64_t)t->rank << 32 | (uint64_t)a) : t->dropout.counter++;
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
 

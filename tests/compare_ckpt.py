@@ -1,5 +1,6 @@
-"""compare_ckpt.py A B: max |Δ| over /model and /optimizer/momentum of two checkpoint
-directories, every rank file; prints it and exits 0 when bit-identical (exact compare)."""
+"""compare_ckpt.py [--rank0] A B: max |Δ| over /model and /optimizer/momentum of two
+checkpoint directories, every rank file (--rank0: rank 0's only, for checkpoints written by
+different world sizes); prints it and exits 0 when bit-identical (exact compare)."""
 import glob
 import os
 import sys
@@ -7,9 +8,13 @@ import sys
 import h5py
 import numpy as np
 
-a, b = sys.argv[1], sys.argv[2]
+rank0 = sys.argv[1] == "--rank0"
+a, b = sys.argv[1 + rank0], sys.argv[2 + rank0]
 files = sorted(os.path.basename(p) for p in glob.glob(f"{a}/rank-*.h5"))
-if not files or files != sorted(os.path.basename(p) for p in glob.glob(f"{b}/rank-*.h5")):
+if rank0:
+    files = [f for f in files if f == "rank-0000.h5"]
+if not files or not all(os.path.exists(f"{b}/{f}") for f in files) or (
+        not rank0 and files != sorted(os.path.basename(p) for p in glob.glob(f"{b}/rank-*.h5"))):
     print("rank files differ or are missing")
     sys.exit(2)
 worst, identical = 0.0, True
