@@ -146,7 +146,8 @@ static int parity_invariance(App *app) {
     load_corpus_or_die(app, &c);
     ModelShape m;
     float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
-    WindowFacts f = {{0, 0, 0, 0}, xcalloc((size_t)W, sizeof(int64_t)), xcalloc((size_t)W, sizeof(int64_t)), 0, 0};
+    Counts *rank = xcalloc((size_t)W, sizeof *rank);
+    WindowFacts f = {.rank = rank};
     WindowStats ws;
     char err[512], set[128];
     int ok = 1, rows = 0;
@@ -165,31 +166,30 @@ static int parity_invariance(App *app) {
         for (int A = 1; A <= 2; A++)
             for (int part = 0; part < PARTITION_COUNT; part++) {
                 Config cfg = *base;
-                const char *sets[] = {"train.sampler=global", set};
                 snprintf(set, sizeof set, "train.loss_unit=%s", loss_unit_names[unit]);
-                int bad = config_set(&cfg, sets[0], err, sizeof err) || config_set(&cfg, sets[1], err, sizeof err);
+                int bad = config_set(&cfg, "train.sampler=global", err, sizeof err) || config_set(&cfg, set, err, sizeof err);
                 snprintf(set, sizeof set, "train.accumulation=%d", A);
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 snprintf(set, sizeof set, "train.partition=%s", partition_names[part]);
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 if (bad) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
-                cfg.train.normalization = unit_product((LossUnit)unit);
+                cfg.train.normalization = loss_units[unit].product;
                 if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &c, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");
-                if (distributed_window(app, &cfg, &c, theta0, cfg.train.normalization, grad, &ws, &f))
+                if (distributed_window(app, &cfg, &c, theta0, cfg.train.normalization, grad, &ws, &f, rank))
                     die(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position (N = 0)");
                 Compare prod = {0, 0, 0, -1}, mom = prod;
                 if (app->comm.rank == 0) prod = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
-                int coincide = mode_coincides(NORM_MEAN_OF_MEANS, (LossUnit)unit, W, A, &f);
-                distributed_window(app, &cfg, &c, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL);
+                int coincide = objective_coincides(NORM_MEAN_OF_MEANS, (LossUnit)unit, &f);
+                distributed_window(app, &cfg, &c, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL, NULL);
                 if (app->comm.rank == 0) mom = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
                 int prod_ok = prod.violations == 0, mom_ok = coincide ? mom.violations == 0 : mom.violations > 0;
                 if (app->comm.rank == 0) {
-                    const int64_t *per = unit == UNIT_SEQUENCE ? f.sequences : f.tokens;
                     char counts[256];
                     int n = 0;
                     for (int r = 0; r < W && n < (int)sizeof counts; r++)
-                        n += snprintf(counts + n, sizeof counts - (size_t)n, "%s%lld", r ? "+" : "", (long long)per[r]);
+                        n += snprintf(counts + n, sizeof counts - (size_t)n, "%s%lld", r ? "+" : "",
+                                      (long long)loss_units[unit].count(&rank[r]));
                     say("  %2d %2d %-12s %-9s %-22s %11.3g %6lld  %-8s %11.3g  %s\n", W, A, partition_names[part],
                         loss_unit_names[unit], counts, prod.max_abs_err, (long long)prod.violations, prod_ok ? "passes" : "FAILS",
                         mom.max_abs_err, coincide ? (mom_ok ? "coincides (equal counts)" : "FAILS (should coincide)")
@@ -215,7 +215,7 @@ static int parity_invariance(App *app) {
         say("parity --invariance: %s\n", ok ? "OK (every partition gives the reference's gradient; the mean of means is "
                                                "rejected wherever per-rank counts differ)" : "FAILED");
     }
-    free(f.tokens), free(f.sequences), free(theta0), free(grad);
+    free(rank), free(theta0), free(grad);
     corpus_free(&c);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
