@@ -301,12 +301,12 @@ int checkpoint_list(Comm *comm, const char *root, int **steps) {
     return (int)count;
 }
 
-int checkpoint_latest(Comm *comm, const char *root, char *out, size_t len) {
+int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, size_t len) {
     int *steps, n = checkpoint_list(comm, root, &steps), found = -1;
     for (int i = 0; i < n && found < 0; i++) {
         char dir[1100], path[1200], why[1024];
         snprintf(dir, sizeof dir, "%s/step-%04d", root, steps[i]);
-        checkpoint_rank_path(path, sizeof path, dir, comm->rank);
+        checkpoint_rank_path(path, sizeof path, dir, file_rank >= 0 ? file_rank : comm->rank);
         CheckpointState s;
         error_capture(1);  // a damaged file is a warning here, not an error
         int bad = checkpoint_load(path, &s) != 0;

@@ -202,7 +202,10 @@ static int choose_start(App *app, const char *root, char *dir, size_t len) {
         return 1;
     }
     if (how) {
-        int rc = checkpoint_latest(comm, root, dir, len), auto_ = !strcmp(how, "auto");
+        // The global sampler resumes from rank 0's file on any W (resume_from): that is the
+        // file every rank must find intact.
+        int file_rank = app->cfg.train.sampler == SAMPLER_GLOBAL ? 0 : -1;
+        int rc = checkpoint_latest(comm, root, file_rank, dir, len), auto_ = !strcmp(how, "auto");
         if (rc == -1 && auto_) return 0;
         if (rc == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
         if (rc == -2)

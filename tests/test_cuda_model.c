@@ -49,7 +49,7 @@ static double run_window(const ComputeOps *ops, const ModelShape *m, const float
     ops->zero_grad(c);
     double S = 0;
     for (int i = 0; i < n; i++) {
-        Dropout d = {p, *drop, block0 + (uint64_t)i};
+        Dropout d = {.p = p, .stream = *drop, .block = block0 + (uint64_t)i};
         S += ops->forward_backward(c, &mb[i], (float)(1.0 / (double)*N), &d);
     }
     ops->get_grad(c, grad);
@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
     for (int step = 0; step < 2; step++) {
         compute_cpu.zero_grad(cc), compute_cuda.zero_grad(cg);
-        Dropout d = {cfg.model.dropout, drop, (uint64_t)step};
+        Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)step};
         compute_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
         compute_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
         compute_cpu.sgd_step(cc, 1.0f, 0.1f, 0.9f, 0.01f), compute_cuda.sgd_step(cg, 1.0f, 0.1f, 0.9f, 0.01f);

@@ -91,7 +91,7 @@ int main(void) {
     compute_cpu.zero_grad(cc);
     double S = 0;
     for (int a = 0; a < A; a++) {
-        Dropout d = {cfg.model.dropout, drop, (uint64_t)a};
+        Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)a};
         S += compute_cpu.forward_backward(cc, &mb[a], (float)scale, &d);
     }
     compute_cpu.get_grad(cc, g);
