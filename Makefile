@@ -91,7 +91,7 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<

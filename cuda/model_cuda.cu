@@ -20,8 +20,6 @@ struct Compute {
     cudaStream_t stream;
     float *theta;          // (P) device
     float *grad;           // (P + 1) device
-    float *mom;            // (P) device
-    int mom_valid;
     // activations (device), allocated once
     float *E;              // (cap, kD)
     float *Hh;             // (cap, H)
@@ -145,17 +143,6 @@ __global__ void scatter_embedding_kernel(float *gemb, const float *dE, const int
     gemb[idx] = acc;
 }
 
-// grad / div: div = W when grad holds the all-reduced sum (MPI data plane), 1 after ncclAvg.
-__global__ void sgd_kernel(float *theta, float *mom, const float *grad, size_t n, float div, float lr, float mu, float wd,
-                           int valid) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float g = grad[i] / div + wd * theta[i];
-    float b = valid ? mu * mom[i] + g : g;
-    mom[i] = b;
-    theta[i] -= lr * b;
-}
-
 static inline unsigned blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 // ---------------------------------------------------------------------------------------
@@ -173,8 +160,6 @@ static Compute *cuda_create(const ModelShape *m, int cap) {
     CUBLAS_CHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
     CUDA_CHECK(cudaMalloc(&c->theta, P * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&c->grad, (P + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->mom, P * sizeof(float)));
-    CUDA_CHECK(cudaMemset(c->mom, 0, P * sizeof(float)));
     CUDA_CHECK(cudaMemset(c->grad, 0, (P + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&c->E, T * kD * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&c->Hh, T * H * sizeof(float)));
@@ -204,7 +189,7 @@ static void cuda_destroy(Compute *c) {
     if (!c) return;
     cudaStreamSynchronize(c->stream);
     cublasDestroy(c->blas);
-    void *dev[] = {c->theta, c->grad, c->mom, c->E, c->Hh, c->M, c->Hd, c->Y, c->dH, c->dE, c->row_loss, c->row_hit,
+    void *dev[] = {c->theta, c->grad, c->E, c->Hh, c->M, c->Hd, c->Y, c->dH, c->dE, c->row_loss, c->row_hit,
                    c->ctx, c->target, c->pos, c->slot_ids, c->weight, c->csr_start, c->csr_entry};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
     void *host[] = {c->h_csr_start, c->h_csr_entry, c->h_count, c->h_row_loss, c->h_row_hit};
@@ -220,20 +205,16 @@ static void copy_sync(Compute *c, void *dst, const void *src, size_t bytes, cuda
 
 static void cuda_set_params(Compute *c, const float *t) { copy_sync(c, c->theta, t, c->m.total * sizeof(float), cudaMemcpyHostToDevice); }
 static void cuda_get_params(Compute *c, float *t) { copy_sync(c, t, c->theta, c->m.total * sizeof(float), cudaMemcpyDeviceToHost); }
-static void cuda_set_momentum(Compute *c, const float *b, int valid) {
-    copy_sync(c, c->mom, b, c->m.total * sizeof(float), cudaMemcpyHostToDevice);
-    c->mom_valid = valid;
-}
-static int cuda_get_momentum(Compute *c, float *b) {
-    copy_sync(c, b, c->mom, c->m.total * sizeof(float), cudaMemcpyDeviceToHost);
-    return c->mom_valid;
-}
 static void cuda_zero_grad(Compute *c) { CUDA_CHECK(cudaMemsetAsync(c->grad, 0, (c->m.total + 1) * sizeof(float), c->stream)); }
 static void cuda_get_grad(Compute *c, float *g) { copy_sync(c, g, c->grad, (c->m.total + 1) * sizeof(float), cudaMemcpyDeviceToHost); }
 static void cuda_set_grad(Compute *c, const float *g) { copy_sync(c, c->grad, g, (c->m.total + 1) * sizeof(float), cudaMemcpyHostToDevice); }
 static float *cuda_grad_buffer(Compute *c) {
     CUDA_CHECK(cudaStreamSynchronize(c->stream));  // the gradient is complete before any reduction reads it
     return c->grad;
+}
+static float *cuda_param_buffer(Compute *c) {
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));  // no kernel of this stream still reads θ when the optimizer writes it
+    return c->theta;
 }
 static void cuda_set_grad_extra(Compute *c, float v) { copy_sync(c, c->grad + c->m.total, &v, sizeof v, cudaMemcpyHostToDevice); }
 static float cuda_get_grad_extra(Compute *c) {
@@ -348,30 +329,21 @@ static double cuda_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     return mlp_loss_cuda(c, b, 0, 0, 0, correct);
 }
 
-static void cuda_sgd_step(Compute *c, float div, float lr, float mu, float wd) {
-    size_t P = c->m.total;
-    sgd_kernel<<<blocks(P, 256), 256, 0, c->stream>>>(c->theta, c->mom, c->grad, P, div, lr, mu, wd, c->mom_valid);
-    CUDA_LAUNCH_CHECK();
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
-    c->mom_valid = 1;
-}
-
 extern "C" const ComputeOps compute_cuda = {
-    "cuda",
-    1,  // on_device
-    cuda_create,
-    cuda_destroy,
-    cuda_set_params,
-    cuda_get_params,
-    cuda_set_momentum,
-    cuda_get_momentum,
-    cuda_zero_grad,
-    cuda_get_grad,
-    cuda_set_grad,
-    cuda_grad_buffer,
-    cuda_set_grad_extra,
-    cuda_get_grad_extra,
-    cuda_forward_backward,
-    cuda_evaluate,
-    cuda_sgd_step,
+    .name = "cuda",
+    .on_device = 1,
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .set_params = cuda_set_params,
+    .get_params = cuda_get_params,
+    .zero_grad = cuda_zero_grad,
+    .get_grad = cuda_get_grad,
+    .set_grad = cuda_set_grad,
+    .grad_buffer = cuda_grad_buffer,
+    .param_buffer = cuda_param_buffer,
+    .set_grad_extra = cuda_set_grad_extra,
+    .get_grad_extra = cuda_get_grad_extra,
+    .forward_backward = cuda_forward_backward,
+    .evaluate = cuda_evaluate,
+    .optimizer = &optimizer_cuda,
 };

@@ -9,6 +9,7 @@
 
 #include "comm.h"
 #include "model.h"
+#include "optimizer.h"
 #include "philox.h"
 
 #ifdef __cplusplus
@@ -16,19 +17,18 @@ extern "C" {
 #endif
 
 #define CHECKPOINT_FORMAT "ddptok-checkpoint"
-#define CHECKPOINT_VERSION 1
+#define CHECKPOINT_VERSION 2  // 2: generic optimizer state; version 1 (SGD momentum) still loads
 #define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
 
 typedef struct {
+    int version;          // of the file read (a saved one is always CHECKPOINT_VERSION)
     int step, world_size, rank;
     int A, B;             // a drawn window's shape (sampler_window_shape): (A, B), global (1, G)
     char *config_yaml;    // the resolved config
     char lock[65];
     ModelShape m;
     float *theta;         // (P)
-    float *momentum;      // (P)
-    int momentum_valid;
-    double lr, mu, wd;
+    OptimizerSnapshot opt;  // kind, hyper-parameters, step count, state tensors (P each): /optimizer
     int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
     RngStream sampler_rng, dropout_rng;
 } CheckpointState;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "objective.h"  // LossUnit, Normalization
+#include "optimizer.h"  // OptimizerKind
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,7 +69,9 @@ typedef struct {
         SamplerKind sampler;
         PartitionKind partition;        // global sampler only
         int global_batch;               // G: sequences per window, global sampler only
+        OptimizerKind optimizer;        // train.optimizer.name
         double lr, momentum, weight_decay;
+        double betas[2], eps;           // AdamW's (β1, β2) and ε
     } train;
     struct {
         double atol, rtol;

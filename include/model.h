@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "corpus.h"
+#include "optimizer.h"
 #include "philox.h"
 
 #ifdef __cplusplus
@@ -51,7 +52,8 @@ typedef struct {
     uint32_t step;         // keyed: the window (1-based)
 } Dropout;
 
-// A compute backend owns θ, the gradient (P+1) and the momentum buffer in its memory.
+// A compute backend owns θ and the gradient (P+1) in its memory; the optimizer state lives
+// in the same memory through the backend's optimizer twin (optimizer.h).
 typedef struct Compute Compute;
 typedef struct {
     const char *name;
@@ -60,12 +62,11 @@ typedef struct {
     void (*destroy)(Compute *c);
     void (*set_params)(Compute *c, const float *theta);       // host (P) → backend
     void (*get_params)(Compute *c, float *theta);             // backend → host (P)
-    void (*set_momentum)(Compute *c, const float *buf, int valid);
-    int (*get_momentum)(Compute *c, float *buf);              // returns valid
     void (*zero_grad)(Compute *c);
     void (*get_grad)(Compute *c, float *grad);                // backend → host (P+1)
     void (*set_grad)(Compute *c, const float *grad);          // host (P+1) → backend (host-staged reductions)
     float *(*grad_buffer)(Compute *c);                        // (P+1) in backend memory, for comm
+    float *(*param_buffer)(Compute *c);                       // θ (P) in backend memory, for the optimizer
     void (*set_grad_extra)(Compute *c, float v);              // grad[P]
     float (*get_grad_extra)(Compute *c);
     // Forward + backward of one microbatch: grad += scale · ∇(Σ_t w_t·loss_t) with the
@@ -73,9 +74,7 @@ typedef struct {
     double (*forward_backward)(Compute *c, const Batch *b, float scale, const Dropout *d);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
-    // SGD with torch.optim.SGD semantics on grad[0..P-1] / grad_div (grad_div = W when the
-    // gradient buffer holds the all-reduced sum, 1 when it holds the average).
-    void (*sgd_step)(Compute *c, float grad_div, float lr, float momentum, float weight_decay);
+    const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 } ComputeOps;
 
 extern const ComputeOps compute_cpu;

@@ -1,5 +1,5 @@
 // trainer.h — the training window (SPEC §5): count → all-reduce the count → accumulate
-// every microbatch with no communication → average the gradient once → SGD step; and
+// every microbatch with no communication → average the gradient once → optimizer step; and
 // the state a checkpoint captures.
 #ifndef DDPTOK_TRAINER_H
 #define DDPTOK_TRAINER_H
@@ -23,9 +23,10 @@ typedef struct {
     ModelShape m;
     const ComputeOps *ops;
     Compute *cc;
+    Optimizer *opt;      // its state lives in the compute backend's memory
     Comm *comm;
     int W, rank, A, B;
-    int step;            // windows completed (= SGD updates applied)
+    int step;            // windows completed (= optimizer updates applied)
     Sampler sampler;     // its stream state is checkpointed; sampler.A/B: the shape of a drawn window
     RngStream dropout;   // counter = next microbatch block (keyed dropout: the rank-free stream); checkpointed
     int32_t *history;    // (updates, sampler.A, sampler.B) windows drawn so far, first `step` valid
@@ -70,7 +71,7 @@ void trainer_free(Trainer *t);
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws);
 // The averaged window gradient (P + 1, host memory) after trainer_window.
 void trainer_gradient(const Trainer *t, float *grad);
-// A whole update: window + SGD step; advances t->step. Returns EXIT_CHECK_FAILED on every
+// A whole update: window + optimizer step; advances t->step. Returns EXIT_CHECK_FAILED on every
 // rank, with nothing applied, when the window's loss or averaged gradient is not finite.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
 // 1 when all n values are finite.

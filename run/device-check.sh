@@ -6,7 +6,9 @@
 #   atol 1e-6 / rtol 1e-4, repeat bit-identical); parity with 2 ranks on one GPU over
 #   --comm mpi (the CPU's verdicts); NCCL with 1 rank; NCCL with 2 ranks on one GPU (needs
 #   NCCL >= 2.30, else refused as designed and reported skipped); GPU resume bit-exactness
-#   (mpi and nccl); GPU run-to-run determinism; tokens/s CPU vs GPU.
+#   (mpi and nccl), with SGD and with AdamW; AdamW GPU vs CPU after 100 updates; GPU
+#   run-to-run determinism; tokens/s CPU vs GPU. test_cuda_model (section 1) also checks
+#   both optimizers' GPU twins (θ and every state tensor after two steps) against the CPU.
 # A GPU machine may lack Open MPI, HDF5, libyaml and OpenBLAS: `bash run/device-bundle.sh`
 # (on the build machine) packs them into .deps/, which this script unpacks and uses.
 # Exit 0 when every check that ran passed.
@@ -59,7 +61,7 @@ for c in "tiny:$TINY" "minimum:$CFG" "minimum prefix 20:$CFG data.unsupervised_p
   name=${c%%:*}; args=(${c#*:})
   out=$(run "$TCM" "${args[@]}" 2>&1); rc=$?; echo "$out"
   worst=$(echo "$out" | awk '/gradient gpu vs cpu/ {for (i = 1; i <= NF; i++) if ($i == "err") print $(i+1)}' | sort -g | tail -1)
-  row "cpu vs gpu gradient ($name)" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "max abs err $worst; repeat bit-identical: $(grep -q 'bit-identical' <<<"$out" && echo yes || echo NO)"
+  row "cpu vs gpu gradient + sgd/adamw ($name)" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "max abs err $worst; repeat bit-identical: $(grep -q 'bit-identical' <<<"$out" && echo yes || echo NO)"
 done
 
 echo; echo "== 2. parity, 2 ranks on one GPU over --comm mpi (host staging)"
@@ -99,6 +101,11 @@ resume() {  # LABEL NP ARGS...
 }
 resume "W=2 cuda+mpi dropout 0.1" 2 --backend cuda --comm mpi
 resume "W=1 cuda+nccl dropout 0.1" 1 "${one[@]}" --backend cuda --comm nccl
+adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.003 --set train.optimizer.weight_decay=0.01)
+resume "W=2 cuda+mpi AdamW" 2 --backend cuda --comm mpi "${adamw[@]}" --set paths.artifacts=aadam
+ddp 2 train --config "$CFG" --backend cpu "${adamw[@]}" --set paths.artifacts=aadamcpu --continuous > adamcpu.txt 2>&1
+d=$($PY "$ROOT/tests/compare_ckpt.py" aadam/continuous/step-0100 aadamcpu/continuous/step-0100)
+row "AdamW gpu vs cpu (W=2, 100 updates)" info "max |dtheta|, |dm|, |dv| = $d (FP32 rounding drift, not bit-exact)"
 ddp 2 train --config "$CFG" --backend cuda --comm mpi --continuous --set paths.artifacts=again > again.txt 2>&1
 d=$($PY "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0100 again/continuous/step-0100); same=$?
 row "gpu run twice (W=2, 100 updates)" "$([ $same -eq 0 ] && echo ok || echo FAIL)" "max |dtheta| = $d"

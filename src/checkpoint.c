@@ -21,31 +21,109 @@
 void checkpoint_state_free(CheckpointState *s) {
     free(s->config_yaml);
     free(s->theta);
-    free(s->momentum);
     free(s->history);
-    s->config_yaml = NULL, s->theta = s->momentum = NULL, s->history = NULL;
+    optimizer_snapshot_free(&s->opt);
+    s->config_yaml = NULL, s->theta = NULL, s->history = NULL;
 }
 
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
     snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
 }
 
-// SHA-256 over everything the file carries, in a fixed order.
-static void state_checksum(const CheckpointState *s, char out[65]) {
+// SHA-256 over everything the file carries, in a fixed order. The header line names the
+// optimizer's scalars; version 1 named SGD's fixed fields (kept to verify old files).
+static void state_checksum(const CheckpointState *s, int version, char out[65]) {
     Sha256 *h = sha256_begin();
-    char head[256];
-    int n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d mv=%d lr=%.17g mu=%.17g wd=%.17g\n",
-                     CHECKPOINT_FORMAT, CHECKPOINT_VERSION, s->step, s->world_size, s->rank, s->A, s->B,
-                     s->momentum_valid, s->lr, s->mu, s->wd);
+    const OptimizerSnapshot *o = &s->opt;
+    char head[1024];
+    int n;
+    if (version == 1)
+        n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d mv=%d lr=%.17g mu=%.17g wd=%.17g\n",
+                     CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, o->steps > 0, o->h.lr,
+                     o->h.momentum, o->h.weight_decay);
+    else {
+        n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d optimizer=%s steps=%lld",
+                     CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, optimizer_names[o->kind],
+                     (long long)o->steps);
+        for (int i = 0; i < optimizer_n_hyper_fields; i++)
+            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name,
+                          *(const double *)((const char *)&o->h + optimizer_hyper_fields[i].offset));
+        n += snprintf(head + n, sizeof head - (size_t)n, "\n");
+    }
     sha256_add(h, head, (size_t)n);
     sha256_add(h, s->config_yaml, strlen(s->config_yaml));
     sha256_add(h, s->lock, 64);
     sha256_add(h, s->theta, s->m.total * sizeof(float));
-    sha256_add(h, s->momentum, s->m.total * sizeof(float));
+    for (int i = 0; i < optimizers[o->kind].n_states; i++) sha256_add(h, o->state[i], s->m.total * sizeof(float));
     sha256_add(h, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
     sha256_add(h, &s->sampler_rng, sizeof s->sampler_rng);
     sha256_add(h, &s->dropout_rng, sizeof s->dropout_rng);
     sha256_hex(h, out);
+}
+
+static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
+
+// /optimizer/<state>/<param> for each state tensor; /optimizer attributes `name`, `step`
+// (updates applied) and every hyper-parameter.
+static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot *o) {
+    char name[128];
+    for (int i = 0; i < optimizers[o->kind].n_states; i++) {
+        snprintf(name, sizeof name, "optimizer/%s", optimizers[o->kind].state_names[i]);
+        if (h5_write_params(f, name, m, o->state[i])) return -1;
+    }
+    hid_t g = H5Lexists(f, "optimizer", H5P_DEFAULT) > 0 ? H5Gopen2(f, "optimizer", H5P_DEFAULT)
+                                                          : H5Gcreate2(f, "optimizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return error("cannot create /optimizer");
+    OptimizerHyper h = o->h;
+    int rc = h5_attr_str(g, "name", optimizer_names[o->kind]) || h5_attr_i64(g, "step", o->steps);
+    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, *hyper_field(&h, i));
+    H5Gclose(g);
+    return rc ? -1 : 0;
+}
+
+// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each);
+// `step` is the checkpoint's step (an SGD version-1 file says only whether momentum is
+// valid, which means step updates were applied). 0 or -1 with one line.
+static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o) {
+    memset(o, 0, sizeof *o);
+    hid_t g = H5Gopen2(f, "optimizer", H5P_DEFAULT);
+    if (g < 0) return error("%s: no /optimizer group", path);
+    int bad = 0;
+    if (version == 1) {
+        int64_t mv = -1;
+        o->kind = OPT_SGD;
+        bad = h5_attr_read_f64(g, path, "lr", &o->h.lr) || h5_attr_read_f64(g, path, "momentum", &o->h.momentum) ||
+              h5_attr_read_f64(g, path, "weight_decay", &o->h.weight_decay) || h5_attr_read_i64(g, path, "momentum_valid", &mv);
+        if (!bad && mv != 0 && mv != 1) bad = error("%s: optimizer momentum_valid %lld, expected 0 or 1", path, (long long)mv);
+        o->steps = mv == 1 ? step : 0;
+    } else {
+        char *name = h5_attr_read_str(g, path, "name");
+        bad = !name;
+        if (name) {
+            int k = 0;
+            while (k < OPT_COUNT && strcmp(name, optimizer_names[k]) != 0) k++;
+            if (k == OPT_COUNT) bad = error("%s: /optimizer name '%.40s' is no optimizer this ddptok knows", path, name);
+            o->kind = (OptimizerKind)(k % OPT_COUNT);
+            free(name);
+        }
+        bad = bad || h5_attr_read_i64(g, path, "step", &o->steps);
+        for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
+            bad = h5_attr_read_f64(g, path, optimizer_hyper_fields[i].name, hyper_field(&o->h, i));
+        if (!bad && (o->steps < 0 || o->steps > step))
+            bad = error("%s: optimizer step %lld outside [0, %lld]", path, (long long)o->steps, (long long)step);
+    }
+    H5Gclose(g);
+    for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
+        if (!isfinite(*hyper_field(&o->h, i)))
+            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, *hyper_field(&o->h, i));
+    char name[128];
+    for (int i = 0; i < optimizers[o->kind].n_states && !bad; i++) {
+        o->state[i] = xmalloc(m->total * sizeof(float));
+        snprintf(name, sizeof name, "optimizer/%s", optimizers[o->kind].state_names[i]);
+        bad = h5_read_params(f, path, name, m, o->state[i]);
+    }
+    if (bad) optimizer_snapshot_free(o);
+    return bad ? -1 : 0;
 }
 
 // Every byte of a rank file is covered by the directory's manifest (sha256sum format):
@@ -100,18 +178,12 @@ static int write_rank_file(const char *path, const CheckpointState *s, char file
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     char sum[65];
-    state_checksum(s, sum);
+    state_checksum(s, CHECKPOINT_VERSION, sum);
     hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
     hid_t f = o.file;
-    int rc = h5_write_params(f, "model", &s->m, s->theta) || h5_write_params(f, "optimizer/momentum", &s->m, s->momentum) ||
+    int rc = h5_write_params(f, "model", &s->m, s->theta) || write_optimizer(f, &s->m, &s->opt) ||
              h5_write(f, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
              write_rng(f, "sampler", &s->sampler_rng) || write_rng(f, "dropout", &s->dropout_rng);
-    if (!rc) {
-        hid_t opt = H5Gopen2(f, "optimizer", H5P_DEFAULT);
-        rc = h5_attr_f64(opt, "lr", s->lr) || h5_attr_f64(opt, "momentum", s->mu) ||
-             h5_attr_f64(opt, "weight_decay", s->wd) || h5_attr_i64(opt, "momentum_valid", s->momentum_valid);
-        H5Gclose(opt);
-    }
     if (!rc)
         rc = h5_attr_str(f, "format", CHECKPOINT_FORMAT) || h5_attr_i64(f, "version", CHECKPOINT_VERSION) ||
              h5_attr_i64(f, "step", s->step) || h5_attr_i64(f, "world_size", s->world_size) ||
@@ -197,17 +269,18 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     if (f < 0) return -1;
     int rc = -1;
     char *format = NULL, *sum = NULL, *lock = NULL;
-    int64_t version, step, world, rank, mv;
+    int64_t version, step, world, rank;
     if (!(format = h5_attr_read_str(f, path, "format"))) goto out;
     if (strcmp(format, CHECKPOINT_FORMAT) != 0) {
         error("%s: format is '%s', expected '%s'", path, format, CHECKPOINT_FORMAT);
         goto out;
     }
     if (h5_attr_read_i64(f, path, "version", &version)) goto out;
-    if (version != CHECKPOINT_VERSION) {
-        error("%s: checkpoint version %lld, this ddptok reads version %d", path, (long long)version, CHECKPOINT_VERSION);
+    if (version != 1 && version != CHECKPOINT_VERSION) {
+        error("%s: checkpoint version %lld, this ddptok reads versions 1 and %d", path, (long long)version, CHECKPOINT_VERSION);
         goto out;
     }
+    s->version = (int)version;
     if (h5_attr_read_i64(f, path, "step", &step) || h5_attr_read_i64(f, path, "world_size", &world) ||
         h5_attr_read_i64(f, path, "rank", &rank) || !(s->config_yaml = h5_attr_read_str(f, path, "config")) ||
         !(lock = h5_attr_read_str(f, path, "data_lock")) || !(sum = h5_attr_read_str(f, path, "checksum")))
@@ -237,28 +310,18 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         goto out;
     }
     s->theta = xmalloc(s->m.total * sizeof(float));
-    s->momentum = xmalloc(s->m.total * sizeof(float));
     s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
-    if (h5_read_params(f, path, "model", &s->m, s->theta) || h5_read_params(f, path, "optimizer/momentum", &s->m, s->momentum) ||
+    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt) ||
         h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
         read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
         goto out;
-    {
-        hid_t opt = H5Gopen2(f, "optimizer", H5P_DEFAULT);
-        int bad = opt < 0 || h5_attr_read_f64(opt, path, "lr", &s->lr) || h5_attr_read_f64(opt, path, "momentum", &s->mu) ||
-                  h5_attr_read_f64(opt, path, "weight_decay", &s->wd) ||
-                  h5_attr_read_i64(opt, path, "momentum_valid", &mv);
-        if (opt >= 0) H5Gclose(opt);
-        if (bad) goto out;
-        if ((mv != 0 && mv != 1) || !isfinite(s->lr) || !isfinite(s->mu) || !isfinite(s->wd)) {
-            error("%s: optimizer state out of range (momentum_valid %lld, lr %g, momentum %g, weight_decay %g)", path,
-                  (long long)mv, s->lr, s->mu, s->wd);
-            goto out;
-        }
-        s->momentum_valid = (int)mv;
+    if (s->opt.kind != cc.train.optimizer) {
+        error("%s: holds %s state, its config says train.optimizer.name %s", path, optimizer_names[s->opt.kind],
+              optimizer_names[cc.train.optimizer]);
+        goto out;
     }
     char want[65];
-    state_checksum(s, want);
+    state_checksum(s, s->version, want);
     if (strcmp(want, sum) != 0) {
         error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
         goto out;

@@ -114,7 +114,7 @@ static void baselines(const Config *cfg, const Corpus *c, double *best_loss, dou
     chain_free(&ch);
 }
 
-// Max |Δ| between the model and momentum of two checkpoints' rank-0 files; -1 if missing.
+// Max |Δ| between the model and optimizer state of two checkpoints' rank-0 files; -1 if missing.
 static double resume_diff(const char *a, const char *b) {
     char pa[1200], pb[1200];
     checkpoint_rank_path(pa, sizeof pa, a, 0);
@@ -126,11 +126,12 @@ static double resume_diff(const char *a, const char *b) {
         return -1;
     }
     double d = -1;
-    if (sa.m.total == sb.m.total && sa.step == sb.step) {
-        d = 0;
+    if (sa.m.total == sb.m.total && sa.step == sb.step && sa.opt.kind == sb.opt.kind) {
+        d = sa.opt.steps == sb.opt.steps ? 0 : INFINITY;
         for (size_t i = 0; i < sa.m.total; i++) {
             d = fmax(d, fabs((double)sa.theta[i] - sb.theta[i]));
-            d = fmax(d, fabs((double)sa.momentum[i] - sb.momentum[i]));
+            for (int k = 0; k < optimizers[sa.opt.kind].n_states; k++)
+                d = fmax(d, fabs((double)sa.opt.state[k][i] - sb.opt.state[k][i]));
         }
     } else error("%s and %s are not comparable (step %d vs %d)", pa, pb, sa.step, sb.step);
     checkpoint_state_free(&sa);

@@ -62,10 +62,8 @@ static void trainer_to_state(const Trainer *t, const App *app, const char *lock,
     snprintf(s->lock, sizeof s->lock, "%s", lock);
     s->m = t->m;
     s->theta = xmalloc(t->m.total * sizeof(float));
-    s->momentum = xmalloc(t->m.total * sizeof(float));
     t->ops->get_params(t->cc, s->theta);
-    s->momentum_valid = t->ops->get_momentum(t->cc, s->momentum);
-    s->lr = app->cfg.train.lr, s->mu = app->cfg.train.momentum, s->wd = app->cfg.train.weight_decay;
+    optimizer_snapshot(t->opt, &s->opt);
     s->history = t->history;  // borrowed
     s->sampler_rng = t->sampler.rng;
     s->dropout_rng = t->dropout;
@@ -90,7 +88,9 @@ static void save_checkpoint(App *app, Trainer *t, const char *root, const char *
     trainer_to_state(t, app, lock, &s);
     // Nothing non-finite is published: an update can overflow the parameters even when
     // the window's loss and gradient were finite. Replicas are identical: all agree.
-    if (!all_finite(s.theta, s.m.total) || !all_finite(s.momentum, s.m.total)) {
+    int finite = all_finite(s.theta, s.m.total);
+    for (int i = 0; i < optimizers[s.opt.kind].n_states; i++) finite = finite && all_finite(s.opt.state[i], s.m.total);
+    if (!finite) {
         if (app->comm.rank == 0)
             error("step %d: the parameters after the update are not finite: the run diverged (train.optimizer.lr = %g "
                   "too high?); %s not published", t->step, app->cfg.train.lr, dir);
@@ -141,12 +141,13 @@ static void resume_from(App *app, Trainer *t, const char *dir, const char *lock)
     snprintf(what, sizeof what, "resuming from %s", dir);
     comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, what);
     // Negative controls for the exact-resume test: DDPTOK_TEST_RESUME_SKIP names one part
-    // of the state not to restore (rng, momentum or sampler); the result must then differ.
+    // of the state not to restore (rng, sampler, or an optimizer state tensor: momentum,
+    // exp_avg, exp_avg_sq); the result must then differ.
     const char *skip = getenv("DDPTOK_TEST_RESUME_SKIP");
     skip = skip ? skip : "";
     t->step = s.step;
     t->ops->set_params(t->cc, s.theta);
-    if (strcmp(skip, "momentum") != 0) t->ops->set_momentum(t->cc, s.momentum, s.momentum_valid);
+    optimizer_restore(t->opt, &s.opt, skip);
     memcpy(t->history, s.history, (size_t)s.step * t->sampler.A * t->sampler.B * sizeof *t->history);
     if (strcmp(skip, "sampler") != 0) t->sampler.rng = s.sampler_rng;
     if (strcmp(skip, "rng") != 0) t->dropout = s.dropout_rng;
@@ -384,8 +385,14 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
         if (r > 0) {  // replicas: model and optimizer identical bit for bit
             if (memcmp(s.theta, s0.theta, s.m.total * sizeof(float)) != 0)
                 problems++, error("%s: model differs from rank 0's replica", path);
-            if (memcmp(s.momentum, s0.momentum, s.m.total * sizeof(float)) != 0 || s.momentum_valid != s0.momentum_valid)
-                problems++, error("%s: momentum differs from rank 0's replica", path);
+            if (s.opt.kind != s0.opt.kind || s.opt.steps != s0.opt.steps)
+                problems++, error("%s: optimizer (%s, step %lld) differs from rank 0's (%s, step %lld)", path,
+                                  optimizer_names[s.opt.kind], (long long)s.opt.steps, optimizer_names[s0.opt.kind],
+                                  (long long)s0.opt.steps);
+            else
+                for (int i = 0; i < optimizers[s.opt.kind].n_states; i++)
+                    if (memcmp(s.opt.state[i], s0.opt.state[i], s.m.total * sizeof(float)) != 0)
+                        problems++, error("%s: optimizer %s differs from rank 0's replica", path, optimizers[s.opt.kind].state_names[i]);
         }
         // Sampler history must be the plan's windows for this rank (global: the plan's
         // global windows, whatever W wrote them).

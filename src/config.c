@@ -19,7 +19,7 @@ const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "roun
 // ---------------------------------------------------------------------------------------
 // The field table
 
-typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH } FieldType;
+typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldType;  // F_PAIR: [a, b] of doubles in [min, max]
 
 // Field flags
 #define F_TRAJECTORY 1  // decides the training trajectory: a checkpoint refuses a change
@@ -66,9 +66,12 @@ static const Field fields[] = {
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY, NULL, sampler_names, SAMPLER_COUNT},
     {"train.partition", F_ENUM, OFF(train.partition), 0, 0, F_TRAJECTORY | F_LAYOUT, NULL, partition_names, PARTITION_COUNT},
     {"train.global_batch", F_INT, OFF(train.global_batch), 1, 1 << 20, F_TRAJECTORY, "a positive integer (sequences per window, global sampler)", NULL, 0},
+    {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT},
     {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
     {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0},
     {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0},
+    {"train.optimizer.betas", F_PAIR, OFF(train.betas), 0, 0.9999999999, F_TRAJECTORY, "[beta1, beta2], each a number in [0, 1) (adamw)", NULL, 0},
+    {"train.optimizer.eps", F_DOUBLE, OFF(train.eps), 0, 1, F_TRAJECTORY, "a number in [0, 1] (adamw)", NULL, 0},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0},
     {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number", NULL, 0},
     {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0},
@@ -80,7 +83,7 @@ static const Field fields[] = {
 
 int config_key(int i, ConfigKey *out) {
     if (i < 0 || i >= N_FIELDS) return -1;
-    static const char kinds[] = {[F_INT] = 'i', [F_U32] = 'u', [F_DOUBLE] = 'd', [F_ENUM] = 'e', [F_BANDS] = 'b', [F_PATH] = 'p'};
+    static const char kinds[] = {[F_INT] = 'i', [F_U32] = 'u', [F_DOUBLE] = 'd', [F_ENUM] = 'e', [F_BANDS] = 'b', [F_PATH] = 'p', [F_PAIR] = 'l'};
     const Field *f = &fields[i];
     *out = (ConfigKey){f->key, kinds[f->type], f->min, f->max, f->names, f->n_names};
     return 0;
@@ -94,7 +97,7 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     return buf;
 }
 _Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
-                   sizeof(PartitionKind) == sizeof(int),
+                   sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int),
                "F_ENUM stores an int");
 
 static void config_defaults(Config *c) {
@@ -124,6 +127,9 @@ static void config_defaults(Config *c) {
     c->train.global_batch = 16;  // the tutorial's W·A·B
     c->train.lr = 0.1;
     c->train.momentum = 0.9;
+    c->train.optimizer = OPT_SGD;
+    c->train.betas[0] = 0.9, c->train.betas[1] = 0.999;  // torch.optim.AdamW's defaults
+    c->train.eps = 1e-8;
     c->parity.atol = 1e-6;
     c->parity.rtol = 1e-4;
     c->exercise.short_tokens = 12;
@@ -400,6 +406,16 @@ static int set_field(Config *c, const Field *f, const Node *n, Ctx *ctx) {
         c->train.n_bands = n->n;
         return 0;
     }
+    if (f->type == F_PAIR) {
+        double v[2];
+        if (n->kind != N_SEQ || n->n != 2) return BAD();
+        for (int i = 0; i < 2; i++)
+            if (n->kids[i]->kind != N_SCALAR || !n->kids[i]->plain || parse_number(n->kids[i]->text, &v[i]) ||
+                v[i] < f->min || v[i] > f->max)
+                return BAD();
+        memcpy(base + f->offset, v, sizeof v);
+        return 0;
+    }
     if (n->kind != N_SCALAR) return BAD();
     if (f->type == F_ENUM) {
         for (int i = 0; i < f->n_names; i++)
@@ -614,17 +630,25 @@ static void yaml_quote(const char *s, char *out, size_t len) {
 #define VALUE_MAX (MAX_WORLD * 24 + 8)
 _Static_assert(VALUE_MAX > 6 * PATH_MAX_LEN + 3, "an escaped path fits");
 
+// The shortest form that reads back to the same double.
+static void shortest_double(double v, char *out, size_t len) {
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, len, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) break;
+    }
+}
+
 static void field_value(const Config *c, const Field *f, char *out, size_t len) {
     const char *base = (const char *)c;
     switch (f->type) {
     case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
     case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
-    case F_DOUBLE: {  // the shortest form that reads back to the same double
-        double v = *(const double *)(base + f->offset);
-        for (int prec = 15; prec <= 17; prec++) {
-            snprintf(out, len, "%.*g", prec, v);
-            if (strtod(out, NULL) == v) break;
-        }
+    case F_DOUBLE: shortest_double(*(const double *)(base + f->offset), out, len); break;
+    case F_PAIR: {
+        const double *v = (const double *)(base + f->offset);
+        char a[32], b[32];
+        shortest_double(v[0], a, sizeof a), shortest_double(v[1], b, sizeof b);
+        snprintf(out, len, "[%s, %s]", a, b);
         break;
     }
     case F_ENUM: snprintf(out, len, "%s", f->names[*(const int *)(base + f->offset)]); break;

@@ -24,8 +24,6 @@ struct Compute {
     int cap;         // max positions per microbatch
     float *theta;    // (P)
     float *grad;     // (P + 1)
-    float *mom;      // (P)
-    int mom_valid;
     // activations, allocated once
     float *E;        // (cap, kD)
     float *Hh;       // (cap, H) tanh output
@@ -44,7 +42,6 @@ static Compute *cpu_create(const ModelShape *m, int cap) {
     size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
     c->theta = xcalloc(P, sizeof(float));
     c->grad = xcalloc(P + 1, sizeof(float));
-    c->mom = xcalloc(P, sizeof(float));
     c->E = xmalloc(T * kD * sizeof(float));
     c->Hh = xmalloc(T * H * sizeof(float));
     c->M = xmalloc(T * H * sizeof(float));
@@ -57,25 +54,18 @@ static Compute *cpu_create(const ModelShape *m, int cap) {
 
 static void cpu_destroy(Compute *c) {
     if (!c) return;
-    free(c->theta), free(c->grad), free(c->mom);
+    free(c->theta), free(c->grad);
     free(c->E), free(c->Hh), free(c->M), free(c->Hd), free(c->Y), free(c->dH), free(c->dE);
     free(c);
 }
 
 static void cpu_set_params(Compute *c, const float *t) { memcpy(c->theta, t, c->m.total * sizeof(float)); }
 static void cpu_get_params(Compute *c, float *t) { memcpy(t, c->theta, c->m.total * sizeof(float)); }
-static void cpu_set_momentum(Compute *c, const float *b, int valid) {
-    memcpy(c->mom, b, c->m.total * sizeof(float));
-    c->mom_valid = valid;
-}
-static int cpu_get_momentum(Compute *c, float *b) {
-    memcpy(b, c->mom, c->m.total * sizeof(float));
-    return c->mom_valid;
-}
 static void cpu_zero_grad(Compute *c) { memset(c->grad, 0, (c->m.total + 1) * sizeof(float)); }
 static void cpu_get_grad(Compute *c, float *g) { memcpy(g, c->grad, (c->m.total + 1) * sizeof(float)); }
 static void cpu_set_grad(Compute *c, const float *g) { memcpy(c->grad, g, (c->m.total + 1) * sizeof(float)); }
 static float *cpu_grad_buffer(Compute *c) { return c->grad; }
+static float *cpu_param_buffer(Compute *c) { return c->theta; }
 static void cpu_set_grad_extra(Compute *c, float v) { c->grad[c->m.total] = v; }
 static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
 
@@ -233,31 +223,6 @@ static double cpu_evaluate(Compute *c, const Batch *b, int64_t *correct) {
     return mlp_loss_cpu(c, b, NULL, 0, 0, correct);
 }
 
-// One pass: the 1/W of the gradient average (grad holds the sum when div = W), weight
-// decay, momentum and the step. Dividing here gives the bits of an average taken first;
-// for a power-of-two div the multiplication by 1/div is exact, so it gives them too.
-// `mul` and `first` are constants at each call, so every variant is a loop of its own.
-static inline __attribute__((always_inline)) void sgd_pass(Compute *c, float div, float inv, float lr, float mu, float wd,
-                                                           int mul, int first) {
-    size_t P = c->m.total;
-    float *theta = c->theta, *mom = c->mom;
-    const float *grad = c->grad;
-    for (size_t i = 0; i < P; i++) {
-        float g = (mul ? grad[i] * inv : grad[i] / div) + wd * theta[i];
-        mom[i] = first ? g : mu * mom[i] + g;
-        theta[i] -= lr * mom[i];
-    }
-}
-
-static void cpu_sgd_step(Compute *c, float div, float lr, float mu, float wd) {
-    int e;
-    int mul = frexpf(div, &e) == 0.5f;  // div a power of two: 1/div is exact
-    float inv = 1.0f / div;
-    if (mul) c->mom_valid ? sgd_pass(c, div, inv, lr, mu, wd, 1, 0) : sgd_pass(c, div, inv, lr, mu, wd, 1, 1);
-    else c->mom_valid ? sgd_pass(c, div, inv, lr, mu, wd, 0, 0) : sgd_pass(c, div, inv, lr, mu, wd, 0, 1);
-    c->mom_valid = 1;
-}
-
 const ComputeOps compute_cpu = {
     .name = "cpu",
     .on_device = 0,
@@ -265,15 +230,14 @@ const ComputeOps compute_cpu = {
     .destroy = cpu_destroy,
     .set_params = cpu_set_params,
     .get_params = cpu_get_params,
-    .set_momentum = cpu_set_momentum,
-    .get_momentum = cpu_get_momentum,
     .zero_grad = cpu_zero_grad,
     .get_grad = cpu_get_grad,
     .set_grad = cpu_set_grad,
     .grad_buffer = cpu_grad_buffer,
+    .param_buffer = cpu_param_buffer,
     .set_grad_extra = cpu_set_grad_extra,
     .get_grad_extra = cpu_get_grad_extra,
     .forward_backward = cpu_forward_backward,
     .evaluate = cpu_evaluate,
-    .sgd_step = cpu_sgd_step,
+    .optimizer = &optimizer_cpu,
 };

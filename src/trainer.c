@@ -54,10 +54,14 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap);
     ops->set_params(t->cc, theta0);
+    OptimizerHyper h = {.lr = cfg->train.lr, .weight_decay = cfg->train.weight_decay, .momentum = cfg->train.momentum,
+                        .beta1 = cfg->train.betas[0], .beta2 = cfg->train.betas[1], .eps = cfg->train.eps};
+    t->opt = optimizer_create(cfg->train.optimizer, &h, ops->optimizer, t->m.total);
     return 0;
 }
 
 void trainer_free(Trainer *t) {
+    optimizer_free(t->opt);
     if (t->cc) t->ops->destroy(t->cc);
     for (int a = 0; t->micro && a < t->A; a++) batch_free(&t->micro[a]);
     free(t->micro);
@@ -193,7 +197,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
     if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
     double t0 = now_seconds();
-    t->ops->sgd_step(t->cc, t->grad_div, (float)t->cfg->train.lr, (float)t->cfg->train.momentum, (float)t->cfg->train.weight_decay);
+    optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
     t->step++;
     ws->t_optimizer = now_seconds() - t0;
     ws->seconds += ws->t_optimizer;

@@ -11,10 +11,12 @@ expect_rc "check-checkpoints on good checkpoints" 0 one check-checkpoints --conf
 import h5py
 f = h5py.File("artifacts/checkpoints/step-0006/rank-0001.h5")
 a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-assert a["format"] == "ddptok-checkpoint" and a["version"] == 1 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
+assert a["format"] == "ddptok-checkpoint" and a["version"] == 2 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
 assert len(a["checksum"]) == 64 and len(a["data_lock"]) == 64 and "optimizer:" in a["config"]
 assert f["sampler/history"].shape == (6, 2, 3) and f["model/w1"].shape == (16, 24)
-assert set(f["optimizer/momentum"]) == {"embedding", "w1", "b1", "w2", "b2"} and set(f["rng"]) == {"sampler", "dropout"}
+assert set(f["optimizer"]) == {"momentum"} and set(f["optimizer/momentum"]) == {"embedding", "w1", "b1", "w2", "b2"} and set(f["rng"]) == {"sampler", "dropout"}
+o = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["optimizer"].attrs.items()}
+assert o["name"] == "sgd" and o["step"] == 6 and o["lr"] == 0.2 and o["momentum"] == 0.9 and o["weight_decay"] == 0.01, o
 PY
 snap() { sha256sum artifacts/checkpoints/step-0006/* | sha256sum; }
 refused() {  # NAME PATTERN: check-checkpoints and --resume both refuse, checkpoint untouched

@@ -23,6 +23,9 @@ bad_case "overlapping bands" 'band 1 \[15, 24\] overlaps band 0 \[8, 15\]' prepa
 bad_case "band leaving a rank empty" 'band 1 \[40, 50\] leaves rank 1 empty' prepare --config good.yaml '--set=train.rank_bands=[[8, 24], [40, 50]]'
 bad_case "bands vs world size" '1 bands for train.world_size 2' prepare --config good.yaml '--set=train.rank_bands=[[8, 24]]'
 bad_case "unknown normalization" 'train.normalization: expected one of global-token' prepare --config good.yaml --set train.normalization=mean
+bad_case "unknown optimizer" 'train.optimizer.name: expected one of sgd, adamw' prepare --config good.yaml --set train.optimizer.name=adam
+bad_case "betas out of range" 'train.optimizer.betas: expected \[beta1, beta2\], each a number in \[0, 1\)' prepare --config good.yaml '--set=train.optimizer.betas=[0.9, 1.0]'
+bad_case "betas not a pair" 'train.optimizer.betas: expected' prepare --config good.yaml --set train.optimizer.betas=0.9
 bad_case "missing config file" 'nope.yaml: cannot read config file' prepare --config nope.yaml
 mkdir adir
 bad_case "a directory as config file" 'adir: cannot read config file: Is a directory' prepare --config adir

@@ -159,6 +159,15 @@ int main(void) {
             }
             try_set(k.key, "[[1e300, 20], [21, 30]]", 0), try_set(k.key, "[[16, 20], [21, -1e300]]", 0);
             break;
+        case 'l':  // a pair of numbers in [min, max]
+            for (int j = 0; j < 40; j++) {
+                double a = k.min + uniform() * (k.max - k.min), b = j == 0 ? k.min : j == 1 ? k.max : k.min + uniform() * (k.max - k.min);
+                snprintf(v, sizeof v, "[%.17g, %.17g]", a, b);
+                try_set(k.key, v, 1);
+            }
+            snprintf(v, sizeof v, "[%.17g, %.17g]", k.min, k.max * 2 + 1), try_set(k.key, v, 0);
+            try_set(k.key, "[0.5]", 0), try_set(k.key, "0.5", 0), try_set(k.key, "[nan, 0.5]", 0);
+            break;
         case 'p': {
             for (size_t j = 0; j < sizeof hostile / sizeof *hostile; j++) try_set(k.key, hostile[j], -1);
             for (size_t j = 0; j < sizeof hostile / sizeof *hostile; j++) {  // from a file, as code points

@@ -1,7 +1,7 @@
 // test_cuda_model.c — the CUDA backend against the CPU reference on one GPU: loss sum and
 // every gradient tensor of an accumulated window (dropout on, unlabelled prefix), per-tensor
 // max error against atol 1e-6 / rtol 1e-4; the GPU run repeated must be bit-identical;
-// evaluation loss and hits; an SGD step. Negative control: the GPU gradient compared with a
+// evaluation loss and hits; two steps of each optimizer (θ and its state tensors). Negative control: the GPU gradient compared with a
 // CPU gradient made with other dropout masks must fail the same check.
 // Usage: test_cuda_model CONFIG [KEY=VALUE...]   (needs a GPU; built only with CUDA)
 #include <math.h>
@@ -114,17 +114,45 @@ int main(int argc, char **argv) {
     double ec = compute_cpu.evaluate(cc, &mb[n - 1], &hc), eg = compute_cuda.evaluate(cg, &mb[n - 1], &hg);
     if (fabs(ec - eg) <= 1e-6 * fabs(ec) && hc == hg) passed++, printf("  evaluate: loss %.6f vs %.6f, hits %lld vs %lld\n", ec, eg, (long long)hc, (long long)hg);
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
-    for (int step = 0; step < 2; step++) {
-        compute_cpu.zero_grad(cc), compute_cuda.zero_grad(cg);
-        Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)step};
-        compute_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
-        compute_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
-        compute_cpu.sgd_step(cc, 1.0f, 0.1f, 0.9f, 0.01f), compute_cuda.sgd_step(cg, 1.0f, 0.1f, 0.9f, 0.01f);
-    }
-    float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
-    compute_cpu.get_params(cc, tc), compute_cuda.get_params(cg, tg);
-    compare("params after 2 SGD steps", &m, tg, tc, 1);
     compute_cpu.destroy(cc), compute_cuda.destroy(cg);
+    // Two steps of each optimizer (SGD, AdamW) from the same gradients: θ and every state
+    // tensor of the GPU twin against the CPU's. AdamW's ε = 1e-3 keeps its step well
+    // conditioned in g (|∂Δθ/∂g| ≤ lr/ε = 10), so the backends' gradient difference (≤ 1e-6)
+    // cannot flip an update as it could for a |g| near torch's ε = 1e-8. Negative control:
+    // the GPU's AdamW θ against the CPU's SGD θ must disagree.
+    float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
+    float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
+    OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-3};
+    for (int kind = 0; kind < OPT_COUNT; kind++) {
+        cc = compute_cpu.create(&m, cap), cg = compute_cuda.create(&m, cap);
+        compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);
+        Optimizer *oc = optimizer_create((OptimizerKind)kind, &h, compute_cpu.optimizer, m.total);
+        Optimizer *og = optimizer_create((OptimizerKind)kind, &h, compute_cuda.optimizer, m.total);
+        for (int step = 0; step < 2; step++) {
+            compute_cpu.zero_grad(cc), compute_cuda.zero_grad(cg);
+            Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)step};
+            compute_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
+            compute_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
+            optimizer_step(oc, compute_cpu.param_buffer(cc), compute_cpu.grad_buffer(cc), 2.0f);
+            optimizer_step(og, compute_cuda.param_buffer(cg), compute_cuda.grad_buffer(cg), 2.0f);
+        }
+        char what[128];
+        compute_cpu.get_params(cc, tc), compute_cuda.get_params(cg, tg);
+        snprintf(what, sizeof what, "params after 2 %s steps", optimizer_names[kind]);
+        compare(what, &m, tg, tc, 1);
+        if (kind == OPT_SGD) memcpy(sgd_cpu, tc, m.total * sizeof *tc);
+        else compare("negative control (gpu adamw vs cpu sgd)", &m, tg, sgd_cpu, 0);
+        OptimizerSnapshot sc, sg;
+        optimizer_snapshot(oc, &sc), optimizer_snapshot(og, &sg);
+        for (int i = 0; i < optimizers[kind].n_states; i++) {
+            snprintf(what, sizeof what, "%s %s after 2 steps", optimizer_names[kind], optimizers[kind].state_names[i]);
+            compare(what, &m, sg.state[i], sc.state[i], 1);
+        }
+        optimizer_snapshot_free(&sc), optimizer_snapshot_free(&sg);
+        optimizer_free(oc), optimizer_free(og);
+        compute_cpu.destroy(cc), compute_cuda.destroy(cg);
+    }
+    free(tc), free(tg), free(sgd_cpu);
     printf("test_cuda_model: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

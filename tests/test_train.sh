@@ -1,27 +1,31 @@
 # Train, checkpoint and exact resume: interrupted + resumed == continuous bit for bit
-# (model and momentum, every rank), with dropout on, for W = 2 and W = 3; resumes that
-# skip the RNG, momentum or sampler state must come out different (negative controls).
+# (model and every optimizer state tensor, every rank), with dropout on, for W = 2 and
+# W = 3, with SGD and with AdamW; resumes that skip the RNG, the sampler or one optimizer
+# state tensor (SGD's momentum; AdamW's first or second moment) must come out different
+# (negative controls). A version-1 checkpoint (tests/fixtures/checkpoint-v1-tiny, written
+# by the format-1 binary) resumes to the same bits as a continuous run.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
-resume_case() {  # NP SETS...
+resume_case() {  # NP SETS...   (PARTS: the state parts whose omission must show; LABEL: the case's name)
   local np=$1; shift
+  local parts=${PARTS:-rng momentum sampler} label=${LABEL:-W=$np}
   rm -rf outputs artifacts
   one prepare --config "$cfg" "$@" >/dev/null
-  expect_rc "W=$np: train (interrupted at 6)" 0 ddp $np train --config "$cfg" "$@" || return
-  [ -f artifacts/checkpoints/step-0006/rank-0000.h5 ] && [ ! -e artifacts/checkpoints/step-0006.tmp ] && ok "W=$np: step-0006 published, no temporary left" || bad "W=$np: checkpoint layout"
-  expect_rc "W=$np: train --continuous" 0 ddp $np train --config "$cfg" "$@" --continuous || return
-  expect_rc "W=$np: train --resume step-0006" 0 ddp $np train --config "$cfg" "$@" --resume artifacts/checkpoints/step-0006 || return
+  expect_rc "$label: train (interrupted at 6)" 0 ddp $np train --config "$cfg" "$@" || return
+  [ -f artifacts/checkpoints/step-0006/rank-0000.h5 ] && [ ! -e artifacts/checkpoints/step-0006.tmp ] && ok "$label: step-0006 published, no temporary left" || bad "$label: checkpoint layout"
+  expect_rc "$label: train --continuous" 0 ddp $np train --config "$cfg" "$@" --continuous || return
+  expect_rc "$label: train --resume step-0006" 0 ddp $np train --config "$cfg" "$@" --resume artifacts/checkpoints/step-0006 || return
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
-    && ok "W=$np: resumed step-12 model and momentum bit-identical to continuous (max |dtheta| = $d)" || bad "W=$np: resume differs" "— max |dtheta| = $d"
+    && ok "$label: resumed step-12 model and optimizer state bit-identical to continuous (max |dtheta| = $d)" || bad "$label: resume differs" "— max |dtheta| = $d"
   # Logged losses of steps 7..12 equal too (the same windows, the same masks).
   if diff <(sed -E 's/, "seconds".*//' outputs/train/resumed.jsonl) <(sed -E 's/, "seconds".*//' outputs/train/continuous.jsonl | tail -n +7) >/dev/null; then
-    ok "W=$np: resumed log lines equal the continuous run's steps 7..12"
-  else bad "W=$np: resumed log differs"; fi
-  for part in rng momentum sampler; do
+    ok "$label: resumed log lines equal the continuous run's steps 7..12"
+  else bad "$label: resumed log differs"; fi
+  for part in $parts; do
     rm -rf artifacts/checkpoints/step-0012
     DDPTOK_TEST_RESUME_SKIP=$part ddp $np train --config "$cfg" "$@" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
     d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
-      && bad "W=$np: a resume without the $part state still matched" || ok "W=$np: negative control — resume without the $part state differs (max |dtheta| = $d)"
+      && bad "$label: a resume without the $part state still matched" || ok "$label: negative control — resume without the $part state differs (max |dtheta| = $d)"
   done
 }
 resume_case 2
@@ -35,6 +39,31 @@ n=$(wc -l < outputs/logs/continuous/rank-2.log)
 rm -rf artifacts/checkpoints/step-0012
 expect_rc "--resume latest" 0 ddp 3 train --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto --resume latest
 expect_grep "... resumed from step 6" 'steps 7\.\.12' "$OUT"
+
+adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.01 --set train.optimizer.weight_decay=0.1)
+PARTS="exp_avg_sq exp_avg rng" LABEL="AdamW W=2" resume_case 2 "${adamw[@]}"
+PARTS="exp_avg_sq exp_avg" LABEL="AdamW W=3" resume_case 3 --set train.world_size=3 --set train.rank_bands=auto "${adamw[@]}"
+/usr/bin/python3 -c "
+import h5py; f = h5py.File('artifacts/checkpoints/step-0006/rank-0002.h5'); o = f['optimizer']
+assert set(o) == {'exp_avg', 'exp_avg_sq'} and o.attrs['name'] == b'adamw' and o.attrs['step'] == 6 and o.attrs['beta2'] == 0.999
+assert (o['exp_avg_sq/w1'][()] > 0).any() and (o['exp_avg_sq/w1'][()] >= 0).all()" \
+  && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint layout"
+# A version-1 checkpoint (SGD momentum, fixed fields) still resumes, bit-exactly; without
+# its momentum it must not (the fixture's state is really read).
+rm -rf outputs artifacts
+one prepare --config "$cfg" >/dev/null
+mkdir -p artifacts/checkpoints && cp -r "$ROOT/tests/fixtures/checkpoint-v1-tiny" artifacts/checkpoints/step-0006
+/usr/bin/python3 -c "import h5py; assert h5py.File('artifacts/checkpoints/step-0006/rank-0000.h5').attrs['version'] == 1" \
+  && ok "the fixture is a version-1 checkpoint" || bad "the fixture is not version 1"
+expect_rc "version-1 checkpoint: check-checkpoints accepts it" 0 one check-checkpoints --config "$cfg"
+expect_rc "version-1 checkpoint: train --resume" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
+ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+  && ok "version-1 checkpoint resumed: step-12 bit-identical to a continuous run (max |dtheta| = $d)" || bad "version-1 resume differs" "— $d"
+rm -rf artifacts/checkpoints/step-0012
+DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+  && bad "version-1 resume without its momentum still matched" || ok "negative control — version-1 resume without its momentum differs (max |dtheta| = $d)"
 
 # A failure stops every rank with one line each: the failed rank names the file and what
 # to do, the others name the failed rank; nothing else from ddptok.
