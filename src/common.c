@@ -102,7 +102,9 @@ static int report_together(const char *line) {
     }
     char mine[REPORT_LEN] = "", *all = g_id.rank == 0 ? xcalloc((size_t)g_id.world, REPORT_LEN) : NULL;
     snprintf(mine, sizeof mine, "%s", line);
+    watchdog_arm("the gather of the error lines");  // a rank stopped after the barrier cannot hang it
     MPI_Gather(mine, REPORT_LEN, MPI_CHAR, all, REPORT_LEN, MPI_CHAR, 0, g_die_comm);
+    watchdog_disarm();
     if (g_id.rank == 0) {
         char *same = xcalloc((size_t)g_id.world, 1), *printed = xcalloc((size_t)g_id.world, 1), who[1200];
         for (int r = 0; r < g_id.world; r++) {
