@@ -109,6 +109,8 @@ char *file_read_regular(const char *path, size_t max, size_t *len, char *why, si
 // mode "w" truncates, "a" appends; the file must be regular (a FIFO or device refused).
 // NULL with errno set (ELOOP for a link).
 FILE *fopen_nofollow(const char *path, const char *mode);
+// strerror for a failed create or fopen_nofollow, naming a refused link or non-regular file.
+const char *write_error(int e);
 // Removes `path` and, for a directory, everything under it, never following a symbolic
 // link (a link is removed itself; entries are unlinked relative to their directory's
 // descriptor, opened O_NOFOLLOW). 0, or -1 with one line printed.

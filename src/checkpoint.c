@@ -193,35 +193,33 @@ static int write_rank_file(const char *path, const CheckpointState *s, char file
     return h5out_commit(&o, file_sum);
 }
 
-// Removes a directory of plain files (checkpoint directories are flat).
-static void remove_flat_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[1200];
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    closedir(d);
-    rmdir(dir);
+// A directory ddptok replaces or empties (step-NNNN, step-NNNN.tmp) must be absent or a
+// real directory: a symbolic link or anything else in its place is refused and left as it
+// is (its target untouched). 0 or -1 (error printed).
+static int absent_or_directory(const char *dir) {
+    struct stat st;
+    if (lstat(dir, &st) != 0) return errno == ENOENT ? 0 : error("%s: %s", dir, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return error("%s: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is", dir);
+    if (!S_ISDIR(st.st_mode)) return error("%s: not a directory: refused, left as it is", dir);
+    return 0;
 }
 
 int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     char tmp[1100], path[1200], parent[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", dir);
     int rc = 0;
-    if (comm->rank == 0) {
-        remove_flat_dir(tmp);  // leftovers of a crashed write
-        rc = mkdir_p(tmp);
+    if (comm->rank == 0) {  // leftovers of a crashed write go; tmp is then made afresh, by this process
+        dir_of(dir, parent, sizeof parent);
+        rc = absent_or_directory(tmp) || absent_or_directory(dir) || remove_tree(tmp) || mkdir_p(parent);
+        if (!rc && mkdir(tmp, 0777) != 0) rc = error("%s: cannot create directory: %s", tmp, strerror(errno));
     }
     if (comm_agree(comm, rc ? 1 : 0)) return -1;
     checkpoint_rank_path(path, sizeof path, tmp, s->rank);
     char sum[65] = "";
     rc = write_rank_file(path, s, sum);
     if (comm_agree(comm, rc ? 1 : 0)) {
-        if (comm->rank == 0) remove_flat_dir(tmp);
+        if (comm->rank == 0) remove_tree(tmp);
         return -1;
     }
     // Rank 0 writes the manifest of every rank file's SHA-256 ...
@@ -243,14 +241,15 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
         free(sums);
     }
     // ... and, every file complete, publishes the directory atomically.
+    // remove_tree never follows a link, so even a link swapped in for `dir` meanwhile only
+    // loses its name.
     if (comm->rank == 0 && !rc) {
-        dir_of(dir, parent, sizeof parent);
         if (fsync_dir(tmp)) rc = -1;
-        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_flat_dir(tmp);  // replaced
+        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_tree(tmp);  // replaced
         else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
         if (!rc) rc = fsync_dir(parent);
     }
-    if (comm->rank == 0 && rc) remove_flat_dir(tmp);  // nothing published, nothing left
+    if (comm->rank == 0 && rc) remove_tree(tmp);  // nothing published, nothing left
     return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
 }
 

@@ -3,12 +3,13 @@
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -22,18 +23,14 @@
 #include "trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
 
-// Reads a whole text file (NULL when absent). Caller frees.
+// Reads a whole text file, a regular one of at most 16 MiB (NULL when absent or not
+// one). Caller frees.
 static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    Buf b = {0};
-    char chunk[4096];
     size_t n;
-    buf_printf(&b, "%s", "");
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_printf(&b, "%.*s", (int)n, chunk);
-    fclose(f);
-    while (b.n && (b.s[b.n - 1] == '\n' || b.s[b.n - 1] == ' ')) b.s[--b.n] = 0;
-    return b.s;
+    char why[256];
+    char *text = file_read_regular(path, 16 << 20, &n, why, sizeof why);
+    while (text && n && (text[n - 1] == '\n' || text[n - 1] == ' ')) text[--n] = 0;
+    return text;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,20 +362,19 @@ int cmd_exercise(App *app) {
 
 // Loss curve of one run from its JSONL into a two-column .dat; returns lines written.
 static int jsonl_to_dat(const char *jsonl, const char *dat) {
-    FILE *in = fopen(jsonl, "r");
-    if (!in) return 0;
-    FILE *out = fopen(dat, "w");
-    if (!out) {
-        fclose(in);
-        return 0;
-    }
-    char line[4096];
+    char *text = slurp(jsonl);
+    if (!text) return 0;
+    FILE *out = fopen_nofollow(dat, "w");
+    if (!out) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
     int n = 0, step;
     double loss;
-    while (fgets(line, sizeof line, in))
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
         if (sscanf(line, "{\"step\": %d, \"loss\": %lf", &step, &loss) == 2) fprintf(out, "%d %.9g\n", step, loss), n++;
-    fclose(in);
-    fclose(out);
+    }
+    free(text);
+    if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
     return n;
 }
 
@@ -392,6 +388,22 @@ static double tolerance_ratio(const float *g, const float *ref, size_t n, double
         if (r > worst) worst = r;
     }
     return worst;
+}
+
+// Runs gnuplot on `script` with `dir` as its working directory: no shell, an argv, so no
+// path reaches a command line; 0 when it exited 0.
+static int run_gnuplot(const char *dir, const char *script) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, dir);
+    char *argv[] = {"gnuplot", (char *)script, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ), status = 0;
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return error("cannot start gnuplot: %s", strerror(rc));
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return error("gnuplot: %s", strerror(errno));
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 int cmd_plot(App *app) {
@@ -424,8 +436,8 @@ int cmd_plot(App *app) {
     hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, ghint);
     if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
     snprintf(dat, sizeof dat, "%s/parity.dat", dir);
-    FILE *pd = fopen(dat, "w");
-    if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write", dat);
+    FILE *pd = fopen_nofollow(dat, "w");
+    if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
     fprintf(pd, "mode");
     for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
     fprintf(pd, "\n");
@@ -439,27 +451,27 @@ int cmd_plot(App *app) {
         }
         fprintf(pd, "\n");
     }
-    fclose(pd);
+    if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
     H5Fclose(rf), H5Fclose(gf);
     free(ref), free(g);
 
-    char png[1024], tmp[1100], gp[1200];
+    // gnuplot runs in the plot directory and its script names only fixed relative files:
+    // no user string (paths.outputs) enters the script or a command line.
+    char png[1024], tmp[1200], gp[1200];
     out_path(app, png, sizeof png, "figure.png");
-    snprintf(tmp, sizeof tmp, "%s.tmp.png", png);
+    snprintf(tmp, sizeof tmp, "%s/figure.tmp.png", dir);
     snprintf(gp, sizeof gp, "%s/figure.gp", dir);
-    FILE *f = fopen(gp, "w");
-    if (!f) die(EXIT_BAD_INPUT, "%s: cannot write", gp);
+    FILE *f = fopen_nofollow(gp, "w");
+    if (!f) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, write_error(errno));
     fprintf(f,
-            "set terminal pngcairo size 1400,560 font 'sans,10'\nset output '%s'\nset multiplot layout 1,2\n"
+            "set terminal pngcairo size 1400,560 font 'sans,10'\nset output 'figure.tmp.png'\nset multiplot layout 1,2\n"
             "set title 'Training loss (global token mean)'\nset xlabel 'update'\nset ylabel 'loss per token'\nset grid\n"
-            "plot ",
-            tmp);
+            "plot ");
     const char *styles[3] = {"lw 3 lc rgb '#999999'", "lw 1.5 lc rgb '#1f77b4'", "lw 1.5 dt 2 lc rgb '#d62728'"};
     int first = 1;
     for (int i = 0; i < 3; i++)
         if (have[i])
-            fprintf(f, "%s'%s/loss-%s.dat' using 1:2 with lines %s title '%s'", first ? "" : ", ", dir, runs[i], styles[i],
-                    runs[i]),
+            fprintf(f, "%s'loss-%s.dat' using 1:2 with lines %s title '%s'", first ? "" : ", ", runs[i], styles[i], runs[i]),
                 first = 0;
     if (first) fprintf(f, "NaN notitle");
     fprintf(f,
@@ -467,15 +479,12 @@ int cmd_plot(App *app) {
             "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
             "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\nset xtics rotate by -15\n"
             "set key below horizontal maxrows 2\nset yrange [1e-6:*]\nset xtics font ',8'\n"
-            "plot '%s/parity.dat' using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), "
+            "plot 'parity.dat' using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), "
             "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
             "1 with lines lw 2 dt 2 lc rgb 'black' title 'bound (atol %g, rtol %g): passes below'\nunset multiplot\n",
-            dir, cfg->parity.atol, cfg->parity.rtol);
-    fclose(f);
-    char cmd[3000];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>&1", gp);
-    int rc = system(cmd);
-    if (rc != 0 || rename(tmp, png) != 0) {
+            cfg->parity.atol, cfg->parity.rtol);
+    if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
+    if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {
         unlink(tmp);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (is gnuplot installed? `apt-get install gnuplot-nox`)", gp);
     }
@@ -487,17 +496,13 @@ int cmd_plot(App *app) {
 // ---------------------------------------------------------------------------------------
 // clean --scope generated
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st, (void)flag, (void)ftw;
-    return remove(path) == 0 ? 0 : error("%s: cannot remove: %s", path, strerror(errno));
-}
-
 static void clean_path(const App *app, const char *path, int *found, int *failed) {
     struct stat st;
     if (lstat(path, &st) != 0) return;
     (*found)++;
     say("%s %s%s\n", app->dry_run ? "would remove" : "removing", path, S_ISDIR(st.st_mode) ? "/" : "");
-    if (!app->dry_run && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) (*failed)++;
+    // Never through a link: a linked directory loses the link, not its target's files.
+    if (!app->dry_run && remove_tree(path) != 0) (*failed)++;
 }
 
 int cmd_clean(App *app) {

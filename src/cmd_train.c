@@ -30,8 +30,12 @@ static int lock_lineage(const char *root) {
     char path[1100], holder[256] = "";
     snprintf(path, sizeof path, "%s/.lock", root);
     if (mkdir_p(root)) return -1;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return error("%s: cannot open: %s", path, strerror(errno));
+    // Never through a link (its target would be overwritten with the holder's name), and a
+    // regular file only (O_NONBLOCK: a FIFO cannot block the open).
+    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
+    if (fd < 0) return error("%s: cannot open: %s", path, write_error(errno));
     const char *w = getenv("DDPTOK_LOCK_WAIT");
     double wait = w ? atof(w) : 30, start = now_seconds();
     for (int tries = 0;; tries++) {
@@ -411,8 +415,8 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
     }
     // No rank file beyond the world size.
     checkpoint_rank_path(path, sizeof path, dir, W);
-    FILE *extra = fopen(path, "rb");
-    if (extra) fclose(extra), problems++, error("%s: extra rank file for a world of %d", path, W);
+    struct stat st;
+    if (lstat(path, &st) == 0) problems++, error("%s: extra rank file for a world of %d", path, W);
     checkpoint_state_free(&s0);
     return problems;
 }

@@ -366,6 +366,11 @@ FILE *fopen_nofollow(const char *path, const char *mode) {
     return f;
 }
 
+const char *write_error(int e) {
+    return e == ELOOP ? "a symbolic link: refused (ddptok never writes through one)"
+           : e == EINVAL ? "not a regular file: refused" : strerror(e);
+}
+
 // Empties the directory open as `fd` (closed here), `depth` levels down, never following a link.
 static int remove_entries(int fd, const char *path, int depth) {
     if (depth > 32) {

@@ -9,6 +9,11 @@ W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 PY=/usr/bin/python3
 HOSTILE_H5="$ROOT/tests/hostile_h5.py"
+# refused_job NAME PATTERN CMD...: a distributed command refused (exit 2), one rank's line matching PATTERN.
+refused_job() {
+  local name=$1 pat=$2; shift 2
+  expect_rc "$name" 2 "$@" && expect_grep "... naming it" "$pat" "$OUT"
+}
 # refused NAME CODE PATTERN CMD...: exit CODE, at most one stderr line per rank, PATTERN in it, no signal.
 refused() {
   local name=$1 want=$2 pat=$3; shift 3
@@ -143,6 +148,52 @@ for p in 'q"o' 'a\q' "o';touch INJECTED;'"; do
   rm -rf art-q
 done
 [ ! -e INJECTED ] && ok "... no INJECTED file anywhere" || bad "a shell ran a path" 
+# --- no shell: plot runs gnuplot with an argv, in its directory, on a script of fixed names
+for p in "o';touch INJECTED;'" "g');system('touch INJECTED');print('"; do
+  (one prepare --config "$cfg" --set "paths.outputs=$p" && one reference --config "$cfg" --set "paths.outputs=$p" \
+    && ddp 2 parity --config "$cfg" --set "paths.outputs=$p" && ddp 2 train --config "$cfg" --set "paths.outputs=$p" \
+    --set paths.artifacts=art-p) >/dev/null 2>&1
+  rm -rf art-p
+  expect_rc "plot with paths.outputs=$p" 0 one plot --config "$cfg" --set "paths.outputs=$p"
+  [ ! -e INJECTED ] && [ -s "$p/figure.png" ] && ok "... the figure is made and no command ran (no INJECTED file)" \
+    || { bad "plot injection: $p" "— INJECTED exists or no figure"; rm -f INJECTED; }
+done
+
+# --- symbolic links: ddptok never writes, truncates or empties through one
+echo precious > target
+sl=(--set paths.outputs=sl --set paths.artifacts=art)
+one prepare --config "$cfg" "${sl[@]}" >/dev/null
+mkdir -p art/continuous && ln -s "$W/target" art/continuous/.lock
+refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link: refused' \
+  ddp 2 train --config "$cfg" --continuous "${sl[@]}"
+[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "the lock's link target was overwritten"
+rm -rf art && mkdir -p victim art/checkpoints && echo keep > victim/keep
+ln -s "$W/victim" art/checkpoints/step-0006
+refused_job "a symlinked step-0006 where train publishes: refused, nothing published" \
+  'art/checkpoints/step-0006: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is' \
+  ddp 2 train --config "$cfg" "${sl[@]}"
+[ "$(cat victim/keep 2>/dev/null)" = keep ] && [ -L art/checkpoints/step-0006 ] && ok "... the link and its target untouched" \
+  || bad "a symlinked step directory's target was emptied"
+rm art/checkpoints/step-0006 && ln -s "$W/victim" art/checkpoints/step-0006.tmp
+refused_job "a symlinked step-0006.tmp: refused" 'art/checkpoints/step-0006.tmp: a symbolic link where ddptok keeps a checkpoint directory' \
+  ddp 2 train --config "$cfg" "${sl[@]}"
+[ "$(cat victim/keep 2>/dev/null)" = keep ] && ok "... its target untouched" || bad "a symlinked .tmp directory's target was emptied"
+rm -rf art
+# PATH.tmp.PID: the shell plants the link under its own pid, then becomes ddptok (exec keeps the pid).
+one prepare --config "$cfg" >/dev/null
+refused "a planted corpus.h5.tmp.PID link: refused" 2 'outputs/data/corpus.h5: cannot write: outputs/data/corpus.h5.tmp.[0-9]+ already exists \(a leftover or a planted file or link\): refused' \
+  timeout -k 5 60 sh -c 'ln -s "$1" outputs/data/corpus.h5.tmp.$$ && exec "$2" prepare --config "$3"' sh "$W/target" "$DDPTOK" "$cfg"
+[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "write_file_atomic wrote through a planted link"
+rm -f outputs/data/corpus.h5.tmp.*
+mkdir -p sl/train && ln -sf "$W/target" sl/train/interrupted.jsonl
+refused_job "a symlinked train/interrupted.jsonl: refused" 'sl/train/interrupted.jsonl: cannot write: not a regular file' \
+  ddp 2 train --config "$cfg" "${sl[@]}"
+[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "the JSONL was written through a link"
+rm -rf art sl/train/interrupted.jsonl && mkdir -p keepdir && echo keep > keepdir/keep && rm -rf outputs/logs && ln -s "$W/keepdir" outputs/logs
+expect_rc "clean with outputs/logs a link to a directory" 0 one clean --config "$cfg" --scope generated
+[ "$(cat keepdir/keep 2>/dev/null)" = keep ] && [ ! -e outputs/logs ] && ok "... the link removed, its target's files untouched (guard)" \
+  || bad "clean emptied a linked directory's target"
+
 OUT=$("$ROOT"/build/test_config_roundtrip 2>&1); rc=$?
 [ $rc -eq 0 ] && ok "property test over the key table: $(tail -1 <<<"$OUT")" || { bad "config round trip" "— exit $rc"; echo "$OUT" | tail -8; }
 cd "$ROOT"; rm -rf "$W"
