@@ -46,6 +46,11 @@ hid_t h5_open_read(const char *path, const char *hint);
 // An HDF5 file image in memory, read-only (HDF5 keeps its own copy); -1 (nothing printed)
 // when it is not a readable HDF5 file. `name` is only for HDF5's bookkeeping.
 hid_t h5_open_image(const char *name, const void *image, size_t len);
+// Closes a file opened by h5_open_read / h5_open_image. Between the two, a crash inside
+// HDF5 (it is not hardened against crafted files) ends the process with one line naming
+// the file and exit 2; h5_crash_guard = 0 turns that off (the fuzz targets).
+void h5_close(hid_t f);
+extern int h5_crash_guard;
 // Number of elements of a dataset (and its dims when `dims` is not NULL, up to 8); -1 on error.
 int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *rank, hsize_t *dims);
 // Reads exactly `n` elements of `type`; error names the file and dataset when absent or

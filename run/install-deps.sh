@@ -9,10 +9,11 @@ check=0
 pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
       libssl-dev gnuplot-nox python3)
 # Tests: the independent witnesses (h5py, PyTorch), a real Slurm, ssh + iproute2 for
-# the two-host test, and procps (pgrep) for the fault tests.
+# the two-host test, procps (pgrep) for the fault tests, clang and its libFuzzer/sanitizer
+# runtime for the fuzz targets (make fuzz-bins).
 if [ "${1:-}" = --tests ]; then
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
-        procps)
+        procps clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

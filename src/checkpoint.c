@@ -328,7 +328,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     rc = 0;
 out:
     free(format), free(sum), free(lock);
-    H5Fclose(f);
+    h5_close(f);
     if (rc) checkpoint_state_free(s);
     return rc;
 }

@@ -452,7 +452,7 @@ int cmd_plot(App *app) {
         fprintf(pd, "\n");
     }
     if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
-    H5Fclose(rf), H5Fclose(gf);
+    h5_close(rf), h5_close(gf);
     free(ref), free(g);
 
     // gnuplot runs in the plot directory and its script names only fixed relative files:

@@ -216,7 +216,7 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
     rc = 0;
 out:
     free(stored);
-    H5Fclose(f);
+    h5_close(f);
     if (rc) corpus_free(c);
     return rc;
 }

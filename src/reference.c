@@ -151,6 +151,6 @@ int reference_read(const char *path, const char *lock, const ModelShape *m, floa
     if (!rc) rc = h5_read_params(f, path, "init", m, theta0) || (grad && h5_read_params(f, path, "grad", m, grad)) ||
                   (N && h5_attr_read_i64(f, path, "global_count", N));
     free(stored);
-    H5Fclose(f);
+    h5_close(f);
     return rc ? -1 : 0;
 }

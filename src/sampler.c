@@ -111,7 +111,7 @@ int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const c
                             plan[i], c->n - 1);
     }
     free(lock);
-    H5Fclose(f);
+    h5_close(f);
     if (bad) free(plan), plan = NULL;
     return plan;
 }

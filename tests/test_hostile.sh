@@ -92,6 +92,13 @@ OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
   || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
 rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006
 
+# --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
+one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
+refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
+  '^ddptok: error: outputs/data/plan.h5: HDF5 crashed parsing it \(a damaged or crafted HDF5 file\): refused$' \
+  one check-checkpoints --config "$cfg"
+cp plan.keep outputs/data/plan.h5
+
 # --- only regular files are read: a FIFO or a device is refused at once, never waited on
 mkfifo fifo
 refused "a FIFO as the config file: refused at once" 2 'fifo: cannot read config file: a FIFO, not a regular file' \
