@@ -94,7 +94,8 @@ static inline uint64_t size_add(uint64_t a, uint64_t b) {
 }
 // Bytes this process may still allocate: /proc/meminfo's MemAvailable (the kernel's
 // estimate of what can be allocated without swapping), or the free pages of sysconf where
-// /proc is absent; lowered to the address-space limit (ulimit -v) when one is set.
+// /proc is absent; lowered to the address-space limit (ulimit -v) when one is set, and to
+// DDPTOK_MEMORY_LIMIT (bytes, or with a K, M or G suffix) when that is set.
 uint64_t memory_available(void);
 // "1.5 GiB": `bytes` in binary units, for messages.
 void format_bytes(uint64_t bytes, char *out, size_t len);

@@ -282,6 +282,15 @@ uint64_t memory_available(void) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < avail)
         avail = (uint64_t)rl.rlim_cur;
+    // DDPTOK_MEMORY_LIMIT=N[KMG]: a lower budget (a shared node; the fuzz targets).
+    const char *env = getenv("DDPTOK_MEMORY_LIMIT");
+    char *end;
+    unsigned long long lim = env ? strtoull(env, &end, 10) : 0;
+    if (lim) {
+        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+        uint64_t bytes = size_mul(lim, (uint64_t)1 << shift);
+        if (!avail || bytes < avail) avail = bytes;
+    }
     return avail ? avail : UINT64_MAX;  // unknown: do not refuse on a guess
 }
 

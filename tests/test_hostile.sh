@@ -174,16 +174,17 @@ mkdir -p art/continuous && ln -s "$W/target" art/continuous/.lock
 refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link: refused' \
   ddp 2 train --config "$cfg" --continuous "${sl[@]}"
 [ "$(cat target)" = precious ] && ok "... its target untouched" || bad "the lock's link target was overwritten"
-rm -rf art && mkdir -p victim art/checkpoints && echo keep > victim/keep
-ln -s "$W/victim" art/checkpoints/step-0006
-refused_job "a symlinked step-0006 where train publishes: refused, nothing published" \
-  'art/checkpoints/step-0006: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is' \
-  ddp 2 train --config "$cfg" "${sl[@]}"
-[ "$(cat victim/keep 2>/dev/null)" = keep ] && [ -L art/checkpoints/step-0006 ] && ok "... the link and its target untouched" \
+rm -rf art && mkdir -p victim && echo keep > victim/keep
+ddp 2 train --config "$cfg" "${sl[@]}" >/dev/null 2>&1  # step-0006, to resume from
+ln -s "$W/victim" art/checkpoints/step-0012
+refused_job "a symlinked step-0012 where the resumed run publishes: refused, nothing published" \
+  'art/checkpoints/step-0012: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is' \
+  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
+[ "$(cat victim/keep 2>/dev/null)" = keep ] && [ -L art/checkpoints/step-0012 ] && ok "... the link and its target untouched" \
   || bad "a symlinked step directory's target was emptied"
-rm art/checkpoints/step-0006 && ln -s "$W/victim" art/checkpoints/step-0006.tmp
-refused_job "a symlinked step-0006.tmp: refused" 'art/checkpoints/step-0006.tmp: a symbolic link where ddptok keeps a checkpoint directory' \
-  ddp 2 train --config "$cfg" "${sl[@]}"
+rm art/checkpoints/step-0012 && ln -s "$W/victim" art/checkpoints/step-0012.tmp
+refused_job "a symlinked step-0012.tmp: refused" 'art/checkpoints/step-0012.tmp: a symbolic link where ddptok keeps a checkpoint directory' \
+  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
 [ "$(cat victim/keep 2>/dev/null)" = keep ] && ok "... its target untouched" || bad "a symlinked .tmp directory's target was emptied"
 rm -rf art
 # PATH.tmp.PID: the shell plants the link under its own pid, then becomes ddptok (exec keeps the pid).
