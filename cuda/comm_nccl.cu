@@ -115,7 +115,14 @@ static void nccl_destroy(Comm *c) {
     c->impl = NULL;
 }
 
-extern "C" const CommOps comm_nccl = {"nccl", 1, nccl_allreduce_sum_i64, nccl_allreduce_avg_f32, nccl_destroy, NULL};
+extern "C" const CommOps comm_nccl = {
+    .name = "nccl",
+    .device_buffers = 1,
+    .allreduce_sum_i64 = nccl_allreduce_sum_i64,
+    .allreduce_avg_f32 = nccl_allreduce_avg_f32,
+    .destroy = nccl_destroy,
+    .allreduce_sum_f32 = NULL,  // NCCL averages on the device (ncclAvg)
+};
 
 extern "C" void nccl_version_string(char *out, size_t len) {
     int v = 0;

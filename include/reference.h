@@ -26,7 +26,7 @@ typedef struct {
 } Reference;
 
 // Replays window 1 of every rank from θ0. Returns 0, EXIT_EMPTY_WINDOW when N = 0, or -1.
-int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref);
+int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps *ops, const float *theta0, Reference *ref);
 void reference_free(Reference *ref);
 
 // outputs/reference.h5 (SPEC §10)

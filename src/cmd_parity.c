@@ -15,10 +15,10 @@
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
-static int distributed_window(App *app, const Config *cfg, const Corpus *c, const float *theta0, Normalization mode,
+static int distributed_window(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
                               float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
     Trainer t;
-    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, c, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up the window");
     int rc = trainer_window(&t, mode, 0, ws);
     if (!rc) {
@@ -54,15 +54,15 @@ int cmd_parity(App *app) {
     if (app->invariance) return parity_invariance(app);
     const Config *cfg = &app->cfg;
     int W = cfg->train.world_size, A = cfg->train.accumulation;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     ModelShape m;
     model_shape(&m, cfg);
     float *theta0 = xmalloc(m.total * sizeof *theta0), *ref = xmalloc(m.total * sizeof *ref);
     int64_t N_ref = 0;
     char rpath[1024];
     out_path(app, rpath, sizeof rpath, "reference.h5");
-    comm_stop_if_any(&app->comm, reference_read(rpath, c.lock, &m, theta0, ref, &N_ref), EXIT_BAD_INPUT,
+    comm_stop_if_any(&app->comm, reference_read(rpath, corpus.lock, &m, theta0, ref, &N_ref), EXIT_BAD_INPUT,
                      "reading the reference");
 
     LossUnit unit = cfg->train.loss_unit;
@@ -75,7 +75,7 @@ int cmd_parity(App *app) {
     WindowStats ws;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         grads[mode] = xmalloc(m.total * sizeof(float));
-        if (distributed_window(app, cfg, &c, theta0, (Normalization)mode, grads[mode], &ws, &f, rank))
+        if (distributed_window(app, cfg, &corpus, theta0, (Normalization)mode, grads[mode], &ws, &f, rank))
             die(EXIT_EMPTY_WINDOW, "parity: window 1 has no supervised position on any rank (N = 0)");
         cmp[mode] = compare_vectors(grads[mode], ref, m.total, cfg->parity.atol, cfg->parity.rtol);
         coincide[mode] = objective_coincides((Normalization)mode, unit, &f);
@@ -124,12 +124,12 @@ int cmd_parity(App *app) {
         buf_free(&j);
         char gpath[1024];
         out_path(app, gpath, sizeof gpath, "grads.h5");
-        if (write_grads(gpath, &m, grads, c.lock)) stop_abort(EXIT_BAD_INPUT);
+        if (write_grads(gpath, &m, grads, corpus.lock)) stop_abort(EXIT_BAD_INPUT);
         say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
     free(rank), free(theta0), free(ref);
-    corpus_free(&c);
+    corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
@@ -142,8 +142,8 @@ int cmd_parity(App *app) {
 static int parity_invariance(App *app) {
     const Config *base = &app->cfg;
     int W = base->train.world_size;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     ModelShape m;
     float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
     Counts *rank = xcalloc((size_t)W, sizeof *rank);
@@ -174,14 +174,14 @@ static int parity_invariance(App *app) {
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 if (bad) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
                 cfg.train.normalization = loss_units[unit].product;
-                if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &c, app->compute, theta0, &ref))
+                if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &corpus, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");
-                if (distributed_window(app, &cfg, &c, theta0, cfg.train.normalization, grad, &ws, &f, rank))
+                if (distributed_window(app, &cfg, &corpus, theta0, cfg.train.normalization, grad, &ws, &f, rank))
                     die(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position (N = 0)");
                 Compare prod = {0, 0, 0, -1}, mom = prod;
                 if (app->comm.rank == 0) prod = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
                 int coincide = objective_coincides(NORM_MEAN_OF_MEANS, (LossUnit)unit, &f);
-                distributed_window(app, &cfg, &c, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL, NULL);
+                distributed_window(app, &cfg, &corpus, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL, NULL);
                 if (app->comm.rank == 0) mom = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
                 int prod_ok = prod.violations == 0, mom_ok = coincide ? mom.violations == 0 : mom.violations > 0;
                 if (app->comm.rank == 0) {
@@ -216,7 +216,7 @@ static int parity_invariance(App *app) {
                                                "rejected wherever per-rank counts differ)" : "FAILED");
     }
     free(rank), free(theta0), free(grad);
-    corpus_free(&c);
+    corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
@@ -226,8 +226,8 @@ static int parity_invariance(App *app) {
 int cmd_check_empty(App *app) {
     const Config *base = &app->cfg;
     int W = base->train.world_size;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     ModelShape m;
     float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
     char err[512];
@@ -238,7 +238,7 @@ int cmd_check_empty(App *app) {
     if (config_set(&empty, "data.unsupervised_prefix=65536", err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
     double t0 = now_seconds();
     Normalization product = loss_units[base->train.loss_unit].product;
-    int rc = distributed_window(app, &empty, &c, theta0, product, grad, &ws, NULL, NULL);
+    int rc = distributed_window(app, &empty, &corpus, theta0, product, grad, &ws, NULL, NULL);
     double took = now_seconds() - t0;
     if (rc == EXIT_EMPTY_WINDOW)
         fprintf(stderr, "ddptok: rank %d: step %d: no supervised position in the window on any rank (N = 0): rejected\n",
@@ -255,14 +255,14 @@ int cmd_check_empty(App *app) {
         char set[64];
         snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
         if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
-        rc = distributed_window(app, &local, &c, theta0, product, grad, &ws, NULL, NULL);
+        rc = distributed_window(app, &local, &corpus, theta0, product, grad, &ws, NULL, NULL);
         if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
         N_r0 = ws.local.tokens;
         comm_bcast(&app->comm, &N_r0, sizeof N_r0, 0);
         N_local = ws.global.tokens;
         if (app->comm.rank == 0) {
             Reference ref;
-            if (reference_compute(&local, &c, app->compute, theta0, &ref)) die_abort(EXIT_INTERNAL, "reference failed");
+            if (reference_compute(&local, &corpus, app->compute, theta0, &ref)) die_abort(EXIT_INTERNAL, "reference failed");
             cmp = compare_vectors(grad, ref.grad, m.total, base->parity.atol, base->parity.rtol);
             local_ok = cmp.violations == 0 && N_r0 == 0 && ref.N == ws.global.tokens;
             reference_free(&ref);
@@ -293,6 +293,6 @@ int cmd_check_empty(App *app) {
         buf_free(&j);
     }
     free(theta0), free(grad);
-    corpus_free(&c);
+    corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }

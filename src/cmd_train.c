@@ -1,4 +1,4 @@
-// cmd_train.c — `train` (SGD updates, checkpoints, exact resume) and
+// cmd_train.c — `train` (optimizer updates, checkpoints, exact resume) and
 // `check-checkpoints` (SPEC §7).
 #include <dirent.h>
 #include <errno.h>

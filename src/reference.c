@@ -58,14 +58,14 @@ static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps
     return rc;
 }
 
-int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
+int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps *ops, const float *theta0, Reference *ref) {
     int W = cfg->train.world_size, A = cfg->train.accumulation, B = cfg->train.batch_size_per_rank;
     ModelShape m;
     model_shape(&m, cfg);
     memset(ref, 0, sizeof *ref);
     ref->rank_counts = xcalloc((size_t)W, sizeof *ref->rank_counts);
     ref->grad = xmalloc(m.total * sizeof *ref->grad);
-    if (cfg->train.sampler == SAMPLER_GLOBAL) return reference_global(cfg, c, ops, theta0, ref);
+    if (cfg->train.sampler == SAMPLER_GLOBAL) return reference_global(cfg, corpus, ops, theta0, ref);
     int cap = B * cfg->data.max_length;
     Batch *micro = xmalloc((size_t)W * A * sizeof *micro);
     int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
@@ -75,7 +75,7 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
     // Every rank's window 1, drawn from that rank's fresh sampler stream.
     for (int r = 0; r < W && !rc; r++) {
         Sampler s;
-        if (sampler_init(&s, cfg, c, r)) {
+        if (sampler_init(&s, cfg, corpus, r)) {
             rc = -1;
             W = r;  // only ranks < r have batches to free
             break;
@@ -85,7 +85,7 @@ int reference_compute(const Config *cfg, const Corpus *c, const ComputeOps *ops,
         for (int a = 0; a < A; a++) {
             Batch *b = &micro[r * A + a];
             batch_init(b, cap, cfg->model.context);
-            batch_build(b, c, ids + (size_t)a * B, B, &rule, unit);
+            batch_build(b, corpus, ids + (size_t)a * B, B, &rule, unit);
             ref->rank_counts[r] += b->T;
             ref->M += b->sequences;
         }

@@ -118,14 +118,14 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     //    stop requests) before any backward
     double t1 = now_seconds();
     ws->t_draw = t1 - t0;
-    CountExchange *x = &t->counts;
-    count_exchange_fill(x, t->rank, l, stop_local);
-    t->comm->ops->allreduce_sum_i64(t->comm, x->data, (int)x->n);
+    CountExchange *exchange = &t->counts;
+    count_exchange_fill(exchange, t->rank, l, stop_local);
+    t->comm->ops->allreduce_sum_i64(t->comm, exchange->data, (int)exchange->n);
     double t2 = now_seconds();
     ws->t_count = t2 - t1;
-    *g = count_exchange_global(x);
-    ws->rank_counts = x->tokens, ws->rank_seqs = x->sequences;
-    ws->stop_requested = *x->stop > 0;
+    *g = count_exchange_global(exchange);
+    ws->rank_counts = exchange->tokens, ws->rank_seqs = exchange->sequences;
+    ws->stop_requested = *exchange->stop > 0;
     if (g->tokens == 0) {
         // Every rank sees the same N after the all-reduce, so every rank stops here
         // together; the dropout stream is not advanced and nothing is applied.

@@ -50,5 +50,15 @@ prep_ref ddpseq.yaml --set paths.outputs=oseq
 ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
 expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
 echo "$OUT" | tail -1 | sed 's/^/       /'
+# AdamW (torch.optim.AdamW semantics): 100 updates against torch's AdamW within the bounds
+# stated in witness.py (measured, x10); negative control: the same witness with torch's
+# Adam and coupled L2 weight decay instead (--as adam-l2) must fall outside them.
+variant adamw model.dropout=0 train.optimizer.name=adamw train.optimizer.lr=0.003 train.optimizer.weight_decay=0.1
+prep_ref adamw.yaml --set paths.outputs=oadam
+ddp 2 train --config adamw.yaml --continuous --set paths.outputs=oadam --set paths.artifacts=aadam >/dev/null 2>&1
+expect_rc "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 witness ddp adamw.yaml oadam aadam/continuous/step-0100
+echo "$OUT" | tail -1 | sed 's/^/       /'
+expect_rc "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 witness ddp adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
+echo "$OUT" | tail -1 | sed 's/^/       /'
 cd "$ROOT"; rm -rf "$W"
 fi
