@@ -67,7 +67,8 @@ OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
 
 # `ddptok --version`: the commit it was built from. build/version.h is rewritten only when
 # the version changes, so a rebuild happens exactly then.
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+# DDPTOK_VERSION=... gives it where .git is absent (the Docker build).
+VERSION := $(or $(DDPTOK_VERSION),$(shell git describe --always --dirty 2>/dev/null),unknown)
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 

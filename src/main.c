@@ -62,6 +62,7 @@ static void usage(FILE *f) {
             "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
             "  --comm-timeout SEC   how long one collective may wait for the other ranks (0.1..1e6, default 300; exit 4)\n"
             "  --help               this text;   --version   the build and its libraries\n"
+            "  --check COMMAND ...  check the command line and the config only, do nothing (exit 0: valid)\n"
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
 }
@@ -110,6 +111,12 @@ int main(int argc, char **argv) {
         return argc < 2 ? EXIT_BAD_INPUT : 0;
     }
     startup_begin(&app.comm);
+    // --check COMMAND ...: parse the options and the config, and stop there (exit 0 when
+    // they are valid): a dry run for launch files (tests/check_docker.py runs every compose
+    // command through it).
+    int check_only = !strcmp(argv[1], "--check");
+    if (check_only) argv++, argc--;
+    if (argc < 2) die(EXIT_BAD_INPUT, "--check needs a command line to check (ddptok --check COMMAND --config FILE ...)");
     const Command *cmd = NULL;
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
@@ -166,6 +173,13 @@ int main(int argc, char **argv) {
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     if (cmd->run != cmd_clean && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     free(sets);
+    if (check_only) {
+        startup_end(&app.comm);
+        say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, hint_args(),
+            cmd->distributed ? "distributed: mpirun -np train.world_size" : "one process", app.cfg.train.world_size);
+        MPI_Finalize();
+        return 0;
+    }
 
     if (!cmd->distributed && world != 1)
         die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);

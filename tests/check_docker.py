@@ -1,7 +1,11 @@
 """check_docker.py ROOT: static checks of docker/Dockerfile and docker/compose.yaml (no
 Docker engine runs here). Compose: only keys of the Compose specification, the two
 services with their GPU reservations, mpirun -np 2 for `dual`, the settings MPI and NCCL
-need in containers, every path and command named exists. Dockerfile: every COPY source
+need in containers, every path and command named exists, and every command line — each
+service's default and each `docker compose ... run --rm SERVICE ARGS` the file's header
+documents — passes `ddptok --check` (the options and the config parsed and validated,
+nothing run; train.world_size must equal the service's rank count). The image's
+--version: the build passes DDPTOK_VERSION. Dockerfile: every COPY source
 exists, the build runs make with CUDA, the entrypoint is the built binary, and every
 Debian package run/install-deps.sh needs for the build is installed. Prints failures."""
 import os
@@ -51,6 +55,36 @@ for name, s in services.items():
         fail.append(f"compose: service {name}: command {cmd[:1]} is not a ddptok command ({sorted(commands)})")
     if "--config" in cmd and not os.path.isfile(os.path.join(root, cmd[cmd.index("--config") + 1])):
         fail.append(f"compose: service {name}: config {cmd[cmd.index('--config') + 1]} does not exist")
+
+# Every command line through `ddptok --check`, run from the repository root (the
+# containers' /work holds the same configs/). Ranks: mpirun -np N in the entrypoint, else 1.
+def ranks_of(s):
+    ep = s.get("entrypoint", [])
+    return int(ep[ep.index("-np") + 1]) if "mpirun" in ep[:1] and "-np" in ep else 1
+
+lines = [(name, s.get("command", []), f"service {name}: default command") for name, s in services.items()]
+header = open(f"{root}/docker/compose.yaml").read()
+for m in re.finditer(r"^#\s+docker compose -f docker/compose.yaml run --rm (\S+) (.+)$", header, re.M):
+    lines.append((m.group(1), m.group(2).split(), f"documented: run --rm {m.group(1)} {m.group(2)}"))
+for name, args, what in lines:
+    if name not in services or not args:
+        fail.append(f"compose: {what}: no such service or no command")
+        continue
+    r = subprocess.run([f"{root}/ddptok", "--check", *args], capture_output=True, text=True, cwd=root)
+    if r.returncode != 0:
+        fail.append(f"compose: {what}: ddptok --check exits {r.returncode}: {r.stderr.strip()}")
+        continue
+    w = re.search(r"distributed: .*train.world_size (\d+)\)", r.stdout)
+    if w and int(w.group(1)) != ranks_of(services[name]):
+        fail.append(f"compose: {what}: train.world_size {w.group(1)} but the service starts {ranks_of(services[name])} rank(s)")
+for name, s in services.items():
+    args = s.get("build", {}).get("args") or {}
+    if "DDPTOK_VERSION" not in args:
+        fail.append(f"compose: service {name}: the build does not pass DDPTOK_VERSION (the image's --version)")
+if not re.search(r"^ARG DDPTOK_VERSION", df := open(f"{root}/docker/Dockerfile").read(), re.M) or "DDPTOK_VERSION=" not in \
+        "".join(re.findall(r"^RUN make .*$", df, re.M)):
+    fail.append("Dockerfile: does not take ARG DDPTOK_VERSION into make (the image's --version)")
+
 ep = services.get("dual", {}).get("entrypoint", [])
 if ep[:3] != ["mpirun", "-np", "2"] or ep[-1] != "/opt/ddptok/ddptok":
     fail.append(f"compose: dual must run mpirun -np 2 /opt/ddptok/ddptok, has {ep}")

@@ -9,4 +9,16 @@ sed 's/count: 2/count: 1/; s/"--dual"/"--duel"/' "$ROOT/docker/compose.yaml" | s
 out=$(/usr/bin/python3 "$ROOT/tests/check_docker.py" "$D")
 [ $? -ne 0 ] && grep -q "expected a reservation of 2" <<<"$out" && grep -q "is not a ddptok command" <<<"$out" \
   && ok "negative control: a compose file with 1 GPU for dual and an unknown command is rejected" || { bad "docker negative control"; echo "$out"; }
+# The gpu service's former default (check-env with train.world_size=1 but the file's two
+# bands) exits 2 at its first start: ddptok --check must catch it; so must a documented
+# line whose world size does not match the service's ranks, and a build that cannot show
+# the commit.
+sed 's/, "--set", "train.rank_bands=auto"\]/]/; s/run --rm dual parity --config configs\/minimum.yaml/run --rm dual parity --config configs\/minimum.yaml --set train.world_size=3 --set train.rank_bands=auto/; /^ *DDPTOK_VERSION: /d' \
+  "$ROOT/docker/compose.yaml" > "$D/docker/compose.yaml"
+out=$(/usr/bin/python3 "$ROOT/tests/check_docker.py" "$D")
+[ $? -ne 0 ] && grep -q "service gpu: default command: ddptok --check exits 2: .*train.rank_bands: 2 bands for train.world_size 1" <<<"$out" \
+  && grep -q "documented: run --rm dual parity .*train.world_size 3 but the service starts 2 rank(s)" <<<"$out" \
+  && grep -q "the build does not pass DDPTOK_VERSION" <<<"$out" \
+  && ok "negative control: the old gpu default, a world size the service cannot start and a build without the commit are rejected" \
+  || { bad "docker --check negative control"; echo "$out"; }
 rm -rf "$D"

@@ -74,10 +74,11 @@ else
   ok "slurm: slurmctld + slurmd up, node $host idle"
   cd "$W"; ln -s "$ROOT/run" run; ln -s "$ROOT/configs" configs
   export DDPTOK="$ROOT/ddptok" DDPTOK_CONFIG=configs/tiny.yaml
-  one prepare --config configs/tiny.yaml >/dev/null
-  ddp 2 train --config configs/tiny.yaml --continuous >/dev/null 2>&1
-  # 1. one node, srun --mpi=pmix
+  # 1. one node, srun --mpi=pmix, in a directory with no data yet: the script prepares it
   OUT=$(timeout 180 sbatch --wait --parsable -o slurm-a.out run/slurm/ddptok-1node.sbatch 2>&1); rc=$?
+  grep -q '^prepare: 136 sequences' slurm-a.out && ok "... the batch script prepared the data itself (first start)" \
+    || { bad "batch script prepare"; tail -5 slurm-a.out; }
+  ddp 2 train --config configs/tiny.yaml --continuous >/dev/null 2>&1
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012); same=$?
   [ $rc -eq 0 ] && [ $same -eq 0 ] && ok "sbatch ddptok-1node.sbatch (srun --mpi=pmix): done, equal to mpirun's run (max |dtheta| = $d)" \
     || { bad "1-node batch job" "— exit $rc, compare $same"; tail -15 slurm-a.out; }

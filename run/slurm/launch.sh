@@ -25,6 +25,18 @@ case "$LAUNCHER" in
 esac
 echo "ddptok job ${SLURM_JOB_ID:-?} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JOB_NODELIST:-?}: ${launch[*]} $DDPTOK train --config $DDPTOK_CONFIG ${DDPTOK_ARGS:-}"
 
+# What a fresh checkout lacks: the binary (make, on this node) and, on the first start of
+# the job (not a requeue), the data (prepare is deterministic: the same config gives the
+# same corpus, plan and data lock). DDPTOK_PREPARE=0 leaves the data as it is.
+if [ ! -x "$DDPTOK" ]; then
+  echo "launch.sh: $DDPTOK is not built: make"
+  make -j"$(nproc)" || { echo "launch.sh: make failed (bash run/install-deps.sh lists the packages)" >&2; exit 2; }
+fi
+if [ "${SLURM_RESTART_COUNT:-0}" -eq 0 ] && [ "${DDPTOK_PREPARE:-1}" != 0 ]; then
+  # shellcheck disable=SC2086
+  "$DDPTOK" prepare --config "$DDPTOK_CONFIG" ${DDPTOK_ARGS:-} || { echo "launch.sh: prepare failed" >&2; exit 2; }
+fi
+
 pid=
 forward() { echo "launch.sh: SIGUSR1 — asking ddptok to checkpoint and stop"; [ -n "$pid" ] && kill -USR1 "$pid"; }
 trap forward USR1
