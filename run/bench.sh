@@ -57,7 +57,7 @@ read -r -a extra <<<"${BENCH_SETS:-}"
 cases=(
   "minimum|2|--set train.updates=$((100 * long))"
   "equal|2|--set data.min_length=64 --set data.max_length=65 --set train.rank_bands=auto --set train.updates=$((100 * long))"
-  "wide|2|--set model.hidden=2048 --set train.batch_size_per_rank=16 --set train.updates=$((20 * long))"
+  "wide|2|--set model.hidden=2048 --set train.batch_size_per_rank=16 --set train.updates=$((10 * long))"
   "w1|1|--set train.world_size=1 --set train.rank_bands=auto --set train.updates=$((100 * long))"
 )
 declare -A title=([minimum]="tutorial's minimum, W=2 (bands 16-64 | 65-128)" [equal]="equal lengths (64 | 65), W=2"
