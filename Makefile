@@ -12,7 +12,7 @@
 #   make deps         install the Debian packages the build and tests need
 
 CC      := mpicc
-PKGS    := hdf5 yaml-0.1 openblas libcrypto
+PKGS    := hdf5 yaml-0.1 openblas libcrypto jansson
 CFLAGS  ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude
 LDLIBS  := -lm

@@ -6,6 +6,7 @@
 #include "comm.h"
 #include "config.h"
 #include "corpus.h"
+#include "jsonio.h"
 #include "model.h"
 
 #ifdef __cplusplus
@@ -62,8 +63,9 @@ void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);
 // Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.
 void load_corpus_or_die(App *app, Corpus *c);
-// Writes a text file atomically on rank 0; dies on failure.
-void write_output(const App *app, const char *rel, const char *text);
+// Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
+// j); dies on failure.
+void write_json(const App *app, const char *rel, json_t *j);
 // Per-tensor comparison |g − ref| ≤ atol + rtol·|ref| over P components.
 typedef struct {
     int64_t compared, violations;

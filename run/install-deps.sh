@@ -6,7 +6,7 @@
 set -euo pipefail
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
-pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev
+pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-dev libopenblas-dev libjansson-dev
       libssl-dev gnuplot-nox python3)
 # Tests: the independent witnesses (h5py, PyTorch), a real Slurm, ssh + iproute2 for
 # the two-host test, procps (pgrep) for the fault tests, clang and its libFuzzer/sanitizer

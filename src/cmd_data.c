@@ -8,6 +8,7 @@
 #include "common.h"
 #include "corpus.h"
 #include "h5io.h"
+#include "jsonio.h"
 #include "reference.h"
 #include "sampler.h"
 #include "trainer.h"
@@ -61,10 +62,10 @@ void agree_on_run(App *app, const char *comm_name) {
     comm_stop_if_any(c, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
 }
 
-void write_output(const App *app, const char *rel, const char *text) {
+void write_json(const App *app, const char *rel, json_t *j) {
     char path[1024];
     out_path(app, path, sizeof path, rel);
-    if (write_file_atomic(path, text, strlen(text))) stop_abort(EXIT_BAD_INPUT);
+    if (json_write_file(path, j)) stop_abort(EXIT_BAD_INPUT);
 }
 
 Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol) {
@@ -201,14 +202,12 @@ int cmd_check_loss(App *app) {
         "%s\n",
         mom, glob, scal0, scal1, (scal0 + scal1) / 2, l_mom, g_mom, l_glob, g_glob,
         ok ? "check-loss: OK" : "check-loss: FAILED (arithmetic differs from the expected 2, 2.5, 0.5, 4.5, 0/1)");
-    Buf b = {0};
-    buf_printf(&b,
-               "{\"counter_example\": {\"counts\": [12, 36], \"loss_sums\": [12, 108], \"mean_of_means\": %.17g, "
-               "\"global_mean\": %.17g, \"local_scalars\": [%.17g, %.17g]},\n"
-               " \"one_parameter\": {\"mean_of_means\": {\"loss\": %.17g, \"gradient\": %.17g}, "
-               "\"global_token\": {\"loss\": %.17g, \"gradient\": %.17g}},\n \"pass\": %s}\n",
-               mom, glob, scal0, scal1, l_mom, g_mom, l_glob, g_glob, ok ? "true" : "false");
-    write_output(app, "check_loss.json", b.s);
-    buf_free(&b);
+    json_t *counter = json_pack("{s:[i,i], s:[i,i], s:o, s:o, s:[o,o]}", "counts", 12, 36, "loss_sums", 12, 108,
+                                "mean_of_means", json_num(mom), "global_mean", json_num(glob), "local_scalars",
+                                json_num(scal0), json_num(scal1));
+    json_t *one = json_pack("{s:{s:o, s:o}, s:{s:o, s:o}}", "mean_of_means", "loss", json_num(l_mom), "gradient",
+                            json_num(g_mom), "global_token", "loss", json_num(l_glob), "gradient", json_num(g_glob));
+    write_json(app, "check_loss.json",
+               json_pack("{s:o, s:o, s:b}", "counter_example", counter, "one_parameter", one, "pass", ok));
     return ok ? 0 : EXIT_CHECK_FAILED;
 }

@@ -93,16 +93,10 @@ int cmd_parity(App *app) {
         say(") tokens in %lld labelled sequences, %lld components, |g - ref| <= %g + %g*|ref|\n", (long long)f.global.sequences,
             (long long)cmp[0].compared, cfg->parity.atol, cfg->parity.rtol);
         say("  %-28s %12s %12s  %s\n", "normalization", "max abs err", "violations", "verdict");
-        Buf j = {0};
-        buf_printf(&j, "{\"atol\": %.17g, \"rtol\": %.17g, \"compared\": %lld, \"loss_unit\": \"%s\", \"product\": \"%s\", "
-                       "\"world_size\": %d, \"accumulation\": %d, \"global_count\": %lld, \"global_sequences\": %lld, "
-                       "\"padded\": %lld, \"rank_counts\": [",
-                   cfg->parity.atol, cfg->parity.rtol, (long long)cmp[0].compared, loss_unit_names[unit],
-                   normalization_names[product], W, A, (long long)ws.global.tokens, (long long)f.global.sequences, (long long)f.global.padded);
-        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)rank[r].tokens);
-        buf_printf(&j, "], \"rank_sequences\": [");
-        for (int r = 0; r < W; r++) buf_printf(&j, "%s%lld", r ? ", " : "", (long long)rank[r].sequences);
-        buf_printf(&j, "], \"dropout\": %.17g,\n \"modes\": {", cfg->model.dropout);
+        json_t *rank_counts = json_array(), *rank_sequences = json_array(), *modes = json_object();
+        for (int r = 0; r < W; r++)
+            json_array_append_new(rank_counts, json_integer(rank[r].tokens)),
+                json_array_append_new(rank_sequences, json_integer(rank[r].sequences));
         for (int mode = 0; mode < NORM_COUNT; mode++) {
             int pass = cmp[mode].violations == 0;
             const char *verdict = mode == (int)product ? (pass ? "passes" : "FAILS")
@@ -114,14 +108,20 @@ int cmd_parity(App *app) {
                 int64_t i = cmp[mode].worst;
                 say("    worst component %lld: got %.9g, reference %.9g\n", (long long)i, grads[mode][i], ref[i]);
             }
-            buf_printf(&j, "%s\n  \"%s\": {\"max_abs_err\": %.17g, \"violations\": %lld, \"pass\": %s, \"expected\": \"%s\", \"ok\": %s, \"short\": \"%s\"}",
-                       mode ? "," : "", normalization_names[mode], cmp[mode].max_abs_err, (long long)cmp[mode].violations,
-                       pass ? "true" : "false", coincide[mode] ? (mode == (int)product ? "passes" : "coincides") : "rejected",
-                       good[mode] ? "true" : "false", objectives[mode].short_name);
+            json_object_set_new(modes, normalization_names[mode],
+                                json_pack("{s:o, s:I, s:b, s:s, s:b, s:s}", "max_abs_err", json_num(cmp[mode].max_abs_err),
+                                          "violations", (json_int_t)cmp[mode].violations, "pass", pass, "expected",
+                                          coincide[mode] ? (mode == (int)product ? "passes" : "coincides") : "rejected",
+                                          "ok", good[mode], "short", objectives[mode].short_name));
         }
-        buf_printf(&j, "},\n \"ok\": %s}\n", ok ? "true" : "false");
-        write_output(app, "parity.json", j.s);
-        buf_free(&j);
+        write_json(app, "parity.json",
+                   json_pack("{s:o, s:o, s:I, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:b}", "atol",
+                             json_num(cfg->parity.atol), "rtol", json_num(cfg->parity.rtol), "compared",
+                             (json_int_t)cmp[0].compared, "loss_unit", loss_unit_names[unit], "product",
+                             normalization_names[product], "world_size", W, "accumulation", A, "global_count",
+                             (json_int_t)ws.global.tokens, "global_sequences", (json_int_t)f.global.sequences, "padded",
+                             (json_int_t)f.global.padded, "rank_counts", rank_counts, "rank_sequences", rank_sequences,
+                             "dropout", json_num(cfg->model.dropout), "modes", modes, "ok", ok));
         char gpath[1024];
         out_path(app, gpath, sizeof gpath, "grads.h5");
         if (write_grads(gpath, &m, grads, corpus.lock)) stop_abort(EXIT_BAD_INPUT);
@@ -151,15 +151,13 @@ static int parity_invariance(App *app) {
     WindowStats ws;
     char err[512], set[128];
     int ok = 1, rows = 0;
-    Buf j = {0};
+    json_t *rows_json = json_array();
     if (app->comm.rank == 0) {
         say("parity --invariance: global window 1 (G = %d sequences), W = %d, dropout %g keyed by (seed, step, sequence, "
             "position, unit), |g - ref| <= %g + %g*|ref|\n", base->train.global_batch, W, base->model.dropout,
             base->parity.atol, base->parity.rtol);
         say("  %2s %2s %-12s %-9s %-22s %11s %6s  %-8s %11s  %s\n", "W", "A", "partition", "unit", "per-rank count",
             "max abs err", "viol.", "product", "MoM err", "mean of means");
-        buf_printf(&j, "{\"world_size\": %d, \"global_batch\": %d, \"dropout\": %.17g, \"atol\": %.17g, \"rtol\": %.17g, \"rows\": [",
-                   W, base->train.global_batch, base->model.dropout, base->parity.atol, base->parity.rtol);
     }
     for (int unit = 0; unit < UNIT_COUNT; unit++) {
         Reference ref = {0};
@@ -194,12 +192,13 @@ static int parity_invariance(App *app) {
                         loss_unit_names[unit], counts, prod.max_abs_err, (long long)prod.violations, prod_ok ? "passes" : "FAILS",
                         mom.max_abs_err, coincide ? (mom_ok ? "coincides (equal counts)" : "FAILS (should coincide)")
                                                   : (mom_ok ? "rejected" : "NOT REJECTED"));
-                    buf_printf(&j, "%s\n  {\"accumulation\": %d, \"partition\": \"%s\", \"loss_unit\": \"%s\", \"counts\": \"%s\", "
-                                   "\"max_abs_err\": %.17g, \"violations\": %lld, \"product_ok\": %s, \"mean_of_means_err\": %.17g, "
-                                   "\"mean_of_means_expected\": \"%s\", \"mean_of_means_ok\": %s}",
-                               rows ? "," : "", A, partition_names[part], loss_unit_names[unit], counts, prod.max_abs_err,
-                               (long long)prod.violations, prod_ok ? "true" : "false", mom.max_abs_err,
-                               coincide ? "coincides" : "rejected", mom_ok ? "true" : "false");
+                    json_array_append_new(
+                        rows_json, json_pack("{s:i, s:s, s:s, s:s, s:o, s:I, s:b, s:o, s:s, s:b}", "accumulation", A,
+                                             "partition", partition_names[part], "loss_unit", loss_unit_names[unit], "counts",
+                                             counts, "max_abs_err", json_num(prod.max_abs_err), "violations",
+                                             (json_int_t)prod.violations, "product_ok", prod_ok, "mean_of_means_err",
+                                             json_num(mom.max_abs_err), "mean_of_means_expected",
+                                             coincide ? "coincides" : "rejected", "mean_of_means_ok", mom_ok));
                 }
                 ok &= prod_ok && mom_ok;
                 rows++;
@@ -208,13 +207,15 @@ static int parity_invariance(App *app) {
     }
     comm_bcast(&app->comm, &ok, sizeof ok, 0);
     if (app->comm.rank == 0) {
-        buf_printf(&j, "],\n \"ok\": %s}\n", ok ? "true" : "false");
         snprintf(set, sizeof set, "invariance-w%d.json", W);
-        write_output(app, set, j.s);
-        buf_free(&j);
+        write_json(app, set,
+                   json_pack("{s:i, s:i, s:o, s:o, s:o, s:O, s:b}", "world_size", W, "global_batch", base->train.global_batch,
+                             "dropout", json_num(base->model.dropout), "atol", json_num(base->parity.atol), "rtol",
+                             json_num(base->parity.rtol), "rows", rows_json, "ok", ok));
         say("parity --invariance: %s\n", ok ? "OK (every partition gives the reference's gradient; the mean of means is "
                                                "rejected wherever per-rank counts differ)" : "FAILED");
     }
+    json_decref(rows_json);
     free(rank), free(theta0), free(grad);
     corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;
@@ -279,18 +280,16 @@ int cmd_check_empty(App *app) {
                 (long long)N_r0, (long long)N_local, local_ok ? "matches the reference" : "DOES NOT MATCH",
                 cmp.max_abs_err, (long long)cmp.violations, (long long)cmp.compared);
         else say("  locally empty rank: not applicable with one rank\n");
-        Buf j = {0};
-        buf_printf(&j, "{\"global_empty\": {\"rejected_by_all_ranks\": %s, \"step\": 1, \"exit_code\": %d, \"seconds\": %.3f},\n",
-                   all_rejected ? "true" : "false", EXIT_EMPTY_WINDOW, took);
-        if (local_applicable)
-            buf_printf(&j, " \"local_empty\": {\"pass\": %s, \"rank\": 0, \"rank_count\": %lld, \"global_count\": %lld, "
-                           "\"max_abs_err\": %.17g, \"violations\": %lld, \"compared\": %lld},\n",
-                       local_ok ? "true" : "false", (long long)N_r0, (long long)N_local, cmp.max_abs_err,
-                       (long long)cmp.violations, (long long)cmp.compared);
-        else buf_printf(&j, " \"local_empty\": {\"pass\": true, \"skipped\": \"one rank\"},\n");
-        buf_printf(&j, " \"ok\": %s}\n", ok ? "true" : "false");
-        write_output(app, "empty.json", j.s);
-        buf_free(&j);
+        json_t *local = local_applicable
+                            ? json_pack("{s:b, s:i, s:I, s:I, s:o, s:I, s:I}", "pass", local_ok, "rank", 0, "rank_count",
+                                        (json_int_t)N_r0, "global_count", (json_int_t)N_local, "max_abs_err",
+                                        json_num(cmp.max_abs_err), "violations", (json_int_t)cmp.violations, "compared",
+                                        (json_int_t)cmp.compared)
+                            : json_pack("{s:b, s:s}", "pass", 1, "skipped", "one rank");
+        write_json(app, "empty.json",
+                   json_pack("{s:{s:b, s:i, s:i, s:o}, s:o, s:b}", "global_empty", "rejected_by_all_ranks", all_rejected,
+                             "step", 1, "exit_code", EXIT_EMPTY_WINDOW, "seconds", json_num(round(took * 1e3) / 1e3),
+                             "local_empty", local, "ok", ok));
     }
     free(theta0), free(grad);
     corpus_free(&corpus);

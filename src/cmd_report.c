@@ -19,6 +19,7 @@
 #include "corpus.h"
 #include "cuda_api.h"
 #include "h5io.h"
+#include "jsonio.h"
 #include "progress.h"
 #include "trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
@@ -165,11 +166,10 @@ static TestReport test_report(App *app, const Corpus *c, const char *dir, const 
     return r;
 }
 
-static void test_json(Buf *j, const TestReport *r) {
-    buf_printf(j,
-               "\"test\": {\"loss\": %.17g, \"token_accuracy\": %.17g, \"sequences\": %lld, \"tokens\": %lld, "
-               "\"unigram_loss\": %.17g, \"best_loss\": %.17g, \"best_accuracy\": %.17g}",
-               r->loss, r->acc, (long long)r->t.sequences, (long long)r->t.tokens, r->unigram, r->best_loss, r->best_acc);
+static json_t *test_json(const TestReport *r) {
+    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "loss", json_num(r->loss), "token_accuracy", json_num(r->acc),
+                     "sequences", (json_int_t)r->t.sequences, "tokens", (json_int_t)r->t.tokens, "unigram_loss",
+                     json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy", json_num(r->best_acc));
 }
 
 // evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
@@ -181,12 +181,7 @@ static int evaluate_checkpoint(App *app, const Corpus *c) {
     snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
              "rank-0000.h5)", dir);
     TestReport r = test_report(app, c, dir, hint);
-    Buf j = {0};
-    buf_printf(&j, "{\"checkpoint\": \"%s\", \"step\": %d,\n ", dir, r.step);
-    test_json(&j, &r);
-    buf_printf(&j, "}\n");
-    write_output(app, "evaluate.json", j.s);
-    buf_free(&j);
+    write_json(app, "evaluate.json", json_pack("{s:s, s:i, s:o}", "checkpoint", dir, "step", r.step, "test", test_json(&r)));
     return 0;
 }
 
@@ -215,46 +210,35 @@ int cmd_evaluate(App *app) {
     char ppath[1024], epath[1024];
     out_path(app, ppath, sizeof ppath, "parity.json");
     out_path(app, epath, sizeof epath, "empty.json");
-    char *parity = slurp(ppath), *empty = slurp(epath);
-    int parity_ok = parity && strstr(parity, "\"ok\": true"), empty_ok = empty && strstr(empty, "\"ok\": true");
+    // A missing report is "missing" below; one that is there but not JSON is said once and not ok.
+    json_t *parity = json_read_file(ppath, access(ppath, F_OK) != 0), *empty = json_read_file(epath, access(epath, F_OK) != 0);
+    int parity_ok = json_ok(parity), empty_ok = json_ok(empty);
     // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
-    Buf matrix = {0};
+    json_t *matrix = json_object();
     int cells = 0, cells_ok = 0;
     char mdir[1024];
     out_path(app, mdir, sizeof mdir, "matrix");
     DIR *d = opendir(mdir);
     struct dirent *e;
-    buf_printf(&matrix, "{");
     while (d && (e = readdir(d))) {
         char p[1400];
         snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
-        char *cell = e->d_name[0] != '.' ? slurp(p) : NULL;
-        if (!cell) continue;
-        buf_printf(&matrix, "%s\n  \"%s\": %s", cells++ ? "," : "", e->d_name, cell);
-        cells_ok += strstr(cell, "\"ok\": true") != NULL;
-        free(cell);
+        if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
+        json_t *cell = json_read_file(p, 0);
+        cells++, cells_ok += json_ok(cell);
+        json_object_set_new(matrix, e->d_name, cell ? cell : json_null());
     }
     if (d) closedir(d);
-    buf_printf(&matrix, "}");
     int ok = diff == 0 && parity_ok && empty_ok && r.loss < r.unigram && cells_ok == cells;
 
     if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
     say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
         parity ? (parity_ok ? "ok" : "NOT ok") : "missing", empty ? (empty_ok ? "ok" : "NOT ok") : "missing", cells_ok, cells);
-    char dstr[64];
-    if (diff < 0) strcpy(dstr, "null");
-    else snprintf(dstr, sizeof dstr, "%.17g", diff);
-    Buf j = {0};
-    buf_printf(&j, "{\"parity\": %s,\n \"matrix\": %s,\n \"resume\": {\"max_abs_diff\": %s, \"step\": %d},\n \"empty\": %s,\n",
-               parity ? parity : "null", matrix.s, dstr, U, empty ? empty : "null");
-    buf_printf(&j, " ");
-    test_json(&j, &r);
-    buf_printf(&j, ",\n \"ok\": %s}\n", ok ? "true" : "false");
-    write_output(app, "report.json", j.s);
-    buf_free(&j);
-    buf_free(&matrix);
-    free(parity), free(empty);
+    write_json(app, "report.json",
+               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", parity ? parity : json_null(), "matrix", matrix,
+                         "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
+                         empty ? empty : json_null(), "test", test_json(&r), "ok", ok));
     corpus_free(&c);
     say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
     return ok ? 0 : EXIT_CHECK_FAILED;
@@ -318,8 +302,7 @@ int cmd_exercise(App *app) {
 
     say("exercise: rank 0 keeps %d tokens; rank 1 goes from %d to %d tokens (W = 2, dropout off)\n", ns, ns, nl);
     say("  by hand, with loss 1 per token on rank 0 and 3 on rank 1:\n");
-    Buf j = {0};
-    buf_printf(&j, "{\"cases\": [");
+    json_t *cases = json_array();
     int ok = 1;
     for (int k = 0; k < 2; k++) {
         const RankGrad *a = &rg[0], *b = &rg[1 + k];
@@ -341,14 +324,13 @@ int cmd_exercise(App *app) {
             (long long)b->N, hand_mom, hand_glob, equal ? " (equal counts: the formulas agree)" : " (the short rank weighs too much)");
         say("          real model: loss mean of means %.6f, global %.6f; gradients differ by max %.3g (relative L2 %.3g) -> %s\n",
             loss_mom, loss_glob, maxd, rel, equal ? (case_ok ? "coincide" : "SHOULD COINCIDE") : (case_ok ? "differ" : "SHOULD DIFFER"));
-        buf_printf(&j, "%s\n  {\"counts\": [%lld, %lld], \"hand\": {\"mean_of_means\": %.17g, \"global\": %.17g}, "
-                       "\"model\": {\"mean_of_means_loss\": %.17g, \"global_loss\": %.17g, \"grad_max_abs_diff\": %.17g, "
-                       "\"grad_relative_l2_diff\": %.17g}}",
-                   k ? "," : "", (long long)a->N, (long long)b->N, hand_mom, hand_glob, loss_mom, loss_glob, maxd, rel);
+        json_array_append_new(
+            cases, json_pack("{s:[I,I], s:{s:o, s:o}, s:{s:o, s:o, s:o, s:o}}", "counts", (json_int_t)a->N, (json_int_t)b->N,
+                             "hand", "mean_of_means", json_num(hand_mom), "global", json_num(hand_glob), "model",
+                             "mean_of_means_loss", json_num(loss_mom), "global_loss", json_num(loss_glob),
+                             "grad_max_abs_diff", json_num(maxd), "grad_relative_l2_diff", json_num(rel)));
     }
-    buf_printf(&j, "],\n \"ok\": %s}\n", ok ? "true" : "false");
-    write_output(app, "exercise.json", j.s);
-    buf_free(&j);
+    write_json(app, "exercise.json", json_pack("{s:o, s:b}", "cases", cases, "ok", ok));
     say("  W stays 2 in both cases; only N changes (24 -> %d). No extra division by the number of microbatches.\n", ns + nl);
     for (int i = 0; i < 3; i++) free(rg[i].g);
     free(theta);
@@ -371,7 +353,10 @@ static int jsonl_to_dat(const char *jsonl, const char *dat) {
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = 0;
-        if (sscanf(line, "{\"step\": %d, \"loss\": %lf", &step, &loss) == 2) fprintf(out, "%d %.9g\n", step, loss), n++;
+        // One JSON value per line (JSONL); a line that is not one (a run cut mid-write) is skipped.
+        json_t *j = json_loads(line, 0, NULL);
+        if (j && !json_unpack(j, "{s:i, s:F}", "step", &step, "loss", &loss)) fprintf(out, "%d %.9g\n", step, loss), n++;
+        json_decref(j);
     }
     free(text);
     if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));

@@ -1,10 +1,12 @@
 // progress.c — progress lines, summaries and timestamps (see progress.h).
 #include "progress.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "common.h"
+#include "jsonio.h"
 
 // Quiet for work shorter than this; then a line every this often (DDPTOK_PROGRESS_SECONDS
 // overrides it, for tests).
@@ -43,6 +45,9 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->loss = 0;
 }
 
+// Seconds to the microsecond, as a JSON number.
+static json_t *seconds_us(double s) { return json_num(round(s * 1e6) / 1e6); }
+
 void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *jsonl) {
     double now = now_seconds(), elapsed = now - p->start;
     p->step = ws->step;
@@ -54,19 +59,21 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
     if (jsonl) {  // step, loss, tokens, rank_tokens, sequences, seconds: read by protocol, plot, tests
         char when[40];
         utc_timestamp(when, sizeof when);
-        fprintf(jsonl, "{\"step\": %d, \"loss\": %.9g, \"tokens\": %lld, \"rank_tokens\": [", ws->step, ws->loss,
-                (long long)ws->global.tokens);
-        for (int r = 0; r < W; r++) fprintf(jsonl, "%s%lld", r ? ", " : "", (long long)ws->rank_counts[r]);
-        fprintf(jsonl,
-                "], \"sequences\": %lld, \"seconds\": %.6f, \"updates\": %d, \"elapsed\": %.6f, \"tokens_per_s\": %.1f, "
-                "\"ms_per_step\": %.3f, \"eta_seconds\": %.3f, \"time\": \"%s\"",
-                (long long)ws->global.sequences, ws->seconds, p->updates, elapsed, tokens_per_s,
-                done > 0 ? 1e3 * elapsed / done : 0, eta, when);
-        // where rank 0's window seconds went (run/bench.sh prints the breakdown)
-        fprintf(jsonl, ", \"window_split\": {\"draw\": %.6f, \"count_allreduce\": %.6f, \"compute\": %.6f, "
-                       "\"grad_allreduce\": %.6f, \"optimizer\": %.6f}}\n",
-                ws->t_draw, ws->t_count, ws->t_compute, ws->t_allreduce, ws->t_optimizer);
-        fflush(jsonl);
+        // reals with 9 significant digits (the loss as before; the seconds to the microsecond)
+        json_t *split = json_pack("{s:o, s:o, s:o, s:o, s:o}", "draw", seconds_us(ws->t_draw), "count_allreduce",
+                                  seconds_us(ws->t_count), "compute", seconds_us(ws->t_compute), "grad_allreduce",
+                                  seconds_us(ws->t_allreduce), "optimizer", seconds_us(ws->t_optimizer));
+        json_t *rank_tokens = json_int_array(ws->rank_counts, W);
+        // A failed write shows in the stream's error flag, which the caller checks (log_check).
+        json_write_line(jsonl,
+                        json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
+                                  "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, "rank_tokens",
+                                  rank_tokens, "sequences", (json_int_t)ws->global.sequences, "seconds",
+                                  seconds_us(ws->seconds), "updates", p->updates, "elapsed", seconds_us(elapsed),
+                                  "tokens_per_s", json_num(round(tokens_per_s * 10) / 10), "ms_per_step",
+                                  json_num(round(done > 0 ? 1e6 * elapsed / done : 0) / 1e3), "eta_seconds",
+                                  json_num(round(eta * 1e3) / 1e3), "time", when, "window_split", split),
+                        9);
     }
     if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at) {
         int since = p->step - p->last_print_step;
