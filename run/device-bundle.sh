@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run/device-bundle.sh — prepares what run/device-check.sh needs on a GPU machine that may
-# have CUDA but no Open MPI, HDF5, libyaml or OpenBLAS: builds ddptok with CUDA here and
+# have CUDA but no Open MPI, HDF5, libyaml, libjansson or OpenBLAS: builds ddptok with CUDA here and
 # packs its runtime (the shared libraries it and mpirun need, Open MPI's plugins and help
 # files, relocatable through OPAL_PREFIX) into .deps/runtime.tar.xz, next to the binaries.
 # cuBLAS, NCCL and the driver are NOT packed: the GPU machine's are used (they are large).
