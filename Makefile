@@ -167,11 +167,11 @@ build/fuzz/%.o: src/%.c $(wildcard include/*.h) build/version.h
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
 
-build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fuzz/fuzz_%: tests/fuzz/fuzz_h5.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ $^ $(FUZZ_LIBS)
+build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fuzz/fuzz_%: tests/fuzz/fuzz_h5.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
 
 # The CPU backend uses GCC vector extensions clang lacks; it is not what is fuzzed, so it is
 # linked in as GCC compiles it (uninstrumented).

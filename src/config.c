@@ -256,14 +256,10 @@ static Node *parse_node(yaml_parser_t *p, yaml_event_t *ev, int depth, size_t *e
     Node *n = xcalloc(1, sizeof *n);
     n->line = (int)ev->start_mark.line + 1;
     const char *refused = ctx->strict ? strict_refusal(ev) : NULL;
-    if (refused) {
-        FAIL(ctx, "%s: expected a plain value or a flow list [a, b], got %s", at(ctx, n->line), refused);
-        yaml_event_delete(ev);
-        free(n);
-        return NULL;
-    }
-    if (depth > MAX_DEPTH && (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT)) {
-        FAIL(ctx, "%s: YAML nested deeper than %d levels", at(ctx, n->line), MAX_DEPTH);
+    int too_deep = depth > MAX_DEPTH && (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT);
+    if (refused || too_deep) {
+        if (refused) FAIL(ctx, "%s: expected a plain value or a flow list [a, b], got %s", at(ctx, n->line), refused);
+        else FAIL(ctx, "%s: YAML nested deeper than %d levels", at(ctx, n->line), MAX_DEPTH);
         yaml_event_delete(ev);
         free(n);
         return NULL;

@@ -3,21 +3,13 @@
 // defaults. Whatever is accepted must be emitted and re-parsed to the same emission (the
 // property of tests/test_config_roundtrip.c); a difference aborts (a finding), as does a
 // crash, a sanitizer report or an exit (die/ASSERT: the parser must return its errors).
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
-
-// ddptok installs SIGALRM (its watchdog) and SIGUSR1 handlers before main (lifecycle.c);
-// libFuzzer keeps a handler it finds, so its own timeout alarm would end the run as a
-// watchdog expiry (exit 4). The targets run without them.
-static void default_signals(void) {
-    signal(SIGALRM, SIG_DFL);
-    signal(SIGUSR1, SIG_DFL);
-}
+#include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;

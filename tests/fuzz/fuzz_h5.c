@@ -8,7 +8,6 @@
 // "out of memory" = exit 70) is a finding. A crash inside HDF5 itself (not hardened
 // against crafted files; ddptok's crash guard turns it into exit 2, see h5io.h) is
 // reported apart by tests/fuzz/run.sh.
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "checkpoint.h"
 #include "common.h"
 #include "config.h"
+#include "fuzz_common.h"
 #include "corpus.h"
 #include "h5io.h"
 #include "sampler.h"
@@ -31,14 +31,6 @@ static const char tiny_yaml[] =
 static Config cfg;
 static Corpus corpus;
 static char dir[256], file[300];
-
-// ddptok installs SIGALRM (its watchdog) and SIGUSR1 handlers before main (lifecycle.c);
-// libFuzzer keeps a handler it finds, so its own timeout alarm would end the run as a
-// watchdog expiry (exit 4). The targets run without them.
-static void default_signals(void) {
-    signal(SIGALRM, SIG_DFL);
-    signal(SIGUSR1, SIG_DFL);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
