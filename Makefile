@@ -8,7 +8,8 @@
 #   make fuzz         libFuzzer on the config parser and the HDF5 readers, FUZZ_SECONDS (300) per target
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
 #   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
-#                     minutes, not in test; BENCH_ARGS="--load --repeats 7")
+#                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
+#                     balanced on the same global windows (run/bench_partition.sh)
 #   make deps         install the Debian packages the build and tests need
 
 CC      := mpicc
@@ -200,6 +201,7 @@ protocol:
 
 bench: ddptok build/bench_kernels
 	bash run/bench.sh $(BENCH_ARGS)
+	bash run/bench_partition.sh
 
 clean:
 	rm -rf build ddptok

@@ -256,6 +256,9 @@ int cmd_check_empty(App *app) {
         char set[64];
         snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
         if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
+        // The global sampler empties rank 0 only when it partitions by length.
+        if (local.train.sampler == SAMPLER_GLOBAL && config_set(&local, "train.partition=bands", err, sizeof err))
+            die(EXIT_INTERNAL, "%s", err);
         rc = distributed_window(app, &local, &corpus, theta0, product, grad, &ws, NULL, NULL);
         if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
         N_r0 = ws.local.tokens;

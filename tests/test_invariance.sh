@@ -26,6 +26,9 @@ expect_rc "negative control: a partition that loses a sequence fails the table" 
 expect_rc "negative control: dropout keyed per (rank, microbatch) fails the table" 1 \
   with_env DDPTOK_TEST_DROPOUT_PER_RANK=1 ddp 2 parity --invariance --config "$cfg" "${G[@]}"
 
+expect_rc "check-empty under the global sampler (balanced): rank 0 emptied through the bands partition" 0 \
+  ddp 2 check-empty --config "$cfg" "${G[@]}"
+
 # 2. Elastic resume. Bound: eps·(U − s)·max|θ| with eps = 2^-23 and U − s = 6 updates after
 # the resume: one float32 ulp of the largest parameter per update (README "Elastic resume":
 # run/elastic-measure.sh measured at most 2.4e-7, under one such ulp in all, over 3 seeds

@@ -1,7 +1,9 @@
 # A real single-node Slurm (Debian's slurm-wlm and munge) started for the test: both
 # batch scripts run under slurmctld/slurmd (srun --mpi=pmix and mpirun inside the
 # allocation), and a job preempted mid-run with `scancel --signal=USR1 --batch` is
-# requeued and ends bit-identical to an uninterrupted run. Every daemon is stopped by PID.
+# requeued and ends bit-identical to an uninterrupted run; a global-sampler job preempted at
+# W = 2 and requeued with one task resumes on W = 1 within the elastic bound. Every daemon
+# is stopped by PID.
 # The daemons live in /usr/sbin (not on a user's PATH); the node is addressed as 127.0.0.1
 # (no /etc/hosts entry needed); every Slurm client call is bounded by a timeout.
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -99,22 +101,49 @@ else
   sl scancel --signal=USR1 --batch "$J"
   # Requeued, the job waits out Slurm's requeue delay: start it now — but only once the
   # first incarnation's processes are gone, or its late end is taken for the new one's.
-  old_done() { ! pgrep -f "slurmstepd: \[$J\." >/dev/null; }
-  started=0 deadline=$((SECONDS + 180))
-  while [ $SECONDS -lt $deadline ]; do
-    st=$(sl squeue -h -j "$J" -o %T 2>/dev/null)
-    if [ $started -eq 0 ] && [ "$st" = PENDING ] && old_done; then
-      sleep 1
-      sl scontrol update JobId="$J" StartTime=now >/dev/null 2>&1 && started=1
-    fi
-    [ $started -eq 1 ] && [ -z "$st" ] && break
-    sleep 0.2
-  done
+  # restart_requeued J [FIELD=VALUE...]: the fields are updated first (e.g. NumTasks=1).
+  restart_requeued() {
+    local j=$1 st started=0 deadline=$((SECONDS + 180)) f; shift
+    while [ $SECONDS -lt $deadline ]; do
+      st=$(sl squeue -h -j "$j" -o %T 2>/dev/null)
+      if [ $started -eq 0 ] && [ "$st" = PENDING ] && ! pgrep -f "slurmstepd: \[$j\." >/dev/null; then
+        sleep 1
+        for f in "$@"; do sl scontrol update JobId="$j" "$f" 2>&1 | sed "s/^/       scontrol update $f: /"; done
+        [ $# -gt 0 ] && sl scontrol show job "$j" | grep -oE 'NumNodes=[^ ]* NumCPUs=[^ ]* NumTasks=[^ ]*' | sed 's/^/       /'
+        sl scontrol update JobId="$j" StartTime=now >/dev/null 2>&1 && started=1
+      fi
+      [ $started -eq 1 ] && [ -z "$st" ] && break
+      sleep 0.2
+    done
+  }
+  restart_requeued "$J"
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ap/checkpoints/step-0200 ap/continuous/step-0200); same=$?
   grep -q 'requeueing job' slurm-p.out && ok "preempted job checkpointed and requeued itself ($(grep -o 'checkpointing at step [0-9]*' slurm-p.out | head -1))" \
     || { bad "preemption" "— no requeue in slurm-p.out"; tail -20 slurm-p.out; }
   [ $same -eq 0 ] && grep -q 'restart 1' slurm-p.out && ok "requeued job resumed and ended bit-identical to the uninterrupted run (max |dtheta| = $d)" \
     || { bad "requeued run" "— compare $same ($d)"; tail -10 slurm-p.out; }
+  # 5. elastic requeue: the global sampler's job preempted at W = 2, requeued with one task,
+  #    resumes its W = 2 checkpoint on W = 1 and ends within the elastic bound of the
+  #    uninterrupted W = 2 run: eps·(U − s)·max|θ| (README "Elastic resume").
+  el=(--set train.updates=200 --set train.sampler=global --set train.partition=balanced --set paths.outputs=oe --set paths.artifacts=ae)
+  one prepare --config "$CONFIGS/minimum.yaml" "${el[@]}" >/dev/null
+  ddp 2 train --config "$CONFIGS/minimum.yaml" "${el[@]}" --continuous >/dev/null 2>&1
+  J=$(DDPTOK_ELASTIC=1 DDPTOK_CONFIG=configs/minimum.yaml DDPTOK_ARGS="${el[*]}" sl sbatch --parsable -o slurm-e.out run/slurm/ddptok-1node.sbatch)
+  wait_lines oe/train/interrupted.jsonl 20 60
+  sl scancel --signal=USR1 --batch "$J"
+  restart_requeued "$J" NumTasks=1 NumCPUs=1
+  s=$(grep -o 'checkpointing at step [0-9]*' slurm-e.out | head -1 | grep -o '[0-9]*$')
+  grep -q 'restart 1' slurm-e.out && grep -q 'W = 1, steps' slurm-e.out && ok "elastic: preempted at W = 2 (step ${s:-?}), requeued and resumed on W = 1" \
+    || { bad "elastic requeue" "— no W = 1 restart in slurm-e.out"; grep -E "ddptok job|W = " slurm-e.out; }
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 ae/checkpoints/step-0200 ae/continuous/step-0200)
+  bound=$(/usr/bin/python3 -c "
+import h5py, numpy as np
+with h5py.File('ae/continuous/step-0200/rank-0000.h5') as f:
+    m = max(float(np.max(np.abs(f['model'][p][()]))) for p in f['model'])
+print(2**-23 * (200 - ${s:-200}) * m)")
+  /usr/bin/python3 -c "import sys; sys.exit(not (float('$d') <= $bound))" 2>/dev/null \
+    && ok "elastic: the W = 1 step-200 model within the bound of the W = 2 run (max |dtheta| = $d <= $bound)" \
+    || { bad "elastic requeue bound" "— max |dtheta| = $d, bound $bound"; tail -10 slurm-e.out; }
 fi
 slurm_down; trap lib_report EXIT
 cd "$ROOT"; rm -rf "$S"
