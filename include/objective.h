@@ -58,7 +58,6 @@ typedef struct {
 // A unit's row; its name is loss_unit_names[unit].
 typedef struct {
     Normalization product;     // the normalization that is the product for this unit
-    const char *mean;          // what the logged loss is: "ΣS_r/N"
     int64_t (*count)(const Counts *c);      // C: the unit's count (N or M)
     int64_t (*padded_count)(const Counts *c);  // what padding-in-denominator counts instead
     // The weight of each of a labelled sequence's n supervised positions.
@@ -72,7 +71,7 @@ typedef struct {
 // normalization_names[mode], next to the rows in objective.c.
 typedef struct {
     const char *short_name;    // column label in the protocol's negative-control matrix
-    const char *formula;       // the per-rank scale, for people
+    const char *formula;       // the per-rank scale, for people (ASCII: parity.json "formula")
     LossUnit unit;             // UNIT_CONFIGURED for a control that follows train.loss_unit
     // The per-rank scale of the (weighted) loss sum; `u` the resolved unit.
     double (*scale)(const UnitRow *u, int W, int A, const Counts *global, const Counts *local);

@@ -109,10 +109,11 @@ int cmd_parity(App *app) {
                 say("    worst component %lld: got %.9g, reference %.9g\n", (long long)i, grads[mode][i], ref[i]);
             }
             json_object_set_new(modes, normalization_names[mode],
-                                json_pack("{s:o, s:I, s:b, s:s, s:b, s:s}", "max_abs_err", json_num(cmp[mode].max_abs_err),
+                                json_pack("{s:o, s:I, s:b, s:s, s:b, s:s, s:s}", "max_abs_err", json_num(cmp[mode].max_abs_err),
                                           "violations", (json_int_t)cmp[mode].violations, "pass", pass, "expected",
                                           coincide[mode] ? (mode == (int)product ? "passes" : "coincides") : "rejected",
-                                          "ok", good[mode], "short", objectives[mode].short_name));
+                                          "ok", good[mode], "short", objectives[mode].short_name, "formula",
+                                          objectives[mode].formula));
         }
         write_json(app, "parity.json",
                    json_pack("{s:o, s:o, s:I, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:b}", "atol",

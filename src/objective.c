@@ -22,9 +22,9 @@ static float weight_inverse(int n) { return (float)(1.0 / n); }
 const char *const loss_unit_names[UNIT_COUNT] = {"token", "sequence"};
 
 const UnitRow loss_units[UNIT_COUNT] = {
-    [UNIT_TOKEN] = {.product = NORM_GLOBAL_TOKEN, .mean = "ΣS_r/N", .count = count_tokens,
+    [UNIT_TOKEN] = {.product = NORM_GLOBAL_TOKEN, .count = count_tokens,
                     .padded_count = count_padded, .position_weight = weight_one},
-    [UNIT_SEQUENCE] = {.product = NORM_GLOBAL_SEQUENCE, .mean = "ΣQ_r/M", .count = count_sequences,
+    [UNIT_SEQUENCE] = {.product = NORM_GLOBAL_SEQUENCE, .count = count_sequences,
                        .padded_count = count_slots, .position_weight = weight_inverse},
 };
 
@@ -75,15 +75,15 @@ const char *const normalization_names[NORM_COUNT] = {
 };
 
 const ObjectiveRow objectives[NORM_COUNT] = {
-    [NORM_GLOBAL_TOKEN] = {.short_name = "token", .formula = "W·S_r/N", .unit = UNIT_TOKEN,
+    [NORM_GLOBAL_TOKEN] = {.short_name = "token", .formula = "W*S_r/N", .unit = UNIT_TOKEN,
                            .scale = scale_global, .coincides = same_labels_per_sequence},
-    [NORM_GLOBAL_SEQUENCE] = {.short_name = "seq", .formula = "W·Q_r/M", .unit = UNIT_SEQUENCE,
+    [NORM_GLOBAL_SEQUENCE] = {.short_name = "seq", .formula = "W*Q_r/M", .unit = UNIT_SEQUENCE,
                               .scale = scale_global, .coincides = same_labels_per_sequence},
     [NORM_MEAN_OF_MEANS] = {.short_name = "mom", .formula = "L_r/C_r", .unit = UNIT_CONFIGURED,
                             .scale = scale_own_mean, .coincides = same_rank_counts},
-    [NORM_EXTRA_ACCUM_DIVISION] = {.short_name = "/A", .formula = "W·L_r/(C·A)", .unit = UNIT_CONFIGURED,
+    [NORM_EXTRA_ACCUM_DIVISION] = {.short_name = "/A", .formula = "W*L_r/(C*A)", .unit = UNIT_CONFIGURED,
                                    .scale = scale_extra_division, .coincides = one_microbatch},
-    [NORM_PADDING_IN_DENOMINATOR] = {.short_name = "pad", .formula = "W·L_r/C_padded", .unit = UNIT_CONFIGURED,
+    [NORM_PADDING_IN_DENOMINATOR] = {.short_name = "pad", .formula = "W*L_r/C_padded", .unit = UNIT_CONFIGURED,
                                      .scale = scale_padded, .coincides = no_padding},
 };
 
