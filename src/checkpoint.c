@@ -30,6 +30,12 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
     snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
 }
 
+// Hyper-parameter i of optimizer_hyper_fields.
+static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
+static double hyper_value(const OptimizerHyper *h, int i) {
+    return *(const double *)((const char *)h + optimizer_hyper_fields[i].offset);
+}
+
 // SHA-256 over everything the file carries, in a fixed order. The header line names the
 // optimizer's scalars; version 1 named SGD's fixed fields (kept to verify old files).
 static void state_checksum(const CheckpointState *s, int version, char out[65]) {
@@ -46,8 +52,7 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
                      CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, optimizer_names[o->kind],
                      (long long)o->steps);
         for (int i = 0; i < optimizer_n_hyper_fields; i++)
-            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name,
-                          *(const double *)((const char *)&o->h + optimizer_hyper_fields[i].offset));
+            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
         n += snprintf(head + n, sizeof head - (size_t)n, "\n");
     }
     sha256_add(h, head, (size_t)n);
@@ -61,8 +66,6 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
     sha256_hex(h, out);
 }
 
-static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
-
 // /optimizer/<state>/<param> for each state tensor; /optimizer attributes `name`, `step`
 // (updates applied) and every hyper-parameter.
 static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot *o) {
@@ -74,9 +77,8 @@ static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot
     hid_t g = H5Lexists(f, "optimizer", H5P_DEFAULT) > 0 ? H5Gopen2(f, "optimizer", H5P_DEFAULT)
                                                           : H5Gcreate2(f, "optimizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) return error("cannot create /optimizer");
-    OptimizerHyper h = o->h;
     int rc = h5_attr_str(g, "name", optimizer_names[o->kind]) || h5_attr_i64(g, "step", o->steps);
-    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, *hyper_field(&h, i));
+    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
     H5Gclose(g);
     return rc ? -1 : 0;
 }
@@ -103,7 +105,7 @@ static int read_optimizer(hid_t f, const char *path, int version, const ModelSha
             int k = 0;
             while (k < OPT_COUNT && strcmp(name, optimizer_names[k]) != 0) k++;
             if (k == OPT_COUNT) bad = error("%s: /optimizer name '%.40s' is no optimizer this ddptok knows", path, name);
-            o->kind = (OptimizerKind)(k % OPT_COUNT);
+            o->kind = k < OPT_COUNT ? (OptimizerKind)k : OPT_SGD;
             free(name);
         }
         bad = bad || h5_attr_read_i64(g, path, "step", &o->steps);
@@ -115,7 +117,7 @@ static int read_optimizer(hid_t f, const char *path, int version, const ModelSha
     H5Gclose(g);
     for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
         if (!isfinite(*hyper_field(&o->h, i)))
-            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, *hyper_field(&o->h, i));
+            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
     char name[128];
     for (int i = 0; i < optimizers[o->kind].n_states && !bad; i++) {
         o->state[i] = xmalloc(m->total * sizeof(float));
