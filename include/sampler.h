@@ -46,8 +46,6 @@ int32_t *plan_build(const Config *cfg, const Corpus *c);
 // its shape, every id in [-1, n). NULL with one line printed (a stale plan says so,
 // ending with `remedy`, e.g. "run `ddptok prepare --config F`").
 int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const char *remedy);
-// Ids per update in the plan: W·A·B, or G.
-int64_t plan_row(const Config *cfg);
 
 // The global sampler's partition of one window onto W ranks.
 typedef struct {

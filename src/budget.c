@@ -27,6 +27,9 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
              H = (uint64_t)cfg->model.hidden, k = (uint64_t)cfg->model.context, W = (uint64_t)cfg->train.world_size,
              A = (uint64_t)cfg->train.accumulation, B = (uint64_t)cfg->train.batch_size_per_rank,
              U = (uint64_t)cfg->train.updates, Lmax = (uint64_t)cfg->data.max_length;
+    // The global sampler: a microbatch holds up to ceil(G/A) sequences and the reference's
+    // one batch all G; B = G bounds both (and the plan's U·G, the history's U·G).
+    if (cfg->train.sampler == SAMPLER_GLOBAL) B = (uint64_t)cfg->train.global_batch;
     uint64_t n = (uint64_t)cfg->data.n_train + (uint64_t)cfg->data.n_validation + (uint64_t)cfg->data.n_test;
     uint64_t cap = size_mul(B, Lmax);
     uint64_t P = size_add(size_add(size_mul(V, D), size_mul(size_mul(H, k), D)), size_add(size_mul(V, H), size_add(H, V)));

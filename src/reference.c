@@ -8,6 +8,16 @@
 #include "h5io.h"
 #include "sampler.h"
 
+// Takes the accumulated gradient (P) and the loss S / C into `ref`; destroys `cc`.
+static void reference_take(const ComputeOps *ops, Compute *cc, const ModelShape *m, double S, int64_t C, Reference *ref) {
+    float *g = xmalloc((m->total + 1) * sizeof *g);
+    ops->get_grad(cc, g);
+    memcpy(ref->grad, g, m->total * sizeof *g);
+    free(g);
+    ops->destroy(cc);
+    ref->loss = S / (double)C;
+}
+
 // The global sampler's window 1 as one batch of G sequences with keyed dropout: no rank, no
 // microbatch, no partition enters it. rank_counts: what the partition gives each of W ranks.
 static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
@@ -45,13 +55,7 @@ static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps
         ops->zero_grad(cc);
         int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
         Dropout d = {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = window, .step = 1};
-        double S = ops->forward_backward(cc, &b, (float)(1.0 / (double)C), &d);
-        float *g = xmalloc((m.total + 1) * sizeof *g);
-        ops->get_grad(cc, g);
-        memcpy(ref->grad, g, m.total * sizeof *g);
-        free(g);
-        ops->destroy(cc);
-        ref->loss = S / (double)C;
+        reference_take(ops, cc, &m, ops->forward_backward(cc, &b, (float)(1.0 / (double)C), &d), C, ref);
     }
     batch_free(&b);
     free(window), free(ids);
@@ -107,12 +111,7 @@ int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps 
                 S += ops->forward_backward(cc, &micro[r * A + a], scale, &d);
             }
         }
-        float *g = xmalloc((m.total + 1) * sizeof *g);
-        ops->get_grad(cc, g);
-        memcpy(ref->grad, g, m.total * sizeof *g);
-        free(g);
-        ops->destroy(cc);
-        ref->loss = S / (double)C;
+        reference_take(ops, cc, &m, S, C, ref);
     }
     for (int i = 0; i < W * A; i++) batch_free(&micro[i]);
     free(micro);

@@ -58,15 +58,10 @@ void sampler_next(Sampler *s, int32_t *ids) {
     }
 }
 
-int64_t plan_row(const Config *cfg) {
-    int A, B;
-    sampler_window_shape(cfg, &A, &B);
-    return (int64_t)(cfg->train.sampler == SAMPLER_GLOBAL ? 1 : cfg->train.world_size) * A * B;
-}
-
 int32_t *plan_build(const Config *cfg, const Corpus *c) {
-    int U = cfg->train.updates, W = cfg->train.sampler == SAMPLER_GLOBAL ? 1 : cfg->train.world_size;
-    size_t per = (size_t)(plan_row(cfg) / W);
+    int U = cfg->train.updates, W = cfg->train.sampler == SAMPLER_GLOBAL ? 1 : cfg->train.world_size, A, B;
+    sampler_window_shape(cfg, &A, &B);
+    size_t per = (size_t)A * B;
     int32_t *plan = xmalloc((size_t)U * W * per * sizeof *plan);
     for (int r = 0; r < W; r++) {
         Sampler s;
