@@ -75,8 +75,8 @@ $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/ver
 
 all: ddptok
 
-$(BUILD)/cmd_report.o: build/version.h
-$(BUILD)/cmd_report.o: CFLAGS += -Ibuild
+$(BUILD)/app.o: build/version.h
+$(BUILD)/app.o: CFLAGS += -Ibuild
 
 ddptok: $(OBJ) $(CU_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)

@@ -13,10 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "app.h"
 #include "common.h"
 #include "cuda_api.h"
 #include "model.h"
+
+typedef struct {
+    size_t max_bytes;  // --max-bytes N (0: 64 MiB)
+} BenchCommOptions;
+
+static void bench_comm_option(void *opts, const char *name, const char *value) {
+    char *end;
+    double b = strtod(value, &end);
+    if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "%s %s: expected a number of bytes in [64, 1e12]", name, value);
+    ((BenchCommOptions *)opts)->max_bytes = (size_t)b;
+}
 
 // Rank r's exact input at index i, and the sum over W ranks.
 static int64_t input_at(size_t i, int r) { return (int64_t)((i + (size_t)r) % 7) + 1; }
@@ -112,12 +123,12 @@ static int by_bytes(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int cmd_bench_comm(App *app) {
+static int bench_comm_run(App *app) {
     Comm *c = &app->comm;
     int W = c->world;
     ModelShape m;
     model_shape(&m, &app->cfg);
-    size_t max_bytes = app->max_bytes ? app->max_bytes : (size_t)64 << 20;
+    size_t max_bytes = ((const BenchCommOptions *)app->opts)->max_bytes ? ((const BenchCommOptions *)app->opts)->max_bytes : (size_t)64 << 20;
     Row rows[64];
     int n_rows = 0;
     rows[n_rows++] = (Row){"count", 1, (size_t)(2 * W + 3)};
@@ -153,3 +164,14 @@ int cmd_bench_comm(App *app) {
     say("bench-comm: %s (%lld wrong value(s) over %d sizes)\n", wrong_total ? "FAILED" : "ok", (long long)wrong_total, n_rows);
     return wrong_total ? EXIT_CHECK_FAILED : 0;
 }
+
+const Command cmd_bench_comm = {
+    .name = "bench-comm",
+    .run = bench_comm_run,
+    .distributed = 1,
+    .summary = "nccl-tests-style all-reduce sweep of the comm backend: count, gradient, 64 B .. 64 MiB; time, algbw, busbw, wrong",
+    .usage = "[--max-bytes N]",
+    .options = (const CommandOption[]){{"--max-bytes", 1}, {NULL, 0}},
+    .opts_size = sizeof(BenchCommOptions),
+    .parse_option = bench_comm_option,
+};

@@ -1,42 +1,25 @@
-// cmd_parity.c — the distributed proofs: `parity` (every normalization through the real
-// distributed window vs the single-process reference) and `check-empty` (a globally
-// empty window rejected by all ranks together; a locally empty rank still matching).
+// cmd_parity.c — `parity`: every normalization through the real distributed window vs the
+// single-process reference; with --invariance, the global sampler's window under every
+// partition.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "app.h"
 #include "common.h"
 #include "corpus.h"
 #include "h5io.h"
+#include "jsonio.h"
 #include "reference.h"
 #include "trainer.h"
 
-// Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
-// gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
-// counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
-static int distributed_window(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
-                              float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
-    Trainer t;
-    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
-                     "setting up the window");
-    int rc = trainer_window(&t, mode, 0, ws);
-    if (!rc) {
-        float *g = xmalloc((t.m.total + 1) * sizeof *g);
-        trainer_gradient(&t, g);
-        memcpy(grad, g, t.m.total * sizeof *g);
-        free(g);
-    }
-    if (f) {
-        f->W = t.W, f->A = t.A;
-        f->global = ws->global;
-        for (int r = 0; r < t.W; r++) rank[r] = count_exchange_rank(&t.counts, r);
-        f->ns_max = comm_agree(&app->comm, ws->ns_max);
-        f->ns_min = -comm_agree(&app->comm, ws->local.sequences ? -ws->ns_min : -(1 << 30));
-    }
-    ws->rank_counts = ws->rank_seqs = NULL;
-    trainer_free(&t);
-    return rc;
+typedef struct {
+    int invariance;  // --invariance
+} ParityOptions;
+
+static void parity_option(void *opts, const char *name, const char *value) {
+    (void)name, (void)value;
+    ((ParityOptions *)opts)->invariance = 1;
 }
 
 static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
@@ -50,8 +33,8 @@ static int write_grads(const char *path, const ModelShape *m, float *const *grad
 
 static int parity_invariance(App *app);
 
-int cmd_parity(App *app) {
-    if (app->invariance) return parity_invariance(app);
+static int parity_run(App *app) {
+    if (((const ParityOptions *)app->opts)->invariance) return parity_invariance(app);
     const Config *cfg = &app->cfg;
     int W = cfg->train.world_size, A = cfg->train.accumulation;
     Corpus corpus;
@@ -75,7 +58,7 @@ int cmd_parity(App *app) {
     WindowStats ws;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         grads[mode] = xmalloc(m.total * sizeof(float));
-        if (distributed_window(app, cfg, &corpus, theta0, (Normalization)mode, grads[mode], &ws, &f, rank))
+        if (window_gradient(app, cfg, &corpus, theta0, (Normalization)mode, grads[mode], &ws, &f, rank))
             die(EXIT_EMPTY_WINDOW, "parity: window 1 has no supervised position on any rank (N = 0)");
         cmp[mode] = compare_vectors(grads[mode], ref, m.total, cfg->parity.atol, cfg->parity.rtol);
         coincide[mode] = objective_coincides((Normalization)mode, unit, &f);
@@ -134,6 +117,7 @@ int cmd_parity(App *app) {
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
+
 // ---------------------------------------------------------------------------------------
 // parity --invariance: the global sampler's window 1 on this world size, under every
 // partition, A = 1 and 2, and both loss units, against the one-batch reference (which no
@@ -175,12 +159,12 @@ static int parity_invariance(App *app) {
                 cfg.train.normalization = loss_units[unit].product;
                 if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &corpus, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");
-                if (distributed_window(app, &cfg, &corpus, theta0, cfg.train.normalization, grad, &ws, &f, rank))
+                if (window_gradient(app, &cfg, &corpus, theta0, cfg.train.normalization, grad, &ws, &f, rank))
                     die(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position (N = 0)");
                 Compare prod = {0, 0, 0, -1}, mom = prod;
                 if (app->comm.rank == 0) prod = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
                 int coincide = objective_coincides(NORM_MEAN_OF_MEANS, (LossUnit)unit, &f);
-                distributed_window(app, &cfg, &corpus, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL, NULL);
+                window_gradient(app, &cfg, &corpus, theta0, NORM_MEAN_OF_MEANS, grad, &ws, NULL, NULL);
                 if (app->comm.rank == 0) mom = compare_vectors(grad, ref.grad, m.total, cfg.parity.atol, cfg.parity.rtol);
                 int prod_ok = prod.violations == 0, mom_ok = coincide ? mom.violations == 0 : mom.violations > 0;
                 if (app->comm.rank == 0) {
@@ -222,80 +206,15 @@ static int parity_invariance(App *app) {
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
-// ---------------------------------------------------------------------------------------
-// check-empty
 
-int cmd_check_empty(App *app) {
-    const Config *base = &app->cfg;
-    int W = base->train.world_size;
-    Corpus corpus;
-    load_corpus_or_die(app, &corpus);
-    ModelShape m;
-    float *theta0 = model_initial(base, &m), *grad = xmalloc(m.total * sizeof *grad);
-    char err[512];
-    WindowStats ws;
-
-    // (a) Globally empty: every position of every sequence is inside the unlabelled prefix.
-    Config empty = *base;
-    if (config_set(&empty, "data.unsupervised_prefix=65536", err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
-    double t0 = now_seconds();
-    Normalization product = loss_units[base->train.loss_unit].product;
-    int rc = distributed_window(app, &empty, &corpus, theta0, product, grad, &ws, NULL, NULL);
-    double took = now_seconds() - t0;
-    if (rc == EXIT_EMPTY_WINDOW)
-        fprintf(stderr, "ddptok: rank %d: step %d: no supervised position in the window on any rank (N = 0): rejected\n",
-                app->comm.rank, ws.step);
-    int rejected_here = rc == EXIT_EMPTY_WINDOW;
-    int all_rejected = comm_agree(&app->comm, !rejected_here) == 0;
-
-    // (b) Locally empty: rank 0's prefix covers its whole band; other ranks keep labels.
-    int local_ok = 1, local_applicable = W > 1;
-    Compare cmp = {0, 0, 0, -1};
-    int64_t N_r0 = -1, N_local = 0;
-    if (local_applicable) {
-        Config local = *base;
-        char set[64];
-        snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
-        if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
-        // The global sampler empties rank 0 only when it partitions by length.
-        if (local.train.sampler == SAMPLER_GLOBAL && config_set(&local, "train.partition=bands", err, sizeof err))
-            die(EXIT_INTERNAL, "%s", err);
-        rc = distributed_window(app, &local, &corpus, theta0, product, grad, &ws, NULL, NULL);
-        if (rc) die(EXIT_CHECK_FAILED, "check-empty: the locally-empty case became globally empty");
-        N_r0 = ws.local.tokens;
-        comm_bcast(&app->comm, &N_r0, sizeof N_r0, 0);
-        N_local = ws.global.tokens;
-        if (app->comm.rank == 0) {
-            Reference ref;
-            if (reference_compute(&local, &corpus, app->compute, theta0, &ref)) die_abort(EXIT_INTERNAL, "reference failed");
-            cmp = compare_vectors(grad, ref.grad, m.total, base->parity.atol, base->parity.rtol);
-            local_ok = cmp.violations == 0 && N_r0 == 0 && ref.N == ws.global.tokens;
-            reference_free(&ref);
-        }
-        comm_bcast(&app->comm, &local_ok, sizeof local_ok, 0);
-    }
-    int ok = all_rejected && local_ok;
-    if (app->comm.rank == 0) {
-        say("check-empty:\n  globally empty window: %s (%.2f s, every rank %s exit code %d in train)\n",
-            all_rejected ? "rejected by all ranks" : "NOT rejected by every rank", took,
-            all_rejected ? "stops with" : "should stop with", EXIT_EMPTY_WINDOW);
-        if (local_applicable)
-            say("  locally empty rank 0 (N_0 = %lld of N = %lld): %s, max abs err %.3g, %lld violations of %lld\n",
-                (long long)N_r0, (long long)N_local, local_ok ? "matches the reference" : "DOES NOT MATCH",
-                cmp.max_abs_err, (long long)cmp.violations, (long long)cmp.compared);
-        else say("  locally empty rank: not applicable with one rank\n");
-        json_t *local = local_applicable
-                            ? json_pack("{s:b, s:i, s:I, s:I, s:o, s:I, s:I}", "pass", local_ok, "rank", 0, "rank_count",
-                                        (json_int_t)N_r0, "global_count", (json_int_t)N_local, "max_abs_err",
-                                        json_num(cmp.max_abs_err), "violations", (json_int_t)cmp.violations, "compared",
-                                        (json_int_t)cmp.compared)
-                            : json_pack("{s:b, s:s}", "pass", 1, "skipped", "one rank");
-        write_json(app, "empty.json",
-                   json_pack("{s:{s:b, s:i, s:i, s:o}, s:o, s:b}", "global_empty", "rejected_by_all_ranks", all_rejected,
-                             "step", 1, "exit_code", EXIT_EMPTY_WINDOW, "seconds", json_num(round(took * 1e3) / 1e3),
-                             "local_empty", local, "ok", ok));
-    }
-    free(theta0), free(grad);
-    corpus_free(&corpus);
-    return ok ? 0 : EXIT_CHECK_FAILED;
-}
+const Command cmd_parity = {
+    .name = "parity",
+    .run = parity_run,
+    .distributed = 1,
+    .summary = "window-1 gradient of every normalization through the distributed path vs the reference; with --invariance, the "
+               "global sampler's window under every partition, A = 1, 2 and both loss units vs its one-batch reference",
+    .usage = "[--invariance]",
+    .options = (const CommandOption[]){{"--invariance", 0}, {NULL, 0}},
+    .opts_size = sizeof(ParityOptions),
+    .parse_option = parity_option,
+};

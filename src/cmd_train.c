@@ -1,5 +1,4 @@
-// cmd_train.c — `train` (optimizer updates, checkpoints, exact resume) and
-// `check-checkpoints` (SPEC §7).
+// cmd_train.c — `train`: SGD updates, checkpoints, exact resume, lineages (SPEC §7).
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,14 +9,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "checkpoint.h"
-#include "commands.h"
 #include "common.h"
 #include "corpus.h"
 #include "h5io.h"
 #include "lifecycle.h"
 #include "progress.h"
 #include "trainer.h"
+
+typedef struct {
+    int continuous;      // --continuous
+    const char *resume;  // --resume DIR|latest|auto
+    int fresh;           // --fresh: move the lineage's checkpoints aside, start at step 1
+} TrainOptions;
+
+static void train_option(void *opts, const char *name, const char *value) {
+    TrainOptions *o = opts;
+    if (!strcmp(name, "--continuous")) o->continuous = 1;
+    else if (!strcmp(name, "--resume")) o->resume = value;
+    else o->fresh = 1;
+    if (o->fresh && o->resume) die(EXIT_BAD_INPUT, "train: --fresh (start over) and --resume exclude each other");
+}
+
+static const TrainOptions *train_options(const App *app) { return app->opts; }
 
 // One training run per lineage (`root` = artifacts/checkpoints or artifacts/continuous) at
 // a time: two — a requeued job whose first incarnation is still ending, a job submitted
@@ -199,7 +214,7 @@ static int lineage_move_aside(const char *root, int count) {
 // Returns 1 (resume from `dir`), 0 (fresh start) or -1 (finished: nothing to do).
 static int choose_start(App *app, const char *root, char *dir, size_t len) {
     Comm *comm = &app->comm;
-    const char *how = app->resume;
+    const char *how = train_options(app)->resume;
     if (how && strcmp(how, "latest") != 0 && strcmp(how, "auto") != 0) {
         snprintf(dir, len, "%s", how);
         size_t n = strlen(dir);
@@ -227,7 +242,7 @@ static int choose_start(App *app, const char *root, char *dir, size_t len) {
     }
     int *steps, n = checkpoint_list(comm, root, &steps), newest = n ? steps[0] : 0;
     free(steps);
-    if (n && !app->fresh)
+    if (n && !train_options(app)->fresh)
         die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: continue it with --resume latest, or "
                             "start over with --fresh (moves them aside)", root, n, newest);
     if (n) comm_stop_if_any(comm, comm->rank == 0 ? lineage_move_aside(root, n) : 0, EXIT_BAD_INPUT, "moving the lineage aside");
@@ -275,7 +290,7 @@ static int log_check(FILE *f, const char *path) {
     return error("%s: cannot write: %s", path, errno ? strerror(errno) : "write error");
 }
 
-int cmd_train(App *app) {
+static int train_run(App *app) {
     const Config *cfg = &app->cfg;
     Corpus c;
     load_corpus_or_die(app, &c);
@@ -288,7 +303,7 @@ int cmd_train(App *app) {
 
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
-    art_path(app, root, sizeof root, app->continuous ? "continuous" : "checkpoints");
+    art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
     comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lock_lineage(root) : 0, EXIT_BAD_INPUT, "locking the lineage");
     int resuming = choose_start(app, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
@@ -297,8 +312,8 @@ int cmd_train(App *app) {
         return 0;
     }
     if (resuming) resume_from(app, &t, dir, c.lock);
-    const char *run = app->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
-    int stop_at = app->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
+    const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
+    int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
@@ -357,119 +372,15 @@ int cmd_train(App *app) {
     return rc;
 }
 
-// ---------------------------------------------------------------------------------------
-// check-checkpoints
 
-// Validates one step directory; returns the number of problems (each printed).
-static int check_one(App *app, const char *dir, int step, const char *lock, const int32_t *plan, int plan_steps) {
-    const Config *cfg = &app->cfg;
-    char path[1200];
-    checkpoint_rank_path(path, sizeof path, dir, 0);
-    CheckpointState s0, s;
-    if (checkpoint_load(path, &s0)) return 1;
-    int problems = 0, W = s0.world_size;
-    for (int r = 0; r < W; r++) {
-        checkpoint_rank_path(path, sizeof path, dir, r);
-        if (r == 0) s = s0;
-        else if (checkpoint_load(path, &s)) {
-            problems++;
-            continue;
-        }
-        char what[512];
-        Config stored;
-        char err[512];
-        if (s.step != step) problems++, error("%s: step %d, directory says %d", path, s.step, step);
-        if (s.rank != r) problems++, error("%s: holds rank %d", path, s.rank);
-        if (s.world_size != W) problems++, error("%s: world size %d, rank 0 says %d", path, s.world_size, W);
-        if (strcmp(s.lock, lock) != 0)
-            problems++, error("%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
-        if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err)) problems++, error("%s", err);
-        else if (config_diff_training(&stored, cfg, what, sizeof what))
-            problems++, error("%s: config differs from %s at %s", path, cfg->source, what);
-        if (r > 0) {  // replicas: model and optimizer identical bit for bit
-            if (memcmp(s.theta, s0.theta, s.m.total * sizeof(float)) != 0)
-                problems++, error("%s: model differs from rank 0's replica", path);
-            if (s.opt.kind != s0.opt.kind || s.opt.steps != s0.opt.steps)
-                problems++, error("%s: optimizer (%s, step %lld) differs from rank 0's (%s, step %lld)", path,
-                                  optimizer_names[s.opt.kind], (long long)s.opt.steps, optimizer_names[s0.opt.kind],
-                                  (long long)s0.opt.steps);
-            else
-                for (int i = 0; i < optimizers[s.opt.kind].n_states; i++)
-                    if (memcmp(s.opt.state[i], s0.opt.state[i], s.m.total * sizeof(float)) != 0)
-                        problems++, error("%s: optimizer %s differs from rank 0's replica", path, optimizers[s.opt.kind].state_names[i]);
-        }
-        // Sampler history must be the plan's windows for this rank (global: the plan's
-        // global windows, whatever W wrote them).
-        size_t per = (size_t)s.A * s.B;
-        int cA, cB, global = cfg->train.sampler == SAMPLER_GLOBAL;
-        sampler_window_shape(cfg, &cA, &cB);
-        if (plan && (global || s.world_size == cfg->train.world_size) && s.A == cA && s.B == cB) {
-            for (int u = 0; u < s.step && u < plan_steps; u++)
-                if (memcmp(s.history + u * per, plan + ((size_t)u * (global ? 1 : W) + (global ? 0 : r)) * per,
-                           per * sizeof(int32_t)) != 0) {
-                    problems++, error("%s: sampler history at step %d differs from plan.h5", path, u + 1);
-                    break;
-                }
-        }
-        if (r > 0) checkpoint_state_free(&s);
-    }
-    // No rank file beyond the world size.
-    checkpoint_rank_path(path, sizeof path, dir, W);
-    struct stat st;
-    if (lstat(path, &st) == 0) problems++, error("%s: extra rank file for a world of %d", path, W);
-    checkpoint_state_free(&s0);
-    return problems;
-}
-
-// scandir order: step-NNNN by number (step-0150 after step-0100 whatever the padding),
-// anything else by name after them.
-static int by_step(const struct dirent **a, const struct dirent **b) {
-    int sa, sb, na = sscanf((*a)->d_name, "step-%d", &sa), nb = sscanf((*b)->d_name, "step-%d", &sb);
-    if (na == 1 && nb == 1 && sa != sb) return sa < sb ? -1 : 1;
-    if (na != nb) return na == 1 ? -1 : 1;
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-int cmd_check_checkpoints(App *app) {
-    const Config *cfg = &app->cfg;
-    Corpus c;
-    load_corpus_or_die(app, &c);
-    char ppath[1024];
-    out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    int64_t U = cfg->train.updates;
-    char hint[4200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare%s`", hint_args());
-    int32_t *plan = plan_read(ppath, cfg, &c, hint);
-    if (!plan) stop(EXIT_BAD_INPUT);
-    const char *roots[2] = {"checkpoints", "continuous"};
-    int checked = 0, problems = 0;
-    for (int i = 0; i < 2; i++) {
-        char root[1024];
-        art_path(app, root, sizeof root, roots[i]);
-        struct dirent **e;
-        int n_entries = scandir(root, &e, NULL, by_step);  // in step order
-        for (int k = 0; k < n_entries; k++) {
-            int step;
-            char tail = 0;
-            int n = sscanf(e[k]->d_name, "step-%d%c", &step, &tail);
-            char dir[1400];
-            snprintf(dir, sizeof dir, "%s/%s", root, e[k]->d_name);
-            if (n == 2)  // step-NNNN.tmp: an unpublished (interrupted) write
-                say("  %-40s ignored: incomplete write, never published\n", dir);
-            else if (n == 1) {
-                int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
-                                                     step, (long long)U) != 0
-                                             : check_one(app, dir, step, c.lock, plan, (int)U);
-                say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
-                checked++, problems += p;
-            }
-            free(e[k]);
-        }
-        if (n_entries >= 0) free(e);
-    }
-    free(plan);
-    corpus_free(&c);
-    if (!checked) die(EXIT_BAD_INPUT, "check-checkpoints: no checkpoint under %s/", cfg->paths.artifacts);
-    say("check-checkpoints: %d checkpoint(s), %d problem(s)\n", checked, problems);
-    return problems ? EXIT_CHECK_FAILED : 0;
-}
+const Command cmd_train = {
+    .name = "train",
+    .run = train_run,
+    .distributed = 1,
+    .summary = "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
+               "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
+    .usage = "[--continuous] [--resume DIR|latest|auto | --fresh]",
+    .options = (const CommandOption[]){{"--continuous", 0}, {"--resume", 1}, {"--fresh", 0}, {NULL, 0}},
+    .opts_size = sizeof(TrainOptions),
+    .parse_option = train_option,
+};

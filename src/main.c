@@ -13,36 +13,9 @@
 #include "h5io.h"
 #include "lifecycle.h"
 
-typedef struct {
-    const char *name;
-    int (*run)(App *);
-    int distributed;  // 1: runs on train.world_size ranks; 0: one process
-    const char *options;
-    const char *summary;
-} Command;
-
-static const Command commands[] = {
-    {"prepare", cmd_prepare, 0, "", "corpus, plan and data lock -> outputs/data/"},
-    {"reference", cmd_reference, 0, "", "initial parameters and the single-process window-1 gradient -> outputs/reference.h5"},
-    {"check-loss", cmd_check_loss, 0, "", "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example"},
-    {"parity", cmd_parity, 1, "[--invariance]",
-     "window-1 gradient of every normalization through the distributed path vs the reference; with --invariance, the "
-     "global sampler's window under every partition, A = 1, 2 and both loss units vs its one-batch reference"},
-    {"train", cmd_train, 1, "[--continuous] [--resume DIR|latest|auto | --fresh]",
-     "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
-     "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)"},
-    {"check-empty", cmd_check_empty, 1, "", "a globally empty window is rejected by all ranks; a locally empty rank still matches"},
-    {"evaluate", cmd_evaluate, 0, "[--checkpoint DIR]",
-     "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
-     "model's test metrics -> outputs/evaluate.json"},
-    {"exercise", cmd_exercise, 0, "", "the tutorial's exercise: rank 1 goes from 12 to 36 tokens"},
-    {"check-env", cmd_check_env, 1, "[--dual]", "backend, MPI world, hosts, devices and one test all-reduce"},
-    {"bench-comm", cmd_bench_comm, 1, "[--max-bytes N]",
-     "nccl-tests-style all-reduce sweep of the comm backend: count, gradient, 64 B .. 64 MiB; time, algbw, busbw, wrong"},
-    {"check-checkpoints", cmd_check_checkpoints, 0, "", "validate every checkpoint (files, checksums, replicas, data lock, plan)"},
-    {"clean", cmd_clean, 0, "--scope generated [--dry-run]", "list (and without --dry-run remove) what ddptok generated"},
-    {"plot", cmd_plot, 0, "", "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)"},
-};
+#define DDPTOK_COMMAND_ROW(name) &cmd_##name,
+static const Command *const commands[] = {DDPTOK_COMMANDS(DDPTOK_COMMAND_ROW)};
+#undef DDPTOK_COMMAND_ROW
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static void usage(FILE *f) {
@@ -51,8 +24,9 @@ static void usage(FILE *f) {
             "       mpirun -np W ddptok COMMAND ...   (for the distributed commands)\n\n"
             "commands:\n");
     for (int i = 0; i < N_COMMANDS; i++) {
-        fprintf(f, "  %-18s %s %s\n", commands[i].name, commands[i].distributed ? "[W ranks]" : "[1 rank] ", commands[i].summary);
-        if (commands[i].options[0]) fprintf(f, "  %-18s           %s\n", "", commands[i].options);
+        const Command *cmd = commands[i];
+        fprintf(f, "  %-18s %s %s\n", cmd->name, cmd->distributed ? "[W ranks]" : "[1 rank] ", cmd->summary);
+        if (cmd->usage) fprintf(f, "  %-18s           %s\n", "", cmd->usage);
     }
     fprintf(f,
             "\noptions:\n"
@@ -67,9 +41,16 @@ static void usage(FILE *f) {
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
 }
 
-static void command_help(const Command *c) {
-    printf("usage: %sddptok %s --config FILE [--set KEY=VALUE]... %s\n\n%s\n", c->distributed ? "mpirun -np W " : "",
-           c->name, c->options, c->summary);
+static void command_help(const Command *cmd) {
+    printf("usage: %sddptok %s --config FILE [--set KEY=VALUE]... %s\n\n%s\n", cmd->distributed ? "mpirun -np W " : "",
+           cmd->name, cmd->usage ? cmd->usage : "", cmd->summary);
+}
+
+// The command's own option `a` (NULL if it has none of that name).
+static const CommandOption *command_option(const Command *cmd, const char *a) {
+    for (const CommandOption *o = cmd->options; o && o->name; o++)
+        if (!strcmp(o->name, a)) return o;
+    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -119,18 +100,22 @@ int main(int argc, char **argv) {
     if (argc < 2) die(EXIT_BAD_INPUT, "--check needs a command line to check (ddptok --check COMMAND --config FILE ...)");
     const Command *cmd = NULL;
     for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
+        if (!strcmp(argv[1], commands[i]->name)) cmd = commands[i];
     if (!cmd) {
         const char *names[N_COMMANDS], *near;
-        for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+        for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i]->name;
         if ((near = closest_name(argv[1], names, N_COMMANDS)))
             die(EXIT_BAD_INPUT, "unknown command '%s' (did you mean '%s'? try: ddptok --help)", argv[1], near);
         die(EXIT_BAD_INPUT, "unknown command '%s' (try: ddptok --help)", argv[1]);
     }
     app.command = cmd->name;
+    if (cmd->opts_size) app.opts = xcalloc(1, cmd->opts_size);
+    Buf options = {0};  // the command's own options as given, for agree_on_run
+    buf_printf(&options, "%s", "");
 
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        const CommandOption *opt;
 #define NEXT() (i + 1 < argc ? argv[++i] : (die(EXIT_BAD_INPUT, "%s %s: option %s needs a value", cmd->name, a, a), ""))
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             if (rank == 0) command_help(cmd);
@@ -147,31 +132,20 @@ int main(int argc, char **argv) {
             app.comm_timeout = strtod(v, &end);
             if (!*v || *end || !comm_timeout_ok(app.comm_timeout))
                 die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a number of seconds in [0.1, 1e6]", v);
-        } else if (!strcmp(a, "--continuous") && cmd->run == cmd_train) app.continuous = 1;
-        else if (!strcmp(a, "--resume") && cmd->run == cmd_train) app.resume = NEXT();
-        else if (!strcmp(a, "--fresh") && cmd->run == cmd_train) app.fresh = 1;
-        else if (!strcmp(a, "--checkpoint") && cmd->run == cmd_evaluate) app.checkpoint = NEXT();
-        else if (!strcmp(a, "--dual") && cmd->run == cmd_check_env) app.dual = 1;
-        else if (!strcmp(a, "--max-bytes") && cmd->run == cmd_bench_comm) {
-            const char *v = NEXT();
-            char *end;
-            double b = strtod(v, &end);
-            if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "--max-bytes %s: expected a number of bytes in [64, 1e12]", v);
-            app.max_bytes = (size_t)b;
-        }
-        else if (!strcmp(a, "--invariance") && cmd->run == cmd_parity) app.invariance = 1;
-        else if (!strcmp(a, "--dry-run") && cmd->run == cmd_clean) app.dry_run = 1;
-        else if (!strcmp(a, "--scope") && cmd->run == cmd_clean) app.scope = NEXT();
-        else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);
+        } else if ((opt = command_option(cmd, a))) {
+            const char *v = opt->takes_value ? NEXT() : NULL;
+            buf_printf(&options, " %s%s%s", a, v ? " " : "", v ? v : "");
+            cmd->parse_option(app.opts, a, v);
+        } else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);
 #undef NEXT
     }
     if (!app.config_path) die(EXIT_BAD_INPUT, "%s: --config FILE is required", cmd->name);
-    if (app.fresh && app.resume) die(EXIT_BAD_INPUT, "train: --fresh (start over) and --resume exclude each other");
+    app.options = options.s;
 
     hint_args_set(app.config_path, sets, n_sets);
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
-    if (cmd->run != cmd_clean && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     free(sets);
     if (check_only) {
         startup_end(&app.comm);
@@ -223,6 +197,8 @@ int main(int argc, char **argv) {
 #endif
 
     int rc = cmd->run(&app);
+    buf_free(&options);
+    free(app.opts);
     if (app.comm.ops->destroy) app.comm.ops->destroy(&app.comm);
     stop(rc);  // MPI_Finalize under the watchdog
 }

@@ -1,0 +1,245 @@
+// cmd_evaluate.c — `evaluate`: test metrics and baselines, the resume check and the
+// protocol's report (outputs/report.json); with --checkpoint, one model's test metrics.
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "checkpoint.h"
+#include "common.h"
+#include "corpus.h"
+#include "h5io.h"
+#include "jsonio.h"
+#include "progress.h"
+#include "trainer.h"
+
+typedef struct {
+    const char *checkpoint;  // --checkpoint DIR
+} EvaluateOptions;
+
+static void evaluate_option(void *opts, const char *name, const char *value) {
+    (void)name;
+    ((EvaluateOptions *)opts)->checkpoint = value;
+}
+
+typedef struct {
+    int64_t sequences, tokens, correct;
+    double loss_sum;
+} Metrics;
+
+// Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
+static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape *m, const float *theta, int split) {
+    const Config *cfg = &app->cfg;
+    enum { EB = 16 };
+    Compute *cc = app->compute->create(m, EB * cfg->data.max_length);
+    app->compute->set_params(cc, theta);
+    Batch b;
+    batch_init(&b, EB * cfg->data.max_length, m->k);
+    int32_t ids[EB];
+    int n = 0;
+    LabelRule rule = label_rule(cfg);
+    Metrics r = {0, 0, 0, 0};
+    WorkProgress progress;
+    work_progress_init(&progress, "evaluate: sequences");
+    for (int i = 0; i <= c->n; i++) {
+        if (i < c->n && c->split[i] == split) ids[n++] = i, r.sequences++;
+        if (n == EB || (i == c->n && n > 0)) {
+            work_progress(&progress, i, c->n);
+            batch_build(&b, c, ids, n, &rule, UNIT_TOKEN);
+            r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
+            r.tokens += b.T;
+            n = 0;
+        }
+    }
+    batch_free(&b);
+    app->compute->destroy(cc);
+    return r;
+}
+
+// The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
+// the train split (add-one smoothing), over the supervised test positions.
+static void baselines(const Config *cfg, const Corpus *c, double *best_loss, double *best_acc, double *unigram) {
+    Chain ch;
+    chain_build(&ch, cfg);
+    int V = cfg->data.vocab_size;
+    LabelRule rule = label_rule(cfg);
+    double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->split[i] == SPLIT_TRAIN)
+            for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) freq[c->tokens[p]] += 1, total += 1;
+    for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
+    double ll = 0, lu = 0;
+    int64_t hits = 0, n = 0;
+    // The supervised positions are the ones batch_build labels (the model is scored on the
+    // same); the last context token is the previous one (0 at the start).
+    int k = cfg->model.context;
+    Batch b;
+    batch_init(&b, cfg->data.max_length, k);
+    for (int32_t i = 0; i < c->n; i++) {
+        if (c->split[i] != SPLIT_TEST) continue;
+        batch_build(&b, c, &i, 1, &rule, UNIT_TOKEN);
+        for (int p = 0; p < b.T; p++) {
+            int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
+            ll -= log(chain_prob(&ch, prev, next));
+            lu -= log(freq[next]);
+            int arg = 0;
+            for (int j = 1; j < ch.S; j++)
+                if (ch.prob[(size_t)prev * ch.S + j] > ch.prob[(size_t)prev * ch.S + arg]) arg = j;
+            hits += ch.succ[(size_t)prev * ch.S + arg] == next;
+            n++;
+        }
+    }
+    batch_free(&b);
+    *best_loss = n ? ll / n : 0;
+    *best_acc = n ? (double)hits / n : 0;
+    *unigram = n ? lu / n : 0;
+    free(freq);
+    chain_free(&ch);
+}
+
+// Max |Δ| between the model and optimizer state of two checkpoints' rank-0 files; -1 if missing.
+static double resume_diff(const char *a, const char *b) {
+    char pa[1200], pb[1200];
+    checkpoint_rank_path(pa, sizeof pa, a, 0);
+    checkpoint_rank_path(pb, sizeof pb, b, 0);
+    CheckpointState sa, sb;
+    if (checkpoint_load(pa, &sa)) return -1;
+    if (checkpoint_load(pb, &sb)) {
+        checkpoint_state_free(&sa);
+        return -1;
+    }
+    double d = -1;
+    if (sa.m.total == sb.m.total && sa.step == sb.step && sa.opt.kind == sb.opt.kind) {
+        d = sa.opt.steps == sb.opt.steps ? 0 : INFINITY;
+        for (size_t i = 0; i < sa.m.total; i++) {
+            d = fmax(d, fabs((double)sa.theta[i] - sb.theta[i]));
+            for (int k = 0; k < optimizers[sa.opt.kind].n_states; k++)
+                d = fmax(d, fabs((double)sa.opt.state[k][i] - sb.opt.state[k][i]));
+        }
+    } else error("%s and %s are not comparable (step %d vs %d)", pa, pb, sa.step, sb.step);
+    checkpoint_state_free(&sa);
+    checkpoint_state_free(&sb);
+    return d;
+}
+
+// The test metrics of one checkpoint's model (rank 0's replica), the baselines printed
+// beside them; dies (exit 2) when the checkpoint is unreadable or of other data.
+typedef struct {
+    Metrics t;
+    int step;
+    double loss, acc, best_loss, best_acc, unigram;
+} TestReport;
+
+static TestReport test_report(App *app, const Corpus *c, const char *dir, const char *missing_hint) {
+    char path[1200];
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    CheckpointState s;
+    if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
+    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
+    if (strcmp(s.lock, c->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    TestReport r;
+    r.step = s.step;
+    r.t = evaluate_split(app, c, &s.m, s.theta, SPLIT_TEST);
+    checkpoint_state_free(&s);
+    baselines(&app->cfg, c, &r.best_loss, &r.best_acc, &r.unigram);
+    r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
+    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
+        (long long)r.t.sequences, (long long)r.t.tokens);
+    say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
+    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
+        100 * r.best_acc);
+    return r;
+}
+
+static json_t *test_json(const TestReport *r) {
+    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "loss", json_num(r->loss), "token_accuracy", json_num(r->acc),
+                     "sequences", (json_int_t)r->t.sequences, "tokens", (json_int_t)r->t.tokens, "unigram_loss",
+                     json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy", json_num(r->best_acc));
+}
+
+// evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
+// test metrics only -> outputs/evaluate.json; the protocol's report.json is left alone.
+static int evaluate_checkpoint(App *app, const Corpus *c) {
+    char dir[1100], hint[1300];
+    snprintf(dir, sizeof dir, "%s", ((const EvaluateOptions *)app->opts)->checkpoint);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+    snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
+             "rank-0000.h5)", dir);
+    TestReport r = test_report(app, c, dir, hint);
+    write_json(app, "evaluate.json", json_pack("{s:s, s:i, s:o}", "checkpoint", dir, "step", r.step, "test", test_json(&r)));
+    return 0;
+}
+
+static int evaluate_run(App *app) {
+    const Config *cfg = &app->cfg;
+    int U = cfg->train.updates;
+    Corpus c;
+    load_corpus_or_die(app, &c);
+    if (((const EvaluateOptions *)app->opts)->checkpoint) {
+        int rc = evaluate_checkpoint(app, &c);
+        corpus_free(&c);
+        return rc;
+    }
+    char resumed[1100], continuous[1100], path[1200], root[1024];
+    art_path(app, root, sizeof root, "checkpoints");
+    snprintf(resumed, sizeof resumed, "%s/step-%04d", root, U);
+    art_path(app, root, sizeof root, "continuous");
+    snprintf(continuous, sizeof continuous, "%s/step-%04d", root, U);
+    checkpoint_rank_path(path, sizeof path, resumed, 0);
+    char hint[1500];
+    snprintf(hint, sizeof hint, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume "
+             "(or name any checkpoint: evaluate --checkpoint DIR)", U, path);
+    TestReport r = test_report(app, &c, resumed, hint);
+    double diff = resume_diff(resumed, continuous);
+
+    char ppath[1024], epath[1024];
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    // A missing report is "missing" below; one that is there but not JSON is said once and not ok.
+    json_t *parity = json_read_file(ppath, access(ppath, F_OK) != 0), *empty = json_read_file(epath, access(epath, F_OK) != 0);
+    int parity_ok = json_ok(parity), empty_ok = json_ok(empty);
+    // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
+    json_t *matrix = json_object();
+    int cells = 0, cells_ok = 0;
+    char mdir[1024];
+    out_path(app, mdir, sizeof mdir, "matrix");
+    DIR *d = opendir(mdir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
+        if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
+        json_t *cell = json_read_file(p, 0);
+        cells++, cells_ok += json_ok(cell);
+        json_object_set_new(matrix, e->d_name, cell ? cell : json_null());
+    }
+    if (d) closedir(d);
+    int ok = diff == 0 && parity_ok && empty_ok && r.loss < r.unigram && cells_ok == cells;
+
+    if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
+    else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
+    say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
+        parity ? (parity_ok ? "ok" : "NOT ok") : "missing", empty ? (empty_ok ? "ok" : "NOT ok") : "missing", cells_ok, cells);
+    write_json(app, "report.json",
+               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", parity ? parity : json_null(), "matrix", matrix,
+                         "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
+                         empty ? empty : json_null(), "test", test_json(&r), "ok", ok));
+    corpus_free(&c);
+    say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+
+const Command cmd_evaluate = {
+    .name = "evaluate",
+    .run = evaluate_run,
+    .distributed = 0,
+    .summary = "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
+               "model's test metrics -> outputs/evaluate.json",
+    .usage = "[--checkpoint DIR]",
+    .options = (const CommandOption[]){{"--checkpoint", 1}, {NULL, 0}},
+    .opts_size = sizeof(EvaluateOptions),
+    .parse_option = evaluate_option,
+};
