@@ -33,13 +33,23 @@ mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --comm-timeout 3 > stu
 pid=$!
 ( sleep 90; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
 wait_lines stuck/train/interrupted.jsonl 5 30
-r1=$(for p in $(pgrep -f "$DDPTOK train"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"; done)
+rank_pid() { for p in $(pgrep -f "$DDPTOK train"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"; done; }
+r0=$(rank_pid 0) r1=$(rank_pid 1)
 t0=$(date +%s); kill -STOP $r1
+# While it waits, rank 0 sleeps between tests instead of spinning a core that its peer or
+# other jobs need: over 2 s it uses under a quarter of the CPU time that a busy loop
+# started beside it gets (a spinning wait gets about as much, however loaded the machine).
+cpu() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
+sh -c 'while :; do :; done' & spin=$!
+sleep 0.3; w0=$(cpu "$r0") s0=$(cpu "$spin"); sleep 2; w1=$(cpu "$r0") s1=$(cpu "$spin")
+kill "$spin"; wait "$spin" 2>/dev/null
 wait "$pid"; rc=$?; t=$(( $(date +%s) - t0 ))
 kill "$dog" 2>/dev/null; kill -CONT $r1 2>/dev/null
 [ $rc -eq 4 ] && [ $t -le 15 ] && grep -q "^ddptok: rank 0: error: no progress in [a-z -]* at step [0-9]* on .* for 3 s (--comm-timeout): another rank is stuck or gone" stuck.txt \
   && ok "rank 1 stopped (SIGSTOP): rank 0 names the operation and step, the job ends with exit 4 after ${t} s (--comm-timeout 3)" \
   || { bad "stuck rank" "— exit $rc after $t s"; grep ddptok stuck.txt | head -3; }
+[ $(( 4 * (w1 - w0) )) -lt $(( s1 - s0 )) ] && ok "... the waiting rank sleeps between tests: $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0))" \
+  || bad "the waiting rank spins" "— $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0))"
 pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; } || ok "... no rank left behind"
 rm -rf stuck
 # Two runs of one lineage (a job submitted twice, a requeued job whose first incarnation
