@@ -286,8 +286,9 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         h5_attr_read_i64(f, path, "rank", &rank) || !(s->config_yaml = h5_attr_read_str(f, path, "config")) ||
         !(lock = h5_attr_read_str(f, path, "data_lock")) || !(sum = h5_attr_read_str(f, path, "checksum")))
         goto out;
-    if (world < 1 || world > MAX_WORLD || rank < 0 || rank >= world || strlen(lock) != 64) {
-        error("%s: world size %lld, rank %lld or data lock '%.64s' out of range", path, (long long)world, (long long)rank, lock);
+    if (world < 1 || world > MAX_WORLD || rank < 0 || rank >= world || !is_sha256_hex(lock) || !is_sha256_hex(sum)) {
+        error("%s: world size %lld or rank %lld out of range, or its data_lock or checksum not a SHA-256 (damaged)", path,
+              (long long)world, (long long)rank);
         goto out;
     }
     s->step = (int)step, s->world_size = (int)world, s->rank = (int)rank;

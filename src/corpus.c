@@ -206,6 +206,10 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
         h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, c->split) || corpus_validate(c, cfg, path))
         goto out;
     if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
+    if (!is_sha256_hex(stored)) {
+        error("%s: its data_lock is not a SHA-256 (damaged): %s", path, hint);
+        goto out;
+    }
     corpus_lock(c, cfg, c->lock);
     if (strcmp(stored, c->lock) != 0) {
         error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "

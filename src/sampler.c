@@ -89,6 +89,7 @@ int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const c
     char *lock = h5_attr_read_str(f, path, "data_lock");
     int64_t n = lock ? h5_size(f, path, "ids", &rank, dims) : -1;
     if (n < 0) bad = 1;
+    else if (!is_sha256_hex(lock)) bad = error("%s: its data_lock is not a SHA-256 (damaged): %s", path, remedy);
     else if (strcmp(lock, c->lock) != 0)
         bad = error("%s: stale: made for data lock %.12s…, the corpus has %.12s…: %s", path, lock, c->lock, remedy);
     else if (global && (rank != 2 || memcmp(dims, want, 2 * sizeof *want) != 0))
