@@ -104,7 +104,7 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_config_roundtrip
+TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_config_roundtrip build/test_data_lock
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -116,6 +116,9 @@ build/test_model: tests/test_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.

@@ -118,6 +118,14 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len);
 // The same over every key but paths.* (which may name node-local disks): what the ranks of
 // one job must agree on.
 int config_diff_run(const Config *a, const Config *b, char *what, int len);
+// The config's lines of the data lock (corpus_lock hashes them before the corpus): the
+// keys the table marks as deciding the data, under this config's sampler. Returns the
+// length written (at most len - 1).
+int config_lock_fields(const Config *cfg, char *out, size_t len);
+// Key i (config_key's numbering) enters the data lock of this config.
+int config_key_in_lock(const Config *cfg, int i);
+// Key i's resolved value as config_to_yaml writes it.
+void config_key_value(const Config *cfg, int i, char *out, size_t len);
 
 #ifdef __cplusplus
 }

@@ -108,21 +108,9 @@ void corpus_free(Corpus *c) {
 
 void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
     Sha256 *h = sha256_begin();
-    char fieldsbuf[64 + MAX_WORLD * 24];
-    int n = snprintf(fieldsbuf, sizeof fieldsbuf,
-                     "ddptok-data-lock-v1\nseed=%u\nvocab=%d\nsplits=%d,%d,%d\nlengths=%d,%d\nlabels=%d,%d,%d\n"
-                     "support=%d\n",
-                     cfg->seed, cfg->data.vocab_size, cfg->data.n_train, cfg->data.n_validation, cfg->data.n_test,
-                     cfg->data.min_length, cfg->data.max_length, cfg->data.unsupervised_prefix, cfg->data.ignore_token,
-                     cfg->data.max_labels, cfg->data.markov_support);
-    if (cfg->train.sampler == SAMPLER_GLOBAL)  // the windows do not depend on the layout on ranks
-        n += snprintf(fieldsbuf + n, sizeof fieldsbuf - (size_t)n, "sampler=global\nglobal_batch=%d\n", cfg->train.global_batch);
-    else {
-        n += snprintf(fieldsbuf + n, sizeof fieldsbuf - (size_t)n, "world=%d\nbatch=%d\naccumulation=%d\nbands=",
-                      cfg->train.world_size, cfg->train.batch_size_per_rank, cfg->train.accumulation);
-        for (int r = 0; r < cfg->train.world_size; r++)
-            n += snprintf(fieldsbuf + n, sizeof fieldsbuf - (size_t)n, "%d-%d;", cfg->train.bands[r][0], cfg->train.bands[r][1]);
-    }
+    char fieldsbuf[64 + 16 * 48 + MAX_WORLD * 24];  // the key lines the table puts in the lock (config_lock_fields)
+    int n = snprintf(fieldsbuf, sizeof fieldsbuf, "ddptok-data-lock-v1\n");
+    n += config_lock_fields(cfg, fieldsbuf + n, sizeof fieldsbuf - (size_t)n);
     sha256_add(h, fieldsbuf, (size_t)n);
     sha256_add(h, c->tokens, (size_t)c->n_tokens * sizeof *c->tokens);
     sha256_add(h, c->offsets, (size_t)(c->n + 1) * sizeof *c->offsets);

@@ -51,4 +51,10 @@ n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 r
   && ok "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" || { bad "world size mismatch" "— exit $rc, $n lines"; echo "$OUT" | head; }
 OUT=$(ddp 2 prepare --config good.yaml 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q 'runs in one process' <<<"$OUT" && ok "single-process command refuses mpirun -np 2" || bad "prepare under -np 2" "— exit $rc"
-cd "$ROOT"; rm -rf "$W"
+# The data lock is derived from the key table: each key changed alone changes the lock
+# exactly when the table marks it as deciding the data (both samplers); tiny.yaml's locks
+# pinned (format v1); the corpus bytes alone (negative control) miss some lock keys.
+cd "$ROOT"
+OUT=$(build/test_data_lock 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "data lock follows the key table: $(tail -1 <<<"$OUT")" || { bad "data lock vs key table" "— exit $rc"; echo "$OUT" | tail -8; }
+rm -rf "$W"
