@@ -8,8 +8,6 @@
 #include <hdf5.h>
 #include <stdint.h>
 
-#include "model.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,10 +58,6 @@ int h5_read(hid_t file, const char *path_in_file, const char *dataset, hid_t typ
 char *h5_attr_read_str(hid_t loc, const char *path_in_file, const char *name);
 int h5_attr_read_i64(hid_t loc, const char *path_in_file, const char *name, int64_t *out);
 int h5_attr_read_f64(hid_t loc, const char *path_in_file, const char *name, double *out);
-
-// Every tensor of a θ-shaped vector (P) as `group`/<param> with the shapes of SPEC §4.
-int h5_write_params(hid_t file, const char *group, const ModelShape *m, const float *v);
-int h5_read_params(hid_t file, const char *path_in_file, const char *group, const ModelShape *m, float *v);
 
 // Silences HDF5's own error stack printing (ddptok reports its own one-line errors).
 void h5_quiet(void);

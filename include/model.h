@@ -10,6 +10,7 @@
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
+#include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,11 @@ typedef struct {
     double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 } ComputeOps;
+
+// Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<param> of an HDF5 file,
+// with the shapes of SPEC §4 (checkpoints, reference.h5, grads.h5).
+int h5_write_params(hid_t file, const char *group, const ModelShape *m, const float *v);
+int h5_read_params(hid_t file, const char *path_in_file, const char *group, const ModelShape *m, float *v);
 
 extern const ComputeOps compute_cpu;
 #ifdef DDPTOK_CUDA

@@ -264,22 +264,3 @@ int h5_attr_read_i64(hid_t loc, const char *fname, const char *name, int64_t *ou
 int h5_attr_read_f64(hid_t loc, const char *fname, const char *name, double *out) {
     return attr_read_num(loc, fname, name, H5T_NATIVE_DOUBLE, out);
 }
-
-int h5_write_params(hid_t f, const char *group, const ModelShape *m, const float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
-        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
-    }
-    return 0;
-}
-
-int h5_read_params(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
-        char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
-    }
-    return 0;
-}

@@ -1,9 +1,10 @@
-// model.c — parameter layout and initialisation (backend-independent).
+// model.c — parameter layout, initialisation and parameter I/O (backend-independent).
 #include "model.h"
 
 #include <math.h>
 
 #include "common.h"
+#include "h5io.h"
 
 const char *const param_names[N_PARAMS] = {"embedding", "w1", "b1", "w2", "b2"};
 
@@ -52,4 +53,23 @@ float *model_initial(const Config *cfg, ModelShape *m) {
     float *theta = xmalloc(m->total * sizeof *theta);
     model_init_params(m, cfg->seed, theta);
     return theta;
+}
+
+int h5_write_params(hid_t f, const char *group, const ModelShape *m, const float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
+    }
+    return 0;
+}
+
+int h5_read_params(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
+    for (int p = 0; p < N_PARAMS; p++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
+        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
+    }
+    return 0;
 }
