@@ -64,14 +64,14 @@ void build_info(char *out, size_t len);
 void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);
 // Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.
-void load_corpus_or_die(App *app, Corpus *c);
+void load_corpus_or_die(App *app, Corpus *corpus);
 // Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
 // j); dies on failure.
 void write_json(const App *app, const char *rel, json_t *j);
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank). Collective.
-int window_gradient(App *app, const Config *cfg, const Corpus *c, const float *theta0, Normalization mode, float *grad,
+int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode, float *grad,
                     WindowStats *ws, WindowFacts *f, Counts *rank);
 
 // Per-tensor comparison |g − ref| ≤ atol + rtol·|ref| over P components.

@@ -25,11 +25,11 @@ void art_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.artifacts, rel);
 }
 
-void load_corpus_or_die(App *app, Corpus *c) {
+void load_corpus_or_die(App *app, Corpus *corpus) {
     char path[1024];
     out_path(app, path, sizeof path, "data/corpus.h5");
     error_capture(1);
-    int rc = corpus_read(c, &app->cfg, path);
+    int rc = corpus_read(corpus, &app->cfg, path);
     const char *why = error_capture(0);
     // Every rank missing the same corpus (the usual case: not prepared yet) says it once.
     if (!comm_agree(&app->comm, rc == 0)) die(EXIT_BAD_INPUT, "%s", why);
@@ -40,19 +40,19 @@ void load_corpus_or_die(App *app, Corpus *c) {
 }
 
 void agree_on_run(App *app, const char *comm_name) {
-    Comm *c = &app->comm;
-    if (c->world == 1) return;
+    Comm *comm = &app->comm;
+    if (comm->world == 1) return;
     Buf ob = {0};
     buf_printf(&ob, "%s --backend %s --comm %s --comm-timeout %g%s", app->command, app->backend, comm_name, app->comm_timeout,
                app->options ? app->options : "");
     const char *opts = ob.s;
     char *yaml = config_to_yaml(&app->cfg);
     int64_t n[2] = {(int64_t)strlen(yaml) + 1, (int64_t)strlen(opts) + 1};
-    comm_bcast(c, n, sizeof n, 0);
+    comm_bcast(comm, n, sizeof n, 0);
     char *yaml0 = xmalloc((size_t)n[0]), *opts0 = xmalloc((size_t)n[1]);
-    if (c->rank == 0) memcpy(yaml0, yaml, (size_t)n[0]), memcpy(opts0, opts, (size_t)n[1]);
-    comm_bcast(c, yaml0, (size_t)n[0], 0);
-    comm_bcast(c, opts0, (size_t)n[1], 0);
+    if (comm->rank == 0) memcpy(yaml0, yaml, (size_t)n[0]), memcpy(opts0, opts, (size_t)n[1]);
+    comm_bcast(comm, yaml0, (size_t)n[0], 0);
+    comm_bcast(comm, opts0, (size_t)n[1], 0);
     Config cfg0;
     char err[512], what[600];
     int bad = 0;
@@ -64,7 +64,7 @@ void agree_on_run(App *app, const char *comm_name) {
         bad = error("options differ from rank 0's: '%s' here, '%s' on rank 0", opts, opts0);
     free(yaml), free(yaml0), free(opts0);
     buf_free(&ob);
-    comm_stop_if_any(c, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
+    comm_stop_if_any(comm, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
 }
 
 void write_json(const App *app, const char *rel, json_t *j) {

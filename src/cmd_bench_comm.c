@@ -45,48 +45,48 @@ typedef struct {
 
 // Negative control for the test: DDPTOK_TEST_BENCH_CORRUPT=R makes rank R's input wrong in
 // one element; every rank's check must then count it.
-static void corrupt_if_asked(const Comm *c, void *buf, int is_i64) {
+static void corrupt_if_asked(const Comm *comm, void *buf, int is_i64) {
     const char *r = getenv("DDPTOK_TEST_BENCH_CORRUPT");
-    if (!r || atoi(r) != c->rank) return;
+    if (!r || atoi(r) != comm->rank) return;
     if (is_i64) ((int64_t *)buf)[0] += 1;
     else ((float *)buf)[0] += 1.0f;
 }
 
 // One all-reduce of `host` (n elements) through the backend: in place on the host, or
 // through a device copy when the backend reduces GPU memory.
-static void allreduce(Comm *c, const Row *row, void *host, void **dev) {
-    const CommOps *o = c->ops;
+static void allreduce(Comm *comm, const Row *row, void *host, void **dev) {
+    const CommOps *o = comm->ops;
     if (row->is_i64) {
-        o->allreduce_sum_i64(c, host, (int)row->n);
+        o->allreduce_sum_i64(comm, host, (int)row->n);
         return;
     }
     int sum = o->allreduce_sum_f32 && !o->device_buffers;  // what trainer.c picks
     (void)dev;
 #ifdef DDPTOK_CUDA
     if (o->device_buffers) {
-        o->allreduce_avg_f32(c, *dev, row->n);
+        o->allreduce_avg_f32(comm, *dev, row->n);
         return;
     }
 #endif
-    (sum ? o->allreduce_sum_f32 : o->allreduce_avg_f32)(c, host, row->n);
+    (sum ? o->allreduce_sum_f32 : o->allreduce_avg_f32)(comm, host, row->n);
 }
 
 // Wrong values in the result of one verified call (this rank).
-static int64_t check_row(Comm *c, const Row *row, void *host) {
-    int W = c->world, avg = !row->is_i64 && !(c->ops->allreduce_sum_f32 && !c->ops->device_buffers);
+static int64_t check_row(Comm *comm, const Row *row, void *host) {
+    int W = comm->world, avg = !row->is_i64 && !(comm->ops->allreduce_sum_f32 && !comm->ops->device_buffers);
     size_t elem = row->is_i64 ? sizeof(int64_t) : sizeof(float);
     for (size_t i = 0; i < row->n; i++) {
         // avg backends get W * input, so the average is the exact sum of the inputs
-        int64_t v = input_at(i, c->rank) * (avg ? W : 1);
+        int64_t v = input_at(i, comm->rank) * (avg ? W : 1);
         if (row->is_i64) ((int64_t *)host)[i] = v;
         else ((float *)host)[i] = (float)v;
     }
-    corrupt_if_asked(c, host, row->is_i64);
+    corrupt_if_asked(comm, host, row->is_i64);
     void *dev = NULL;
 #ifdef DDPTOK_CUDA
-    if (!row->is_i64 && c->ops->device_buffers) dev = cuda_upload(host, row->n * elem);
+    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_upload(host, row->n * elem);
 #endif
-    allreduce(c, row, host, &dev);
+    allreduce(comm, row, host, &dev);
 #ifdef DDPTOK_CUDA
     if (dev) cuda_download_free(dev, host, row->n * elem);
 #endif
@@ -100,20 +100,20 @@ static int64_t check_row(Comm *c, const Row *row, void *host) {
 }
 
 // Mean seconds per call over `iters` calls after one warm-up, slowest rank.
-static double time_row(Comm *c, const Row *row, void *host, int iters) {
+static double time_row(Comm *comm, const Row *row, void *host, int iters) {
     void *dev = NULL;
 #ifdef DDPTOK_CUDA
-    if (!row->is_i64 && c->ops->device_buffers) dev = cuda_upload(host, row->n * sizeof(float));
+    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_upload(host, row->n * sizeof(float));
 #endif
-    allreduce(c, row, host, &dev);
-    comm_barrier(c);
+    allreduce(comm, row, host, &dev);
+    comm_barrier(comm);
     double t0 = now_seconds();
-    for (int k = 0; k < iters; k++) allreduce(c, row, host, &dev);
+    for (int k = 0; k < iters; k++) allreduce(comm, row, host, &dev);
     double mine = (now_seconds() - t0) / iters, slowest = mine;
 #ifdef DDPTOK_CUDA
     if (dev) cuda_download_free(dev, host, row->n * sizeof(float));  // also waits for the device
 #endif
-    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, c->mpi);
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm->mpi);
     return slowest;
 }
 
@@ -124,8 +124,8 @@ static int by_bytes(const void *a, const void *b) {
 }
 
 static int bench_comm_run(App *app) {
-    Comm *c = &app->comm;
-    int W = c->world;
+    Comm *comm = &app->comm;
+    int W = comm->world;
     ModelShape m;
     model_shape(&m, &app->cfg);
     size_t max_bytes = ((const BenchCommOptions *)app->opts)->max_bytes ? ((const BenchCommOptions *)app->opts)->max_bytes : (size_t)64 << 20;
@@ -139,7 +139,7 @@ static int bench_comm_run(App *app) {
     for (int i = 0; i < n_rows; i++) largest = rows[i].n > largest ? rows[i].n : largest;
     void *host = xmalloc(largest * sizeof(int64_t));
 
-    say("bench-comm: all-reduce through the %s backend (the trainer's calls), W = %d, %s compute\n", c->ops->name, W,
+    say("bench-comm: all-reduce through the %s backend (the trainer's calls), W = %d, %s compute\n", comm->ops->name, W,
         app->compute->name);
     say("  gradient: P + 1 = %zu floats of %s; wrong = values off the exact sum, over all ranks\n", m.total + 1,
         app->config_path);
@@ -149,14 +149,14 @@ static int bench_comm_run(App *app) {
     for (int i = 0; i < n_rows; i++) {
         const Row *row = &rows[i];
         size_t bytes = row_bytes(row);
-        int64_t wrong = check_row(c, row, host);
+        int64_t wrong = check_row(comm, row, host);
         int64_t all = wrong;  // summed over ranks on the control plane
-        MPI_Allreduce(&wrong, &all, 1, MPI_INT64_T, MPI_SUM, c->mpi);
+        MPI_Allreduce(&wrong, &all, 1, MPI_INT64_T, MPI_SUM, comm->mpi);
         wrong_total += all;
         int iters = bytes <= ((size_t)1 << 20) ? 50 : bytes <= ((size_t)16 << 20) ? 10 : 4;
-        double t = time_row(c, row, host, iters);
+        double t = time_row(comm, row, host, iters);
         double algbw = t > 0 ? (double)bytes / t / 1e9 : 0, busbw = algbw * 2.0 * (W - 1) / W;
-        const char *redop = row->is_i64 || (c->ops->allreduce_sum_f32 && !c->ops->device_buffers) ? "sum" : "avg";
+        const char *redop = row->is_i64 || (comm->ops->allreduce_sum_f32 && !comm->ops->device_buffers) ? "sum" : "avg";
         say("  %-9s %12zu %10zu %6s %6s %12.2f %12.3f %12.3f %6lld\n", row->what, bytes, row->n, row->is_i64 ? "int64" : "float",
             redop, 1e6 * t, algbw, busbw, (long long)all);
     }

@@ -85,14 +85,14 @@ static int by_step(const struct dirent **a, const struct dirent **b) {
 
 static int check_checkpoints_run(App *app) {
     const Config *cfg = &app->cfg;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     char ppath[1024];
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
     int64_t U = cfg->train.updates;
     char hint[4200];
     snprintf(hint, sizeof hint, "run `ddptok prepare%s`", hint_args());
-    int32_t *plan = plan_read(ppath, cfg, &c, hint);
+    int32_t *plan = plan_read(ppath, cfg, &corpus, hint);
     if (!plan) stop(EXIT_BAD_INPUT);
     const char *roots[2] = {"checkpoints", "continuous"};
     int checked = 0, problems = 0;
@@ -112,7 +112,7 @@ static int check_checkpoints_run(App *app) {
             else if (n == 1) {
                 int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
                                                      step, (long long)U) != 0
-                                             : check_one(app, dir, step, c.lock, plan, (int)U);
+                                             : check_one(app, dir, step, corpus.lock, plan, (int)U);
                 say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
                 checked++, problems += p;
             }
@@ -121,7 +121,7 @@ static int check_checkpoints_run(App *app) {
         if (n_entries >= 0) free(e);
     }
     free(plan);
-    corpus_free(&c);
+    corpus_free(&corpus);
     if (!checked) die(EXIT_BAD_INPUT, "check-checkpoints: no checkpoint under %s/", cfg->paths.artifacts);
     say("check-checkpoints: %d checkpoint(s), %d problem(s)\n", checked, problems);
     return problems ? EXIT_CHECK_FAILED : 0;

@@ -30,7 +30,7 @@ typedef struct {
 } Metrics;
 
 // Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
-static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape *m, const float *theta, int split) {
+static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
     const Config *cfg = &app->cfg;
     enum { EB = 16 };
     Compute *cc = app->compute->create(m, EB * cfg->data.max_length);
@@ -43,11 +43,11 @@ static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape 
     Metrics r = {0, 0, 0, 0};
     WorkProgress progress;
     work_progress_init(&progress, "evaluate: sequences");
-    for (int i = 0; i <= c->n; i++) {
-        if (i < c->n && c->split[i] == split) ids[n++] = i, r.sequences++;
-        if (n == EB || (i == c->n && n > 0)) {
-            work_progress(&progress, i, c->n);
-            batch_build(&b, c, ids, n, &rule, UNIT_TOKEN);
+    for (int i = 0; i <= corpus->n; i++) {
+        if (i < corpus->n && corpus->split[i] == split) ids[n++] = i, r.sequences++;
+        if (n == EB || (i == corpus->n && n > 0)) {
+            work_progress(&progress, i, corpus->n);
+            batch_build(&b, corpus, ids, n, &rule, UNIT_TOKEN);
             r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
             r.tokens += b.T;
             n = 0;
@@ -60,15 +60,15 @@ static Metrics evaluate_split(const App *app, const Corpus *c, const ModelShape 
 
 // The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
 // the train split (add-one smoothing), over the supervised test positions.
-static void baselines(const Config *cfg, const Corpus *c, double *best_loss, double *best_acc, double *unigram) {
+static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss, double *best_acc, double *unigram) {
     Chain ch;
     chain_build(&ch, cfg);
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
-    for (int i = 0; i < c->n; i++)
-        if (c->split[i] == SPLIT_TRAIN)
-            for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) freq[c->tokens[p]] += 1, total += 1;
+    for (int i = 0; i < corpus->n; i++)
+        if (corpus->split[i] == SPLIT_TRAIN)
+            for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
@@ -77,9 +77,9 @@ static void baselines(const Config *cfg, const Corpus *c, double *best_loss, dou
     int k = cfg->model.context;
     Batch b;
     batch_init(&b, cfg->data.max_length, k);
-    for (int32_t i = 0; i < c->n; i++) {
-        if (c->split[i] != SPLIT_TEST) continue;
-        batch_build(&b, c, &i, 1, &rule, UNIT_TOKEN);
+    for (int32_t i = 0; i < corpus->n; i++) {
+        if (corpus->split[i] != SPLIT_TEST) continue;
+        batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
             int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
             ll -= log(chain_prob(&ch, prev, next));
@@ -132,18 +132,18 @@ typedef struct {
     double loss, acc, best_loss, best_acc, unigram;
 } TestReport;
 
-static TestReport test_report(App *app, const Corpus *c, const char *dir, const char *missing_hint) {
+static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
     char path[1200];
     checkpoint_rank_path(path, sizeof path, dir, 0);
     CheckpointState s;
     if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
     if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
-    if (strcmp(s.lock, c->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    if (strcmp(s.lock, corpus->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
     TestReport r;
     r.step = s.step;
-    r.t = evaluate_split(app, c, &s.m, s.theta, SPLIT_TEST);
+    r.t = evaluate_split(app, corpus, &s.m, s.theta, SPLIT_TEST);
     checkpoint_state_free(&s);
-    baselines(&app->cfg, c, &r.best_loss, &r.best_acc, &r.unigram);
+    baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
     r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
     say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
         (long long)r.t.sequences, (long long)r.t.tokens);
@@ -161,13 +161,13 @@ static json_t *test_json(const TestReport *r) {
 
 // evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
 // test metrics only -> outputs/evaluate.json; the protocol's report.json is left alone.
-static int evaluate_checkpoint(App *app, const Corpus *c) {
+static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     char dir[1100], hint[1300];
     snprintf(dir, sizeof dir, "%s", ((const EvaluateOptions *)app->opts)->checkpoint);
     for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
     snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
              "rank-0000.h5)", dir);
-    TestReport r = test_report(app, c, dir, hint);
+    TestReport r = test_report(app, corpus, dir, hint);
     write_json(app, "evaluate.json", json_pack("{s:s, s:i, s:o}", "checkpoint", dir, "step", r.step, "test", test_json(&r)));
     return 0;
 }
@@ -175,11 +175,11 @@ static int evaluate_checkpoint(App *app, const Corpus *c) {
 static int evaluate_run(App *app) {
     const Config *cfg = &app->cfg;
     int U = cfg->train.updates;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     if (((const EvaluateOptions *)app->opts)->checkpoint) {
-        int rc = evaluate_checkpoint(app, &c);
-        corpus_free(&c);
+        int rc = evaluate_checkpoint(app, &corpus);
+        corpus_free(&corpus);
         return rc;
     }
     char resumed[1100], continuous[1100], path[1200], root[1024];
@@ -191,7 +191,7 @@ static int evaluate_run(App *app) {
     char hint[1500];
     snprintf(hint, sizeof hint, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume "
              "(or name any checkpoint: evaluate --checkpoint DIR)", U, path);
-    TestReport r = test_report(app, &c, resumed, hint);
+    TestReport r = test_report(app, &corpus, resumed, hint);
     double diff = resume_diff(resumed, continuous);
 
     char ppath[1024], epath[1024];
@@ -226,7 +226,7 @@ static int evaluate_run(App *app) {
                json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", parity ? parity : json_null(), "matrix", matrix,
                          "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
                          empty ? empty : json_null(), "test", test_json(&r), "ok", ok));
-    corpus_free(&c);
+    corpus_free(&corpus);
     say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
     return ok ? 0 : EXIT_CHECK_FAILED;
 }

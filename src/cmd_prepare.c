@@ -24,36 +24,36 @@ static int write_plan(const char *path, const Config *cfg, const int32_t *plan, 
 
 static int prepare_run(App *app) {
     const Config *cfg = &app->cfg;
-    Corpus c;
-    corpus_generate(&c, cfg);
-    int32_t *plan = plan_build(cfg, &c);
+    Corpus corpus;
+    corpus_generate(&corpus, cfg);
+    int32_t *plan = plan_build(cfg, &corpus);
     if (!plan) stop(EXIT_BAD_INPUT);
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write(&c, cfg, cpath) || write_plan(ppath, cfg, plan, c.lock)) stop(EXIT_BAD_INPUT);
+    if (corpus_write(&corpus, cfg, cpath) || write_plan(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
     int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
-    for (int i = 0; i < c.n; i++) tok[c.split[i]] += corpus_len(&c, i), seqs[c.split[i]]++;
-    say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", c.n,
-        (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)c.n_tokens, (long long)tok[0],
+    for (int i = 0; i < corpus.n; i++) tok[corpus.split[i]] += corpus_len(&corpus, i), seqs[corpus.split[i]]++;
+    say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", corpus.n,
+        (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)corpus.n_tokens, (long long)tok[0],
         (long long)tok[1], (long long)tok[2]);
     if (cfg->train.sampler == SAMPLER_GLOBAL)
         say("  global sampler: %d sequences per window from the whole train split, partition %s over %d ranks\n",
             cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size);
     for (int r = 0; r < cfg->train.world_size && cfg->train.sampler == SAMPLER_BANDS; r++) {
         Sampler s;
-        if (sampler_init(&s, cfg, &c, r)) stop(EXIT_BAD_INPUT);
+        if (sampler_init(&s, cfg, &corpus, r)) stop(EXIT_BAD_INPUT);
         say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
             s.n_pool);
         sampler_free(&s);
     }
     if (cfg->train.sampler == SAMPLER_GLOBAL)
-        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, ppath, c.lock);
+        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, ppath, corpus.lock);
     else
         say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
-            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, c.lock);
+            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, corpus.lock);
     free(plan);
-    corpus_free(&c);
+    corpus_free(&corpus);
     return 0;
 }
 

@@ -292,12 +292,12 @@ static int log_check(FILE *f, const char *path) {
 
 static int train_run(App *app) {
     const Config *cfg = &app->cfg;
-    Corpus c;
-    load_corpus_or_die(app, &c);
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
     ModelShape m;
     float *theta0 = model_initial(cfg, &m);
     Trainer t;
-    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &c, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up training");
     free(theta0);
 
@@ -308,10 +308,10 @@ static int train_run(App *app) {
     int resuming = choose_start(app, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
         trainer_free(&t);
-        corpus_free(&c);
+        corpus_free(&corpus);
         return 0;
     }
-    if (resuming) resume_from(app, &t, dir, c.lock);
+    if (resuming) resume_from(app, &t, dir, corpus.lock);
     const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
@@ -355,12 +355,12 @@ static int train_run(App *app) {
             comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
             say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
                 t.step, EXIT_REQUEUE);
-            save_checkpoint(app, &t, root, c.lock);
+            save_checkpoint(app, &t, root, corpus.lock);
             rc = EXIT_REQUEUE;
             break;
         }
         if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
-            save_checkpoint(app, &t, root, c.lock);
+            save_checkpoint(app, &t, root, corpus.lock);
     }
     if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
     if (fclose(log) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", log_path, strerror(errno));
@@ -368,7 +368,7 @@ static int train_run(App *app) {
     if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
     train_progress_summary(&progress, run);
     trainer_free(&t);
-    corpus_free(&c);
+    corpus_free(&corpus);
     return rc;
 }
 

@@ -117,16 +117,16 @@ static int parse_number(const char *s, double *out) {
     return 0;
 }
 
-static int set_field(Config *c, const Field *f, const YamlNode *n, YamlCtx *ctx) {
-    char *base = (char *)c;
+static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ctx) {
+    char *base = (char *)cfg;
     const char *what = n->kind == N_SCALAR ? n->text : (n->kind == N_SEQ ? "a list" : "a mapping");
     char eb[256];
 #define BAD() yaml_fail(ctx, "%s: %s: expected %s, got '%s'", yaml_at(ctx, n->line), f->key, expected(f, eb, sizeof eb), what)
     if (f->type == F_BANDS) {
         if (n->kind == N_SCALAR) {
             if (strcmp(n->text, "auto") != 0) return BAD();
-            c->train.bands_auto = 1;
-            c->train.n_bands = 0;
+            cfg->train.bands_auto = 1;
+            cfg->train.n_bands = 0;
             return 0;
         }
         if (n->kind != N_SEQ || n->n == 0 || n->n > MAX_WORLD) return BAD();
@@ -138,11 +138,11 @@ static int set_field(Config *c, const Field *f, const YamlNode *n, YamlCtx *ctx)
                 hi != floor(hi) || lo < 1 || lo > 1 << 16 || hi < 1 || hi > 1 << 16)
                 return yaml_fail(ctx, "%s: %s: band %d: expected [lo, hi] with integer lengths in [1, 65536]", yaml_at(ctx, b->line),
                             f->key, r);
-            c->train.bands[r][0] = (int)lo;
-            c->train.bands[r][1] = (int)hi;
+            cfg->train.bands[r][0] = (int)lo;
+            cfg->train.bands[r][1] = (int)hi;
         }
-        c->train.bands_auto = 0;
-        c->train.n_bands = n->n;
+        cfg->train.bands_auto = 0;
+        cfg->train.n_bands = n->n;
         return 0;
     }
     if (f->type == F_PAIR) {
@@ -183,7 +183,7 @@ static int set_field(Config *c, const Field *f, const YamlNode *n, YamlCtx *ctx)
 }
 
 // Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
-static int apply_map(Config *c, const YamlNode *map, const char *prefix, YamlCtx *ctx) {
+static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx) {
     if (map->kind != N_MAP)
         return yaml_fail(ctx, "%s: %s: expected a mapping", yaml_at(ctx, map->line), prefix[0] ? prefix : "top level");
     for (int i = 0; i + 1 < map->n; i += 2) {
@@ -197,7 +197,7 @@ static int apply_map(Config *c, const YamlNode *map, const char *prefix, YamlCtx
                 return yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
         const Field *f = field_find(key);
         if (f) {
-            if (set_field(c, f, v, ctx)) return -1;
+            if (set_field(cfg, f, v, ctx)) return -1;
             continue;
         }
         // A group (prefix of some field)?
@@ -207,7 +207,7 @@ static int apply_map(Config *c, const YamlNode *map, const char *prefix, YamlCtx
             group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
         char hint[300];
         if (!group) return yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
-        if (apply_map(c, v, key, ctx)) return -1;
+        if (apply_map(cfg, v, key, ctx)) return -1;
     }
     return 0;
 }
@@ -215,55 +215,55 @@ static int apply_map(Config *c, const YamlNode *map, const char *prefix, YamlCtx
 // ---------------------------------------------------------------------------------------
 // Validation across fields and band resolution
 
-int config_finish(Config *c, char *err, int errlen) {
-    YamlCtx ctx = {.name = c->source, .err = err, .errlen = errlen};
-    const char *src = c->source[0] ? c->source : "config";
-    int W = c->train.world_size;
-    if (c->data.min_length > c->data.max_length)
-        return yaml_fail(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, c->data.min_length,
-                    c->data.max_length);
-    if (c->data.markov_support > c->data.vocab_size - 1)
+int config_finish(Config *cfg, char *err, int errlen) {
+    YamlCtx ctx = {.name = cfg->source, .err = err, .errlen = errlen};
+    const char *src = cfg->source[0] ? cfg->source : "config";
+    int W = cfg->train.world_size;
+    if (cfg->data.min_length > cfg->data.max_length)
+        return yaml_fail(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, cfg->data.min_length,
+                    cfg->data.max_length);
+    if (cfg->data.markov_support > cfg->data.vocab_size - 1)
         return yaml_fail(&ctx, "%s: data.markov_support (%d) must not exceed vocab_size - 1 (%d)", src,
-                    c->data.markov_support, c->data.vocab_size - 1);
-    if (c->data.ignore_token >= c->data.vocab_size)
-        return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, c->data.ignore_token,
-                    c->data.vocab_size);
+                    cfg->data.markov_support, cfg->data.vocab_size - 1);
+    if (cfg->data.ignore_token >= cfg->data.vocab_size)
+        return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
+                    cfg->data.vocab_size);
     // Positions of a microbatch and ids of a window are counted in int (pos is the 32-bit
     // dropout counter word): their products must fit.
-    if ((int64_t)c->train.batch_size_per_rank * c->data.max_length > INT32_MAX)
+    if ((int64_t)cfg->train.batch_size_per_rank * cfg->data.max_length > INT32_MAX)
         return yaml_fail(&ctx, "%s: train.batch_size_per_rank x data.max_length = %lld positions per microbatch, at most %d", src,
-                    (long long)c->train.batch_size_per_rank * c->data.max_length, INT32_MAX);
-    if ((int64_t)c->train.batch_size_per_rank * c->train.accumulation > INT32_MAX)
+                    (long long)cfg->train.batch_size_per_rank * cfg->data.max_length, INT32_MAX);
+    if ((int64_t)cfg->train.batch_size_per_rank * cfg->train.accumulation > INT32_MAX)
         return yaml_fail(&ctx, "%s: train.batch_size_per_rank x train.accumulation = %lld sequences per window, at most %d", src,
-                    (long long)c->train.batch_size_per_rank * c->train.accumulation, INT32_MAX);
-    if (c->train.interrupt_at > c->train.updates)
-        return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, c->train.interrupt_at,
-                    c->train.updates);
-    if (c->train.bands_auto) {
-        int lo = c->data.min_length, n = c->data.max_length - c->data.min_length + 1;
+                    (long long)cfg->train.batch_size_per_rank * cfg->train.accumulation, INT32_MAX);
+    if (cfg->train.interrupt_at > cfg->train.updates)
+        return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
+                    cfg->train.updates);
+    if (cfg->train.bands_auto) {
+        int lo = cfg->data.min_length, n = cfg->data.max_length - cfg->data.min_length + 1;
         if (n < W)
             return yaml_fail(&ctx, "%s: train.rank_bands: auto cannot split lengths [%d, %d] into %d bands", src,
-                        c->data.min_length, c->data.max_length, W);
+                        cfg->data.min_length, cfg->data.max_length, W);
         for (int r = 0; r < W; r++) {
-            c->train.bands[r][0] = lo + (int)((int64_t)r * n / W);
-            c->train.bands[r][1] = lo + (int)((int64_t)(r + 1) * n / W) - 1;
+            cfg->train.bands[r][0] = lo + (int)((int64_t)r * n / W);
+            cfg->train.bands[r][1] = lo + (int)((int64_t)(r + 1) * n / W) - 1;
         }
         return 0;
     }
-    if (c->train.n_bands != W)
+    if (cfg->train.n_bands != W)
         return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto: "
                     "add --set train.rank_bands=auto for %d contiguous bands over [%d, %d])",
-                    src, c->train.n_bands, W, W, c->data.min_length, c->data.max_length);
+                    src, cfg->train.n_bands, W, W, cfg->data.min_length, cfg->data.max_length);
     for (int r = 0; r < W; r++) {
-        int lo = c->train.bands[r][0], hi = c->train.bands[r][1];
+        int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
         if (lo > hi) return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
-        if (hi < c->data.min_length || lo > c->data.max_length)
+        if (hi < cfg->data.min_length || lo > cfg->data.max_length)
             return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] leaves rank %d empty (lengths are in [%d, %d])",
-                        src, r, lo, hi, r, c->data.min_length, c->data.max_length);
+                        src, r, lo, hi, r, cfg->data.min_length, cfg->data.max_length);
         for (int q = 0; q < r; q++)
-            if (lo <= c->train.bands[q][1] && c->train.bands[q][0] <= hi)
+            if (lo <= cfg->train.bands[q][1] && cfg->train.bands[q][0] <= hi)
                 return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] overlaps band %d [%d, %d]", src, r, lo, hi,
-                            q, c->train.bands[q][0], c->train.bands[q][1]);
+                            q, cfg->train.bands[q][0], cfg->train.bands[q][1]);
     }
     return 0;
 }
@@ -274,21 +274,21 @@ int config_finish(Config *c, char *err, int errlen) {
 #define MAX_CONFIG_BYTES (1 << 20)
 
 // Every key's default, from the table (its YAML text, set as a value from a file is).
-static void config_defaults(Config *c) {
-    memset(c, 0, sizeof *c);
+static void config_defaults(Config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
     char err[256];
     for (int i = 0; i < config_n_fields; i++) {
         const Field *f = &config_fields[i];
         YamlCtx ctx = {.name = f->key, .err = err, .errlen = sizeof err, .strict = 1};
         YamlNode *v = yaml_parse(f->def, strlen(f->def), &ctx);
-        if (!v || set_field(c, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);
+        if (!v || set_field(cfg, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);
         yaml_node_free(v);
     }
 }
 
 // Applies one "KEY=VALUE" (VALUE parsed as YAML, so lists and 'auto' work) without the
 // cross-field checks.
-static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
+static int apply_set(Config *cfg, const char *assignment, char *err, int errlen) {
     const char *eq = strchr(assignment, '=');
     YamlCtx ctx = {.name = assignment, .err = err, .errlen = errlen, .strict = 1};
     if (!eq || eq == assignment) return yaml_fail(&ctx, "--set %s: expected KEY=VALUE", assignment);
@@ -304,27 +304,27 @@ static int apply_set(Config *c, const char *assignment, char *err, int errlen) {
     ctx.name = "--set";  // value errors name the key themselves
     char eb[256];
     int rc = v->kind == N_MAP && v->n == 0 ? yaml_fail(&ctx, "--set %s: expected %s, got an empty value", key, expected(f, eb, sizeof eb))
-                                           : set_field(c, f, v, &ctx);
+                                           : set_field(cfg, f, v, &ctx);
     yaml_node_free(v);
     return rc;
 }
 
-int config_set(Config *c, const char *assignment, char *err, int errlen) {
-    return apply_set(c, assignment, err, errlen) ? -1 : config_finish(c, err, errlen);
+int config_set(Config *cfg, const char *assignment, char *err, int errlen) {
+    return apply_set(cfg, assignment, err, errlen) ? -1 : config_finish(cfg, err, errlen);
 }
 
-static int config_apply_text(Config *c, const char *text, size_t len, const char *name, char *err, int errlen) {
+static int config_apply_text(Config *cfg, const char *text, size_t len, const char *name, char *err, int errlen) {
     YamlCtx ctx = {.name = name, .err = err, .errlen = errlen};
     YamlNode *root = yaml_parse(text, len, &ctx);
     if (!root) return -1;
-    int rc = apply_map(c, root, "", &ctx);
+    int rc = apply_map(cfg, root, "", &ctx);
     yaml_node_free(root);
     return rc;
 }
 
-int config_load(Config *c, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
-    config_defaults(c);
-    snprintf(c->source, sizeof c->source, "%s", path);
+int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
+    config_defaults(cfg);
+    snprintf(cfg->source, sizeof cfg->source, "%s", path);
     size_t len;
     char why[256];
     char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
@@ -332,16 +332,16 @@ int config_load(Config *c, const char *path, char *const *sets, int n_sets, char
         snprintf(err, (size_t)errlen, "%s: cannot read config file: %s", path, why);
         return -1;
     }
-    int rc = config_apply_text(c, text, len, path, err, errlen);
+    int rc = config_apply_text(cfg, text, len, path, err, errlen);
     free(text);
-    for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(c, sets[i], err, errlen);
-    return rc ? rc : config_finish(c, err, errlen);
+    for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(cfg, sets[i], err, errlen);
+    return rc ? rc : config_finish(cfg, err, errlen);
 }
 
-int config_from_yaml(Config *c, const char *text, const char *name, char *err, int errlen) {
-    config_defaults(c);
-    snprintf(c->source, sizeof c->source, "%s", name);
-    int rc = config_apply_text(c, text, strlen(text), name, err, errlen);
-    return rc ? rc : config_finish(c, err, errlen);
+int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen) {
+    config_defaults(cfg);
+    snprintf(cfg->source, sizeof cfg->source, "%s", name);
+    int rc = config_apply_text(cfg, text, strlen(text), name, err, errlen);
+    return rc ? rc : config_finish(cfg, err, errlen);
 }
 

@@ -52,8 +52,8 @@ static void shortest_double(double v, char *out, size_t len) {
     }
 }
 
-static void field_value(const Config *c, const Field *f, char *out, size_t len) {
-    const char *base = (const char *)c;
+static void field_value(const Config *cfg, const Field *f, char *out, size_t len) {
+    const char *base = (const char *)cfg;
     switch (f->type) {
     case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
     case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
@@ -69,15 +69,15 @@ static void field_value(const Config *c, const Field *f, char *out, size_t len) 
     case F_PATH: yaml_quote(base + f->offset, out, len); break;
     case F_BANDS: {
         size_t n = (size_t)snprintf(out, len, "[");
-        for (int r = 0; r < c->train.world_size && n < len; r++)
-            n += (size_t)snprintf(out + n, len - n, "%s[%d, %d]", r ? ", " : "", c->train.bands[r][0], c->train.bands[r][1]);
+        for (int r = 0; r < cfg->train.world_size && n < len; r++)
+            n += (size_t)snprintf(out + n, len - n, "%s[%d, %d]", r ? ", " : "", cfg->train.bands[r][0], cfg->train.bands[r][1]);
         if (n < len) snprintf(out + n, len - n, "]");
         break;
     }
     }
 }
 
-char *config_to_yaml(const Config *c) {
+char *config_to_yaml(const Config *cfg) {
     size_t cap = 8192, n = 0;
     char *out = xmalloc(cap);
     out[0] = 0;
@@ -93,8 +93,8 @@ char *config_to_yaml(const Config *c) {
                 n += (size_t)snprintf(out + n, cap - n, "%*s%.*s:\n", 2 * depth, "", (int)(dot - seg), seg);
         }
         char val[VALUE_MAX];
-        field_value(c, &config_fields[i], val, sizeof val);
-        if (config_fields[i].type == F_BANDS && c->train.bands_auto) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
+        field_value(cfg, &config_fields[i], val, sizeof val);
+        if (config_fields[i].type == F_BANDS && cfg->train.bands_auto) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
         if (cap - n < strlen(val) + 256) {
             out = realloc(out, cap = cap * 2 + strlen(val));
             ASSERT(out);
@@ -133,12 +133,12 @@ int config_diff_run(const Config *a, const Config *b, char *what, int len) { ret
 // The data lock's key lines, in table order: NAME=VALUE per key, the keys sharing a name
 // joined by commas (splits=train,validation,test); the bands as lo-hi; per rank, without
 // a newline (the lock's format v1, kept bit-identical).
-int config_lock_fields(const Config *c, char *out, size_t len) {
+int config_lock_fields(const Config *cfg, char *out, size_t len) {
     size_t n = 0;
     const char *open = NULL;  // the lock name of the line being written
     for (int i = 0; i < config_n_fields && n < len; i++) {
         const Field *f = &config_fields[i];
-        int global = c->train.sampler == SAMPLER_GLOBAL;
+        int global = cfg->train.sampler == SAMPLER_GLOBAL;
         if (!f->lock || (f->flags & F_LOCK_BANDS && global) || (f->flags & F_LOCK_GLOBAL && !global)) continue;
         if (open && strcmp(open, f->lock) != 0) n += (size_t)snprintf(out + n, len - n, "\n");
         if (n >= len) break;
@@ -146,14 +146,14 @@ int config_lock_fields(const Config *c, char *out, size_t len) {
         else n += (size_t)snprintf(out + n, len - n, "%s=", f->lock);
         open = f->lock;
         if (f->type == F_BANDS) {
-            for (int r = 0; r < c->train.world_size && n < len; r++)
-                n += (size_t)snprintf(out + n, len - n, "%d-%d;", c->train.bands[r][0], c->train.bands[r][1]);
+            for (int r = 0; r < cfg->train.world_size && n < len; r++)
+                n += (size_t)snprintf(out + n, len - n, "%d-%d;", cfg->train.bands[r][0], cfg->train.bands[r][1]);
             open = NULL;  // v1: no newline after the bands
             continue;
         }
         char v[VALUE_MAX];
         ASSERT(f->type == F_INT || f->type == F_U32 || f->type == F_ENUM);
-        field_value(c, f, v, sizeof v);
+        field_value(cfg, f, v, sizeof v);
         n += (size_t)snprintf(out + n, len - n, "%s", v);
     }
     if (open && n < len) n += (size_t)snprintf(out + n, len - n, "\n");
@@ -161,13 +161,13 @@ int config_lock_fields(const Config *c, char *out, size_t len) {
     return (int)n;
 }
 
-int config_key_in_lock(const Config *c, int i) {
+int config_key_in_lock(const Config *cfg, int i) {
     const Field *f = &config_fields[i];
-    int global = c->train.sampler == SAMPLER_GLOBAL;
+    int global = cfg->train.sampler == SAMPLER_GLOBAL;
     return f->lock && !(f->flags & F_LOCK_BANDS && global) && !(f->flags & F_LOCK_GLOBAL && !global);
 }
 
-void config_key_value(const Config *c, int i, char *out, size_t len) {
+void config_key_value(const Config *cfg, int i, char *out, size_t len) {
     ASSERT(i >= 0 && i < config_n_fields);
-    field_value(c, &config_fields[i], out, len);
+    field_value(cfg, &config_fields[i], out, len);
 }
