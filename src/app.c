@@ -86,7 +86,6 @@ Compare compare_vectors(const float *g, const float *ref, size_t n, double atol,
     return c;
 }
 
-
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
@@ -113,7 +112,6 @@ int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const flo
     trainer_free(&t);
     return rc;
 }
-
 
 void build_info(char *out, size_t len) {
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -63,7 +63,6 @@ static int clean_run(App *app) {
     return failed ? EXIT_BAD_INPUT : 0;
 }
 
-
 const Command cmd_clean = {
     .name = "clean",
     .run = clean_run,

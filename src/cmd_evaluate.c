@@ -231,7 +231,6 @@ static int evaluate_run(App *app) {
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
-
 const Command cmd_evaluate = {
     .name = "evaluate",
     .run = evaluate_run,

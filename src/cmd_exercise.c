@@ -102,7 +102,6 @@ static int exercise_run(App *app) {
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
-
 const Command cmd_exercise = {
     .name = "exercise",
     .run = exercise_run,

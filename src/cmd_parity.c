@@ -117,7 +117,6 @@ static int parity_run(App *app) {
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // parity --invariance: the global sampler's window 1 on this world size, under every
 // partition, A = 1 and 2, and both loss units, against the one-batch reference (which no
@@ -205,7 +204,6 @@ static int parity_invariance(App *app) {
     corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;
 }
-
 
 const Command cmd_parity = {
     .name = "parity",

@@ -161,7 +161,6 @@ static int plot_run(App *app) {
     return 0;
 }
 
-
 const Command cmd_plot = {
     .name = "plot",
     .run = plot_run,

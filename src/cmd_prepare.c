@@ -57,7 +57,6 @@ static int prepare_run(App *app) {
     return 0;
 }
 
-
 const Command cmd_prepare = {
     .name = "prepare",
     .run = prepare_run,

@@ -31,7 +31,6 @@ static int reference_run(App *app) {
     return 0;
 }
 
-
 const Command cmd_reference = {
     .name = "reference",
     .run = reference_run,

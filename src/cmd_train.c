@@ -372,7 +372,6 @@ static int train_run(App *app) {
     return rc;
 }
 
-
 const Command cmd_train = {
     .name = "train",
     .run = train_run,

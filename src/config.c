@@ -87,7 +87,6 @@ _Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeo
                    sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int),
                "F_ENUM stores an int");
 
-
 // ---------------------------------------------------------------------------------------
 // Setting one field from a node
 

@@ -10,7 +10,6 @@
 
 #include "common.h"
 
-
 // Deeper YAML is refused (the config is 3 levels deep; a bound keeps the recursion's
 // stack and libyaml's per-level work small however hostile the text).
 #define MAX_DEPTH 64
@@ -31,7 +30,6 @@ static void node_push(YamlNode *parent, YamlNode *kid) {
     }
     parent->kids[parent->n++] = kid;
 }
-
 
 const char *yaml_at(YamlCtx *ctx, long line) {
     if (!strncmp(ctx->name, "--set", 5)) snprintf(ctx->where, sizeof ctx->where, "%s", ctx->name);
