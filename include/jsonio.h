@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
