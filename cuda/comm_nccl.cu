@@ -23,42 +23,42 @@ typedef struct {
     double timeout;
 } NcclImpl;
 
-static void nccl_fail(Comm *c, const char *what) {
-    NcclImpl *im = (NcclImpl *)c->impl;
-    fprintf(stderr, "ddptok: rank %d: error: NCCL %s on %s during %s at step %lld; aborting the job (exit %d)\n", c->rank,
-            what, g_id.host, c->op ? c->op : "?", (long long)c->step, EXIT_COMM_FAILURE);
+static void nccl_fail(Comm *comm, const char *what) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
+    fprintf(stderr, "ddptok: rank %d: error: NCCL %s on %s during %s at step %lld; aborting the job (exit %d)\n", comm->rank,
+            what, g_id.host, comm->op ? comm->op : "?", (long long)comm->step, EXIT_COMM_FAILURE);
     fflush(stderr);
     if (im && im->nccl) ncclCommAbort(im->nccl);
     MPI_Abort(MPI_COMM_WORLD, EXIT_COMM_FAILURE);
     exit(EXIT_COMM_FAILURE);
 }
 
-static inline void nccl_check(ncclResult_t r, Comm *c, const char *file, int line) {
+static inline void nccl_check(ncclResult_t r, Comm *comm, const char *file, int line) {
     if (r == ncclSuccess || r == ncclInProgress) return;
     char what[512];
     snprintf(what, sizeof what, "error '%s' at %s:%d", ncclGetErrorString(r), file, line);
-    nccl_fail(c, what);
+    nccl_fail(comm, what);
 }
 #define NCCL_CHECK(call, c) nccl_check((call), (c), __FILE__, __LINE__)
 
 // Waits until the communicator is out of ncclInProgress (non-blocking init, enqueue).
-static void wait_comm_ready(Comm *c) {
-    NcclImpl *im = (NcclImpl *)c->impl;
+static void wait_comm_ready(Comm *comm) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
     double deadline = now_seconds() + im->timeout;
     for (;;) {
         ncclResult_t st;
-        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), c);
+        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), comm);
         if (st == ncclSuccess) return;
-        if (st != ncclInProgress) NCCL_CHECK(st, c);
-        if (now_seconds() > deadline) nccl_fail(c, "timeout while the communicator was busy");
+        if (st != ncclInProgress) NCCL_CHECK(st, comm);
+        if (now_seconds() > deadline) nccl_fail(comm, "timeout while the communicator was busy");
         usleep(100);
     }
 }
 
 // Records an event after the collective and polls it and the communicator's async error.
-static void wait_collective(Comm *c) {
-    NcclImpl *im = (NcclImpl *)c->impl;
-    wait_comm_ready(c);
+static void wait_collective(Comm *comm) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
+    wait_comm_ready(comm);
     CUDA_CHECK(cudaEventRecord(im->done, im->stream));
     double deadline = now_seconds() + im->timeout;
     for (;;) {
@@ -66,53 +66,53 @@ static void wait_collective(Comm *c) {
         if (e == cudaSuccess) return;
         if (e != cudaErrorNotReady) CUDA_CHECK(e);
         ncclResult_t st;
-        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), c);
-        if (st != ncclSuccess && st != ncclInProgress) NCCL_CHECK(st, c);
+        NCCL_CHECK(ncclCommGetAsyncError(im->nccl, &st), comm);
+        if (st != ncclSuccess && st != ncclInProgress) NCCL_CHECK(st, comm);
         if (now_seconds() > deadline) {
             char what[128];
             snprintf(what, sizeof what, "timeout after %.0f s (--comm-timeout)", im->timeout);
-            nccl_fail(c, what);
+            nccl_fail(comm, what);
         }
         usleep(50);
     }
 }
 
-static int nccl_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
-    NcclImpl *im = (NcclImpl *)c->impl;
-    c->op = "count all-reduce (NCCL)";
+static int nccl_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
+    comm->op = "count all-reduce (NCCL)";
     if (n > im->cap_counts) {
         if (im->dcounts) CUDA_CHECK(cudaFree(im->dcounts));
         CUDA_CHECK(cudaMalloc(&im->dcounts, (size_t)n * sizeof(int64_t)));
         im->cap_counts = n;
     }
     CUDA_CHECK(cudaMemcpyAsync(im->dcounts, buf, (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice, im->stream));
-    NCCL_CHECK(ncclAllReduce(im->dcounts, im->dcounts, (size_t)n, ncclInt64, ncclSum, im->nccl, im->stream), c);
-    wait_collective(c);
+    NCCL_CHECK(ncclAllReduce(im->dcounts, im->dcounts, (size_t)n, ncclInt64, ncclSum, im->nccl, im->stream), comm);
+    wait_collective(comm);
     CUDA_CHECK(cudaMemcpy(buf, im->dcounts, (size_t)n * sizeof(int64_t), cudaMemcpyDeviceToHost));
     return 0;
 }
 
-static int nccl_allreduce_avg_f32(Comm *c, float *dbuf, size_t n) {
-    NcclImpl *im = (NcclImpl *)c->impl;
-    c->op = "gradient all-reduce (NCCL)";
+static int nccl_allreduce_avg_f32(Comm *comm, float *dbuf, size_t n) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
+    comm->op = "gradient all-reduce (NCCL)";
     // n is an element count (NCCL counts elements, not bytes)
-    NCCL_CHECK(ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclAvg, im->nccl, im->stream), c);
-    wait_collective(c);
+    NCCL_CHECK(ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclAvg, im->nccl, im->stream), comm);
+    wait_collective(comm);
     return 0;
 }
 
-static void nccl_destroy(Comm *c) {
-    NcclImpl *im = (NcclImpl *)c->impl;
+static void nccl_destroy(Comm *comm) {
+    NcclImpl *im = (NcclImpl *)comm->impl;
     if (!im) return;
-    c->op = "NCCL finalize";
-    NCCL_CHECK(ncclCommFinalize(im->nccl), c);
-    wait_comm_ready(c);  // non-blocking: finalize completes asynchronously
+    comm->op = "NCCL finalize";
+    NCCL_CHECK(ncclCommFinalize(im->nccl), comm);
+    wait_comm_ready(comm);  // non-blocking: finalize completes asynchronously
     ncclCommDestroy(im->nccl);
     if (im->dcounts) cudaFree(im->dcounts);
     cudaEventDestroy(im->done);
     cudaStreamDestroy(im->stream);
     free(im);
-    c->impl = NULL;
+    comm->impl = NULL;
 }
 
 extern "C" const CommOps comm_nccl = {
@@ -130,38 +130,38 @@ extern "C" void nccl_version_string(char *out, size_t len) {
     snprintf(out, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
 }
 
-extern "C" int comm_nccl_init(Comm *c, double timeout) {
+extern "C" int comm_nccl_init(Comm *comm, double timeout) {
     // Two ranks on one GPU: refuse before NCCL starts (NCCL before 2.30 cannot do it).
     char uuid[33], key[160];
     cuda_device_uuid(uuid);
     snprintf(key, sizeof key, "%s/%s", g_id.host, uuid);
-    char *all = (char *)xcalloc((size_t)c->world, 160);
-    MPI_Allgather(key, 160, MPI_CHAR, all, 160, MPI_CHAR, c->mpi);
+    char *all = (char *)xcalloc((size_t)comm->world, 160);
+    MPI_Allgather(key, 160, MPI_CHAR, all, 160, MPI_CHAR, comm->mpi);
     int clash = -1;
-    for (int r = 0; r < c->world && clash < 0; r++)
-        if (r != c->rank && strcmp(all + (size_t)r * 160, key) == 0) clash = r;
+    for (int r = 0; r < comm->world && clash < 0; r++)
+        if (r != comm->rank && strcmp(all + (size_t)r * 160, key) == 0) clash = r;
     free(all);
-    int any = comm_agree(c, clash >= 0);
+    int any = comm_agree(comm, clash >= 0);
     if (any) {
         if (clash >= 0)
             error("--comm nccl: ranks %d and %d share GPU %.8s… on %s; NCCL needs one GPU per rank: use --comm mpi "
                   "(host-staged reductions) or start one rank per GPU",
-                  c->rank, clash, uuid, g_id.host);
+                  comm->rank, clash, uuid, g_id.host);
         return -1;
     }
     NcclImpl *im = (NcclImpl *)xcalloc(1, sizeof *im);
     im->timeout = timeout;
-    c->impl = im;
+    comm->impl = im;
     CUDA_CHECK(cudaStreamCreateWithFlags(&im->stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&im->done, cudaEventDisableTiming));
     ncclUniqueId id;
-    if (c->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id), c);
-    comm_bcast(c, &id, sizeof id, 0);
+    if (comm->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id), comm);
+    comm_bcast(comm, &id, sizeof id, 0);
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;
-    c->op = "NCCL init";
-    NCCL_CHECK(ncclCommInitRankConfig(&im->nccl, c->world, id, c->rank, &cfg), c);
-    wait_comm_ready(c);
-    c->ops = &comm_nccl;
+    comm->op = "NCCL init";
+    NCCL_CHECK(ncclCommInitRankConfig(&im->nccl, comm->world, id, comm->rank, &cfg), comm);
+    wait_comm_ready(comm);
+    comm->ops = &comm_nccl;
     return 0;
 }

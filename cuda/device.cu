@@ -14,10 +14,10 @@ extern "C" int cuda_device_count(void) {
     return n;
 }
 
-extern "C" int cuda_select_device(const Comm *c) {
+extern "C" int cuda_select_device(const Comm *comm) {
     int n = cuda_device_count();
     ASSERT(n > 0);
-    int dev = c->local_rank % n;
+    int dev = comm->local_rank % n;
     CUDA_CHECK(cudaSetDevice(dev));
     return dev;
 }

@@ -149,184 +149,184 @@ static inline unsigned blocks(size_t n, unsigned t) { return (unsigned)((n + t -
 // Backend
 
 static Compute *cuda_create(const ModelShape *m, int cap) {
-    Compute *c = (Compute *)xcalloc(1, sizeof *c);
-    c->m = *m;
-    c->cap = cap;
+    Compute *cc = (Compute *)xcalloc(1, sizeof *cc);
+    cc->m = *m;
+    cc->cap = cap;
     size_t P = m->total, kD = (size_t)m->k * m->D, H = m->H, V = m->V, T = cap;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    CUBLAS_CHECK(cublasCreate(&c->blas));
-    CUBLAS_CHECK(cublasSetStream(c->blas, c->stream));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&cc->blas));
+    CUBLAS_CHECK(cublasSetStream(cc->blas, cc->stream));
     // FP32 throughout: no TF32 or other reduced-precision tensor-core math.
-    CUBLAS_CHECK(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
-    CUDA_CHECK(cudaMalloc(&c->theta, P * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->grad, (P + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMemset(c->grad, 0, (P + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->E, T * kD * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->Hh, T * H * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->M, T * H * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->Hd, T * H * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->Y, T * V * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->dH, T * H * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->dE, T * kD * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->row_loss, T * sizeof(double)));
-    CUDA_CHECK(cudaMalloc(&c->row_hit, T * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&c->ctx, T * m->k * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&c->target, T * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&c->pos, T * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&c->slot_ids, T * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&c->weight, T * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&c->csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&c->csr_entry, T * m->k * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&c->h_csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&c->h_csr_entry, T * m->k * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&c->h_count, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&c->h_row_loss, T * sizeof(double)));
-    CUDA_CHECK(cudaMallocHost(&c->h_row_hit, T * sizeof(int)));
-    return c;
+    CUBLAS_CHECK(cublasSetMathMode(cc->blas, CUBLAS_PEDANTIC_MATH));
+    CUDA_CHECK(cudaMalloc(&cc->theta, P * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->grad, (P + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMemset(cc->grad, 0, (P + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->E, T * kD * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->Hh, T * H * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->M, T * H * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->Hd, T * H * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->Y, T * V * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->dH, T * H * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->dE, T * kD * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->row_loss, T * sizeof(double)));
+    CUDA_CHECK(cudaMalloc(&cc->row_hit, T * sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&cc->ctx, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->target, T * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->pos, T * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->slot_ids, T * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->weight, T * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&cc->csr_start, (V + 1) * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_csr_start, (V + 1) * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_count, (V + 1) * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_row_loss, T * sizeof(double)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_row_hit, T * sizeof(int)));
+    return cc;
 }
 
-static void cuda_destroy(Compute *c) {
-    if (!c) return;
-    cudaStreamSynchronize(c->stream);
-    cublasDestroy(c->blas);
-    void *dev[] = {c->theta, c->grad, c->E, c->Hh, c->M, c->Hd, c->Y, c->dH, c->dE, c->row_loss, c->row_hit,
-                   c->ctx, c->target, c->pos, c->slot_ids, c->weight, c->csr_start, c->csr_entry};
+static void cuda_destroy(Compute *cc) {
+    if (!cc) return;
+    cudaStreamSynchronize(cc->stream);
+    cublasDestroy(cc->blas);
+    void *dev[] = {cc->theta, cc->grad, cc->E, cc->Hh, cc->M, cc->Hd, cc->Y, cc->dH, cc->dE, cc->row_loss, cc->row_hit,
+                   cc->ctx, cc->target, cc->pos, cc->slot_ids, cc->weight, cc->csr_start, cc->csr_entry};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++) cudaFree(dev[i]);
-    void *host[] = {c->h_csr_start, c->h_csr_entry, c->h_count, c->h_row_loss, c->h_row_hit};
+    void *host[] = {cc->h_csr_start, cc->h_csr_entry, cc->h_count, cc->h_row_loss, cc->h_row_hit};
     for (size_t i = 0; i < sizeof host / sizeof *host; i++) cudaFreeHost(host[i]);
-    cudaStreamDestroy(c->stream);
-    free(c);
+    cudaStreamDestroy(cc->stream);
+    free(cc);
 }
 
-static void copy_sync(Compute *c, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+static void copy_sync(Compute *cc, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, cc->stream));
+    CUDA_CHECK(cudaStreamSynchronize(cc->stream));
 }
 
-static void cuda_set_params(Compute *c, const float *t) { copy_sync(c, c->theta, t, c->m.total * sizeof(float), cudaMemcpyHostToDevice); }
-static void cuda_get_params(Compute *c, float *t) { copy_sync(c, t, c->theta, c->m.total * sizeof(float), cudaMemcpyDeviceToHost); }
-static void cuda_zero_grad(Compute *c) { CUDA_CHECK(cudaMemsetAsync(c->grad, 0, (c->m.total + 1) * sizeof(float), c->stream)); }
-static void cuda_get_grad(Compute *c, float *g) { copy_sync(c, g, c->grad, (c->m.total + 1) * sizeof(float), cudaMemcpyDeviceToHost); }
-static void cuda_set_grad(Compute *c, const float *g) { copy_sync(c, c->grad, g, (c->m.total + 1) * sizeof(float), cudaMemcpyHostToDevice); }
-static float *cuda_grad_buffer(Compute *c) {
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));  // the gradient is complete before any reduction reads it
-    return c->grad;
+static void cuda_set_params(Compute *cc, const float *t) { copy_sync(cc, cc->theta, t, cc->m.total * sizeof(float), cudaMemcpyHostToDevice); }
+static void cuda_get_params(Compute *cc, float *t) { copy_sync(cc, t, cc->theta, cc->m.total * sizeof(float), cudaMemcpyDeviceToHost); }
+static void cuda_zero_grad(Compute *cc) { CUDA_CHECK(cudaMemsetAsync(cc->grad, 0, (cc->m.total + 1) * sizeof(float), cc->stream)); }
+static void cuda_get_grad(Compute *cc, float *g) { copy_sync(cc, g, cc->grad, (cc->m.total + 1) * sizeof(float), cudaMemcpyDeviceToHost); }
+static void cuda_set_grad(Compute *cc, const float *g) { copy_sync(cc, cc->grad, g, (cc->m.total + 1) * sizeof(float), cudaMemcpyHostToDevice); }
+static float *cuda_grad_buffer(Compute *cc) {
+    CUDA_CHECK(cudaStreamSynchronize(cc->stream));  // the gradient is complete before any reduction reads it
+    return cc->grad;
 }
-static float *cuda_param_buffer(Compute *c) {
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));  // no kernel of this stream still reads θ when the optimizer writes it
-    return c->theta;
+static float *cuda_param_buffer(Compute *cc) {
+    CUDA_CHECK(cudaStreamSynchronize(cc->stream));  // no kernel of this stream still reads θ when the optimizer writes it
+    return cc->theta;
 }
-static void cuda_set_grad_extra(Compute *c, float v) { copy_sync(c, c->grad + c->m.total, &v, sizeof v, cudaMemcpyHostToDevice); }
-static float cuda_get_grad_extra(Compute *c) {
+static void cuda_set_grad_extra(Compute *cc, float v) { copy_sync(cc, cc->grad + cc->m.total, &v, sizeof v, cudaMemcpyHostToDevice); }
+static float cuda_get_grad_extra(Compute *cc) {
     float v;
-    copy_sync(c, &v, c->grad + c->m.total, sizeof v, cudaMemcpyDeviceToHost);
+    copy_sync(cc, &v, cc->grad + cc->m.total, sizeof v, cudaMemcpyDeviceToHost);
     return v;
 }
 
 // Uploads one microbatch and the CSR list of embedding rows → (t, j) entries.
-static void upload_batch(Compute *c, const Batch *b) {
-    int T = b->T, k = c->m.k, V = c->m.V;
-    int32_t *cnt = c->h_count, *start = c->h_csr_start;
+static void upload_batch(Compute *cc, const Batch *b) {
+    int T = b->T, k = cc->m.k, V = cc->m.V;
+    int32_t *cnt = cc->h_count, *start = cc->h_csr_start;
     memset(cnt, 0, (size_t)(V + 1) * sizeof *cnt);
     for (int e = 0; e < T * k; e++) cnt[b->ctx[e]]++;
     start[0] = 0;
     for (int v = 0; v < V; v++) start[v + 1] = start[v] + cnt[v];
     memcpy(cnt, start, (size_t)V * sizeof *cnt);  // cursor per row
-    for (int e = 0; e < T * k; e++) c->h_csr_entry[cnt[b->ctx[e]]++] = e;
-    CUDA_CHECK(cudaMemcpyAsync(c->ctx, b->ctx, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->target, b->target, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->pos, b->pos, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->weight, b->weight, (size_t)T * sizeof(float), cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->csr_start, start, (size_t)(V + 1) * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->csr_entry, c->h_csr_entry, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
+    for (int e = 0; e < T * k; e++) cc->h_csr_entry[cnt[b->ctx[e]]++] = e;
+    CUDA_CHECK(cudaMemcpyAsync(cc->ctx, b->ctx, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->target, b->target, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->pos, b->pos, (size_t)T * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->weight, b->weight, (size_t)T * sizeof(float), cudaMemcpyHostToDevice, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->csr_start, start, (size_t)(V + 1) * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->csr_entry, cc->h_csr_entry, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
 }
 
-static void mlp_forward_cuda(Compute *c, const Batch *b, const Dropout *d) {
-    const ModelShape *m = &c->m;
+static void mlp_forward_cuda(Compute *cc, const Batch *b, const Dropout *d) {
+    const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = c->theta + m->offset[P_EMBEDDING], *w1 = c->theta + m->offset[P_W1],
-                *b1 = c->theta + m->offset[P_B1], *w2 = c->theta + m->offset[P_W2], *b2 = c->theta + m->offset[P_B2];
+    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1],
+                *b1 = cc->theta + m->offset[P_B1], *w2 = cc->theta + m->offset[P_W2], *b2 = cc->theta + m->offset[P_B2];
     const float one = 1.0f;
-    gather_embedding_kernel<<<blocks((size_t)T * kD, 256), 256, 0, c->stream>>>(c->E, emb, c->ctx, T, k, D);
+    gather_embedding_kernel<<<blocks((size_t)T * kD, 256), 256, 0, cc->stream>>>(cc->E, emb, cc->ctx, T, k, D);
     CUDA_LAUNCH_CHECK();
-    broadcast_rows_kernel<<<blocks((size_t)T * H, 256), 256, 0, c->stream>>>(c->Hh, b1, T, H);
+    broadcast_rows_kernel<<<blocks((size_t)T * H, 256), 256, 0, cc->stream>>>(cc->Hh, b1, T, H);
     CUDA_LAUNCH_CHECK();
     // Z (T, H) = E · w1ᵀ + b1
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, H, T, kD, &one, w1, kD, c->E, kD, &one, c->Hh, H));
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_T, CUBLAS_OP_N, H, T, kD, &one, w1, kD, cc->E, kD, &one, cc->Hh, H));
     int drop = d && d->p > 0;
     RngStream s = drop ? d->stream : rng_stream(0, 0, 0);
     int keyed = drop && d->ids;
-    ASSERT(!keyed || b->B <= c->cap);
+    ASSERT(!keyed || b->B <= cc->cap);
     if (keyed)
-        CUDA_CHECK(cudaMemcpyAsync(c->slot_ids, d->ids, (size_t)b->B * sizeof(int32_t), cudaMemcpyHostToDevice, c->stream));
-    tanh_dropout_kernel<<<blocks((size_t)T * H, 256), 256, 0, c->stream>>>(
-        c->Hh, c->M, c->Hd, c->pos, T, H, drop, s, drop ? d->block : 0, keyed ? c->slot_ids : NULL, b->L,
+        CUDA_CHECK(cudaMemcpyAsync(cc->slot_ids, d->ids, (size_t)b->B * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
+    tanh_dropout_kernel<<<blocks((size_t)T * H, 256), 256, 0, cc->stream>>>(
+        cc->Hh, cc->M, cc->Hd, cc->pos, T, H, drop, s, drop ? d->block : 0, keyed ? cc->slot_ids : NULL, b->L,
         keyed ? d->step : 0, drop ? dropout_threshold(d->p) : 0, drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f);
     CUDA_LAUNCH_CHECK();
-    broadcast_rows_kernel<<<blocks((size_t)T * V, 256), 256, 0, c->stream>>>(c->Y, b2, T, V);
+    broadcast_rows_kernel<<<blocks((size_t)T * V, 256), 256, 0, cc->stream>>>(cc->Y, b2, T, V);
     CUDA_LAUNCH_CHECK();
     // Y (T, V) = Hd · w2ᵀ + b2
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, T, H, &one, w2, H, c->Hd, H, &one, c->Y, V));
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, T, H, &one, w2, H, cc->Hd, H, &one, cc->Y, V));
 }
 
 // Row losses and hits on the device, summed on the host in position order.
-static double mlp_loss_cuda(Compute *c, const Batch *b, int weighted, float scale, int backward, int64_t *correct) {
+static double mlp_loss_cuda(Compute *cc, const Batch *b, int weighted, float scale, int backward, int64_t *correct) {
     int T = b->T;
-    softmax_loss_kernel<<<T, 128, 128 * (sizeof(double) + sizeof(int)), c->stream>>>(
-        c->Y, c->target, weighted ? c->weight : NULL, c->m.V, scale, backward, c->row_loss, c->row_hit);
+    softmax_loss_kernel<<<T, 128, 128 * (sizeof(double) + sizeof(int)), cc->stream>>>(
+        cc->Y, cc->target, weighted ? cc->weight : NULL, cc->m.V, scale, backward, cc->row_loss, cc->row_hit);
     CUDA_LAUNCH_CHECK();
-    CUDA_CHECK(cudaMemcpyAsync(c->h_row_loss, c->row_loss, (size_t)T * sizeof(double), cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(c->h_row_hit, c->row_hit, (size_t)T * sizeof(int), cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->h_row_loss, cc->row_loss, (size_t)T * sizeof(double), cudaMemcpyDeviceToHost, cc->stream));
+    CUDA_CHECK(cudaMemcpyAsync(cc->h_row_hit, cc->row_hit, (size_t)T * sizeof(int), cudaMemcpyDeviceToHost, cc->stream));
+    CUDA_CHECK(cudaStreamSynchronize(cc->stream));
     double total = 0;
     for (int t = 0; t < T; t++) {
-        total += c->h_row_loss[t];
-        if (correct) *correct += c->h_row_hit[t];
+        total += cc->h_row_loss[t];
+        if (correct) *correct += cc->h_row_hit[t];
     }
     return total;
 }
 
-static void mlp_backward_cuda(Compute *c, const Batch *b) {
-    const ModelShape *m = &c->m;
+static void mlp_backward_cuda(Compute *cc, const Batch *b) {
+    const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *w1 = c->theta + m->offset[P_W1], *w2 = c->theta + m->offset[P_W2];
-    float *gemb = c->grad + m->offset[P_EMBEDDING], *gw1 = c->grad + m->offset[P_W1], *gb1 = c->grad + m->offset[P_B1],
-          *gw2 = c->grad + m->offset[P_W2], *gb2 = c->grad + m->offset[P_B2];
+    const float *w1 = cc->theta + m->offset[P_W1], *w2 = cc->theta + m->offset[P_W2];
+    float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1], *gb1 = cc->grad + m->offset[P_B1],
+          *gw2 = cc->grad + m->offset[P_W2], *gb2 = cc->grad + m->offset[P_B2];
     const float one = 1.0f, zero = 0.0f;
     // w2 (V, H) += dYᵀ · Hd ; b2 += Σ_t dY ; dH (T, H) = dY · w2
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, T, &one, c->Hd, H, c->Y, V, &one, gw2, H));
-    column_sum_kernel<<<blocks(V, 128), 128, 0, c->stream>>>(gb2, c->Y, T, V);
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, T, &one, cc->Hd, H, cc->Y, V, &one, gw2, H));
+    column_sum_kernel<<<blocks(V, 128), 128, 0, cc->stream>>>(gb2, cc->Y, T, V);
     CUDA_LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, T, V, &one, w2, H, c->Y, V, &zero, c->dH, H));
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, T, V, &one, w2, H, cc->Y, V, &zero, cc->dH, H));
     // dZ = dH ⊙ M ⊙ (1 − Hh²)
-    tanh_backward_kernel<<<blocks((size_t)T * H, 256), 256, 0, c->stream>>>(c->dH, c->M, c->Hh, T * H);
+    tanh_backward_kernel<<<blocks((size_t)T * H, 256), 256, 0, cc->stream>>>(cc->dH, cc->M, cc->Hh, T * H);
     CUDA_LAUNCH_CHECK();
     // w1 (H, kD) += dZᵀ · E ; b1 += Σ_t dZ ; dE (T, kD) = dZ · w1
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, kD, H, T, &one, c->E, kD, c->dH, H, &one, gw1, kD));
-    column_sum_kernel<<<blocks(H, 128), 128, 0, c->stream>>>(gb1, c->dH, T, H);
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_N, CUBLAS_OP_T, kD, H, T, &one, cc->E, kD, cc->dH, H, &one, gw1, kD));
+    column_sum_kernel<<<blocks(H, 128), 128, 0, cc->stream>>>(gb1, cc->dH, T, H);
     CUDA_LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, kD, T, H, &one, w1, kD, c->dH, H, &zero, c->dE, kD));
+    CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_N, CUBLAS_OP_N, kD, T, H, &one, w1, kD, cc->dH, H, &zero, cc->dE, kD));
     // dE rows are (t, j) entries of D floats: treat dE as (T·k, D).
-    scatter_embedding_kernel<<<blocks((size_t)V * D, 128), 128, 0, c->stream>>>(gemb, c->dE, c->csr_start, c->csr_entry, V, D);
+    scatter_embedding_kernel<<<blocks((size_t)V * D, 128), 128, 0, cc->stream>>>(gemb, cc->dE, cc->csr_start, cc->csr_entry, V, D);
     CUDA_LAUNCH_CHECK();
 }
 
-static double cuda_forward_backward(Compute *c, const Batch *b, float scale, const Dropout *d) {
-    ASSERT(b->T <= c->cap);
+static double cuda_forward_backward(Compute *cc, const Batch *b, float scale, const Dropout *d) {
+    ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
-    upload_batch(c, b);
-    mlp_forward_cuda(c, b, d);
-    double loss = mlp_loss_cuda(c, b, 1, scale, 1, NULL);
-    mlp_backward_cuda(c, b);
+    upload_batch(cc, b);
+    mlp_forward_cuda(cc, b, d);
+    double loss = mlp_loss_cuda(cc, b, 1, scale, 1, NULL);
+    mlp_backward_cuda(cc, b);
     return loss;
 }
 
-static double cuda_evaluate(Compute *c, const Batch *b, int64_t *correct) {
-    ASSERT(b->T <= c->cap);
+static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+    ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
-    upload_batch(c, b);
-    mlp_forward_cuda(c, b, NULL);
-    return mlp_loss_cuda(c, b, 0, 0, 0, correct);
+    upload_batch(cc, b);
+    mlp_forward_cuda(cc, b, NULL);
+    return mlp_loss_cuda(cc, b, 0, 0, 0, correct);
 }
 
 extern "C" const ComputeOps compute_cuda = {

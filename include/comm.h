@@ -18,13 +18,13 @@ typedef struct {
     const char *name;
     int device_buffers;  // the float average works on GPU memory (else host memory)
     // Sum of int64 counts, in place. `buf` is host memory.
-    int (*allreduce_sum_i64)(Comm *c, int64_t *buf, int n);
+    int (*allreduce_sum_i64)(Comm *comm, int64_t *buf, int n);
     // Average of float32, in place, over `buf` (GPU memory when device_buffers, else host).
-    int (*allreduce_avg_f32)(Comm *c, float *buf, size_t n);
-    void (*destroy)(Comm *c);
+    int (*allreduce_avg_f32)(Comm *comm, float *buf, size_t n);
+    void (*destroy)(Comm *comm);
     // Sum of float32, in place, host memory; NULL where the backend only averages. The
     // trainer uses it when present and folds the 1/W into the optimizer step.
-    int (*allreduce_sum_f32)(Comm *c, float *buf, size_t n);
+    int (*allreduce_sum_f32)(Comm *comm, float *buf, size_t n);
 } CommOps;
 
 struct Comm {
@@ -41,7 +41,7 @@ struct Comm {
 
 // MPI control plane: ranks, hosts, local rank. Errors return instead of aborting.
 // `timeout`: the deadline of the count and gradient all-reduces and of the agreements.
-void comm_setup(Comm *c, double timeout);
+void comm_setup(Comm *comm, double timeout);
 extern const CommOps comm_mpi;
 #ifdef DDPTOK_CUDA
 extern const CommOps comm_nccl;
@@ -49,15 +49,15 @@ extern const CommOps comm_nccl;
 
 // Every rank passes its own code; all get the largest (0 = all fine). Used so that an
 // error seen by one rank stops every rank at the same point.
-int comm_agree(Comm *c, int code);
+int comm_agree(Comm *comm, int code);
 // Collective: if any rank passes bad != 0, every rank stops with `code`. A rank that
 // failed has printed its cause with error(); each other rank prints one line naming the
 // failed rank and `what` it was doing, so no rank ends without saying why.
-void comm_stop_if_any(Comm *c, int bad, int code, const char *what);
-int comm_bcast(Comm *c, void *buf, size_t bytes, int root);
-void comm_barrier(Comm *c);
+void comm_stop_if_any(Comm *comm, int bad, int code, const char *what);
+int comm_bcast(Comm *comm, void *buf, size_t bytes, int root);
+void comm_barrier(Comm *comm);
 // Gathers one fixed-size string per rank to rank 0 (out: world * len bytes).
-void comm_gather_str(Comm *c, const char *mine, char *out, int len);
+void comm_gather_str(Comm *comm, const char *mine, char *out, int len);
 
 #ifdef __cplusplus
 }

@@ -40,20 +40,20 @@ void chain_free(Chain *ch);
 // Probability of token b after state a (0 when b is not a successor).
 double chain_prob(const Chain *ch, int a, int b);
 
-void corpus_generate(Corpus *c, const Config *cfg);
-void corpus_free(Corpus *c);
-static inline int corpus_len(const Corpus *c, int i) { return (int)(c->offsets[i + 1] - c->offsets[i]); }
+void corpus_generate(Corpus *corpus, const Config *cfg);
+void corpus_free(Corpus *corpus);
+static inline int corpus_len(const Corpus *corpus, int i) { return (int)(corpus->offsets[i + 1] - corpus->offsets[i]); }
 
 // Data lock: SHA-256 over the corpus content and every config field that decides which
 // tokens a rank sees (seed, data.*, world size, bands, batch size, accumulation; under the
 // global sampler the sampler and global_batch instead of the layout on ranks).
-void corpus_lock(const Corpus *c, const Config *cfg, char out[65]);
+void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]);
 
 // Writes `<outputs>/data/corpus.h5` (SPEC §10); 0 or -1.
-int corpus_write(const Corpus *c, const Config *cfg, const char *path);
+int corpus_write(const Corpus *corpus, const Config *cfg, const char *path);
 // Reads corpus.h5 and checks its data lock against the lock of its content under `cfg`;
 // a mismatch is an error that says to run prepare. 0 or -1 (error printed).
-int corpus_read(Corpus *c, const Config *cfg, const char *path);
+int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
 
 // Which positions carry a label (SPEC §2; README "Labels"): t ≥ prefix, target ≠
 // ignore_token, and at most max_labels of them per sequence (the first ones; 0 = all).
@@ -85,7 +85,7 @@ typedef struct {
 void batch_init(Batch *b, int cap_positions, int k);
 void batch_free(Batch *b);
 // Lays out sequences ids[0..B-1] (-1 = empty slot) under `rule`, with the weights of `unit`.
-void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit);
+void batch_build(Batch *b, const Corpus *corpus, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@ extern "C" {
 // Number of usable GPUs (0 when there is no driver or no device).
 int cuda_device_count(void);
 // Selects this rank's GPU: local rank modulo the devices of its host. Returns the ordinal.
-int cuda_select_device(const Comm *c);
+int cuda_select_device(const Comm *comm);
 // "name, UUID, memory" of the current device.
 void cuda_describe_device(char *out, size_t len);
 // UUID of the current device as 32 hex digits.
@@ -27,7 +27,7 @@ void cuda_download_free(void *dev, void *host, size_t bytes);
 
 // Sets up NCCL on `c` (unique id over MPI, non-blocking init with a deadline). Refuses,
 // before NCCL starts, when two ranks share one GPU. 0 or -1 (error printed on every rank).
-int comm_nccl_init(Comm *c, double timeout_seconds);
+int comm_nccl_init(Comm *comm, double timeout_seconds);
 // NCCL's version as "2.28.9".
 void nccl_version_string(char *out, size_t len);
 

@@ -32,8 +32,8 @@ void watchdog_disarm(void);
 // config alone. A rank that dies there (die()/stop()) takes part in startup_end's
 // agreement from inside stop(), so every rank stops at once with that rank's exit code;
 // the others print one line naming it. Collective.
-void startup_begin(Comm *c);
-void startup_end(Comm *c);
+void startup_begin(Comm *comm);
+void startup_end(Comm *comm);
 
 // Test hook: DDPTOK_TEST_STALL=PHASE (agreement, broadcast, gather, shutdown) stops rank
 // DDPTOK_TEST_STALL_RANK (default 1) with SIGSTOP the first time it reaches PHASE, as a

@@ -60,21 +60,21 @@ typedef struct {
     const char *name;
     int on_device;                                            // θ and the gradient live in GPU memory
     Compute *(*create)(const ModelShape *m, int max_positions);
-    void (*destroy)(Compute *c);
-    void (*set_params)(Compute *c, const float *theta);       // host (P) → backend
-    void (*get_params)(Compute *c, float *theta);             // backend → host (P)
-    void (*zero_grad)(Compute *c);
-    void (*get_grad)(Compute *c, float *grad);                // backend → host (P+1)
-    void (*set_grad)(Compute *c, const float *grad);          // host (P+1) → backend (host-staged reductions)
-    float *(*grad_buffer)(Compute *c);                        // (P+1) in backend memory, for comm
-    float *(*param_buffer)(Compute *c);                       // θ (P) in backend memory, for the optimizer
-    void (*set_grad_extra)(Compute *c, float v);              // grad[P]
-    float (*get_grad_extra)(Compute *c);
+    void (*destroy)(Compute *cc);
+    void (*set_params)(Compute *cc, const float *theta);       // host (P) → backend
+    void (*get_params)(Compute *cc, float *theta);             // backend → host (P)
+    void (*zero_grad)(Compute *cc);
+    void (*get_grad)(Compute *cc, float *grad);                // backend → host (P+1)
+    void (*set_grad)(Compute *cc, const float *grad);          // host (P+1) → backend (host-staged reductions)
+    float *(*grad_buffer)(Compute *cc);                        // (P+1) in backend memory, for comm
+    float *(*param_buffer)(Compute *cc);                       // θ (P) in backend memory, for the optimizer
+    void (*set_grad_extra)(Compute *cc, float v);              // grad[P]
+    float (*get_grad_extra)(Compute *cc);
     // Forward + backward of one microbatch: grad += scale · ∇(Σ_t w_t·loss_t) with the
     // batch's weights; returns Σ_t w_t·loss_t.
-    double (*forward_backward)(Compute *c, const Batch *b, float scale, const Dropout *d);
+    double (*forward_backward)(Compute *cc, const Batch *b, float scale, const Dropout *d);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
-    double (*evaluate)(Compute *c, const Batch *b, int64_t *correct);
+    double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 } ComputeOps;
 

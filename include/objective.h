@@ -58,8 +58,8 @@ typedef struct {
 // A unit's row; its name is loss_unit_names[unit].
 typedef struct {
     Normalization product;     // the normalization that is the product for this unit
-    int64_t (*count)(const Counts *c);      // C: the unit's count (N or M)
-    int64_t (*padded_count)(const Counts *c);  // what padding-in-denominator counts instead
+    int64_t (*count)(const Counts *counts);      // C: the unit's count (N or M)
+    int64_t (*padded_count)(const Counts *counts);  // what padding-in-denominator counts instead
     // The weight of each of a labelled sequence's n supervised positions.
     float (*position_weight)(int n);
 } UnitRow;

@@ -32,7 +32,7 @@ typedef struct {
 } Sampler;
 
 // 0, or -1 with an error naming the rank and band when the pool is empty.
-int sampler_init(Sampler *s, const Config *cfg, const Corpus *c, int rank);
+int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank);
 void sampler_free(Sampler *s);
 // Draws the next window: ids (A, B), -1 in slots beyond a pool smaller than A·B.
 void sampler_next(Sampler *s, int32_t *ids);
@@ -41,11 +41,11 @@ void sampler_window_shape(const Config *cfg, int *A, int *B);
 
 // The whole plan as every rank would draw it from a fresh stream: (U, W, A, B) for the
 // bands sampler, (U, G) for the global one (the partition is recomputed for any W).
-int32_t *plan_build(const Config *cfg, const Corpus *c);
+int32_t *plan_build(const Config *cfg, const Corpus *corpus);
 // Reads plan.h5 (U, W, A, B), global (U, G), after checking it against the corpus: its own data lock,
 // its shape, every id in [-1, n). NULL with one line printed (a stale plan says so,
 // ending with `remedy`, e.g. "run `ddptok prepare --config F`").
-int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const char *remedy);
+int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy);
 
 // The global sampler's partition of one window onto W ranks.
 typedef struct {
@@ -60,7 +60,7 @@ typedef struct {
     Batch one;        // one sequence, to count its labels by batch_build's own rule
 } Partition;
 
-void partition_init(Partition *p, const Config *cfg, const Corpus *c, int W);
+void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W);
 void partition_free(Partition *p);
 // Gives every sequence of `window` (G ids, -1 = none) to one rank (p->owner).
 void partition_assign(Partition *p, const int32_t *window);

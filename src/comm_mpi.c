@@ -10,13 +10,13 @@
 
 // One check idiom for MPI: a failed collective ends the whole job naming rank, host,
 // step and operation (a peer may already be gone, so nothing else is safe).
-static inline void mpi_check(int rc, const Comm *c, const char *file, int line) {
+static inline void mpi_check(int rc, const Comm *comm, const char *file, int line) {
     if (rc == MPI_SUCCESS) return;
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
     die_abort(EXIT_COMM_FAILURE, "MPI failure on %s at %s:%d during %s (step %lld): %s", g_id.host, file, line,
-              c && c->op ? c->op : "?", c ? (long long)c->step : -1LL, msg);
+              comm && comm->op ? comm->op : "?", comm ? (long long)comm->step : -1LL, msg);
 }
 #define MPI_CHECK(call, c) mpi_check((call), (c), __FILE__, __LINE__)
 
@@ -31,19 +31,19 @@ static inline void mpi_check(int rc, const Comm *c, const char *file, int line) 
 // rank of the tutorial's bands take 67 % of a core and made training slower under load).
 enum { MPI_SLEEP_MIN_NS = 2000, MPI_SLEEP_MAX_NS = 100000 };
 #define MPI_SPIN_SECONDS 50e-6
-static void mpi_wait(Comm *c, MPI_Request *req) {
+static void mpi_wait(Comm *comm, MPI_Request *req) {
     double start = now_seconds();
     long sleep_ns = MPI_SLEEP_MIN_NS;
     for (;;) {
         int done = 0;
-        MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE), c);
+        MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE), comm);
         if (done) return;
         double waited = now_seconds() - start;
-        if (waited > c->timeout)
+        if (waited > comm->timeout)
             die_abort(EXIT_COMM_FAILURE,
                       "no progress in %s at step %lld on %s for %g s (--comm-timeout): another rank is stuck or gone; "
                       "aborting the job",
-                      c->op ? c->op : "?", (long long)c->step, g_id.host, c->timeout);
+                      comm->op ? comm->op : "?", (long long)comm->step, g_id.host, comm->timeout);
         if (waited < MPI_SPIN_SECONDS) continue;
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
@@ -51,33 +51,33 @@ static void mpi_wait(Comm *c, MPI_Request *req) {
     }
 }
 
-void comm_setup(Comm *c, double timeout) {
-    memset(c, 0, sizeof *c);
-    c->timeout = timeout;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c->mpi);
-    MPI_Comm_set_errhandler(c->mpi, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c->mpi, &c->rank);
-    MPI_Comm_size(c->mpi, &c->world);
+void comm_setup(Comm *comm, double timeout) {
+    memset(comm, 0, sizeof *comm);
+    comm->timeout = timeout;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm->mpi);
+    MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm->mpi, &comm->rank);
+    MPI_Comm_size(comm->mpi, &comm->world);
     MPI_Comm local;
-    MPI_CHECK(MPI_Comm_split_type(c->mpi, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local), c);
-    MPI_Comm_rank(local, &c->local_rank);
-    MPI_Comm_size(local, &c->local_size);
+    MPI_CHECK(MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &local), comm);
+    MPI_Comm_rank(local, &comm->local_rank);
+    MPI_Comm_size(local, &comm->local_size);
     MPI_Comm_free(&local);
-    c->ops = &comm_mpi;
+    comm->ops = &comm_mpi;
 }
 
-int comm_agree(Comm *c, int code) {
+int comm_agree(Comm *comm, int code) {
     int out = code;
     MPI_Request req;
     test_stall("agreement");
-    c->op = "agreement";
-    MPI_CHECK(MPI_Iallreduce(&code, &out, 1, MPI_INT, MPI_MAX, c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "agreement";
+    MPI_CHECK(MPI_Iallreduce(&code, &out, 1, MPI_INT, MPI_MAX, comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
     return out;
 }
 
-void comm_stop_if_any(Comm *c, int bad, int code, const char *what) {
-    int failed = comm_agree(c, bad ? c->rank + 1 : 0);  // the highest failed rank, plus one
+void comm_stop_if_any(Comm *comm, int bad, int code, const char *what) {
+    int failed = comm_agree(comm, bad ? comm->rank + 1 : 0);  // the highest failed rank, plus one
     if (!failed) return;
     if (!bad) error("stopping: rank %d failed %s", failed - 1, what);
     stop(code);
@@ -85,39 +85,39 @@ void comm_stop_if_any(Comm *c, int bad, int code, const char *what) {
 
 // The control plane's broadcasts, gathers and barriers are non-blocking too, waited for
 // against the same deadline: a rank stopped between two agreements cannot hang the others.
-int comm_bcast(Comm *c, void *buf, size_t bytes, int root) {
+int comm_bcast(Comm *comm, void *buf, size_t bytes, int root) {
     MPI_Request req;
     ASSERT(bytes <= (size_t)INT_MAX);
     test_stall("broadcast");
-    c->op = "broadcast";
-    MPI_CHECK(MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "broadcast";
+    MPI_CHECK(MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
     return 0;
 }
 
-void comm_barrier(Comm *c) {
+void comm_barrier(Comm *comm) {
     MPI_Request req;
-    c->op = "barrier";
-    MPI_CHECK(MPI_Ibarrier(c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "barrier";
+    MPI_CHECK(MPI_Ibarrier(comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
 }
 
-void comm_gather_str(Comm *c, const char *mine, char *out, int len) {
+void comm_gather_str(Comm *comm, const char *mine, char *out, int len) {
     char *buf = xcalloc((size_t)len, 1);
     strncpy(buf, mine, (size_t)len - 1);
     MPI_Request req;
     test_stall("gather");
-    c->op = "gather";
-    MPI_CHECK(MPI_Igather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "gather";
+    MPI_CHECK(MPI_Igather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
     free(buf);
 }
 
-static int mpi_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
+static int mpi_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
     MPI_Request req;
-    c->op = "count all-reduce";
-    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "count all-reduce";
+    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
     return 0;
 }
 
@@ -128,20 +128,20 @@ static int mpi_allreduce_sum_i64(Comm *c, int64_t *buf, int n) {
 // (MPI_Iallreduce + MPI_Test polling measured 2-3x slower at these sizes). A rank that
 // stops after the barrier but inside the all-reduce is not caught by the deadline; it
 // would have to stop within microseconds of reaching it.
-static int mpi_allreduce_sum_f32(Comm *c, float *buf, size_t n) {
-    if (c->world == 1) return 0;
+static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
+    if (comm->world == 1) return 0;
     MPI_Request req;
-    c->op = "gradient all-reduce";
-    MPI_CHECK(MPI_Ibarrier(c->mpi, &req), c);
-    mpi_wait(c, &req);
+    comm->op = "gradient all-reduce";
+    MPI_CHECK(MPI_Ibarrier(comm->mpi, &req), comm);
+    mpi_wait(comm, &req);
     // A rank stopped between the barrier and the blocking all-reduce would hang its peers
     // there: the watchdog bounds it (two setitimer calls per window).
     char phase[96];
-    snprintf(phase, sizeof phase, "%s at step %lld", c->op, (long long)c->step);
+    snprintf(phase, sizeof phase, "%s at step %lld", comm->op, (long long)comm->step);
     watchdog_arm(phase);
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
-        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, c->mpi), c);
+        MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, comm->mpi), comm);
         done += (size_t)chunk;
     }
     watchdog_disarm();
@@ -149,14 +149,14 @@ static int mpi_allreduce_sum_f32(Comm *c, float *buf, size_t n) {
 }
 
 // The average is the sum divided by W (for the few callers outside the training loop).
-static int mpi_allreduce_avg_f32(Comm *c, float *buf, size_t n) {
-    mpi_allreduce_sum_f32(c, buf, n);
-    if (c->world > 1)
-        for (size_t i = 0; i < n; i++) buf[i] /= (float)c->world;
+static int mpi_allreduce_avg_f32(Comm *comm, float *buf, size_t n) {
+    mpi_allreduce_sum_f32(comm, buf, n);
+    if (comm->world > 1)
+        for (size_t i = 0; i < n; i++) buf[i] /= (float)comm->world;
     return 0;
 }
 
-static void mpi_destroy(Comm *c) { (void)c; }
+static void mpi_destroy(Comm *comm) { (void)comm; }
 
 const CommOps comm_mpi = {
     .name = "mpi",

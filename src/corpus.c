@@ -62,29 +62,29 @@ double chain_prob(const Chain *ch, int a, int b) {
     return 0;
 }
 
-void corpus_generate(Corpus *c, const Config *cfg) {
+void corpus_generate(Corpus *corpus, const Config *cfg) {
     RngStream rng = corpus_stream(cfg);
     Chain ch;
     chain_draw(&ch, cfg, &rng);
     int n = cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
     int lo = cfg->data.min_length, span = cfg->data.max_length - lo + 1;
-    c->n = n;
-    c->offsets = xmalloc((size_t)(n + 1) * sizeof *c->offsets);
-    c->split = xmalloc((size_t)n);
-    c->offsets[0] = 0;
+    corpus->n = n;
+    corpus->offsets = xmalloc((size_t)(n + 1) * sizeof *corpus->offsets);
+    corpus->split = xmalloc((size_t)n);
+    corpus->offsets[0] = 0;
     for (int i = 0; i < n; i++) {
-        c->offsets[i + 1] = c->offsets[i] + lo + (int)rng_below(&rng, (uint32_t)span);
-        c->split[i] = i < cfg->data.n_train ? SPLIT_TRAIN
+        corpus->offsets[i + 1] = corpus->offsets[i] + lo + (int)rng_below(&rng, (uint32_t)span);
+        corpus->split[i] = i < cfg->data.n_train ? SPLIT_TRAIN
                       : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
     }
-    c->n_tokens = c->offsets[n];
-    c->tokens = xmalloc((size_t)c->n_tokens * sizeof *c->tokens);
+    corpus->n_tokens = corpus->offsets[n];
+    corpus->tokens = xmalloc((size_t)corpus->n_tokens * sizeof *corpus->tokens);
     WorkProgress progress;
     work_progress_init(&progress, "corpus: sequences");
     for (int i = 0; i < n; i++) {
         if (i % 4096 == 0) work_progress(&progress, i, n);
         int state = 0;
-        for (int64_t p = c->offsets[i]; p < c->offsets[i + 1]; p++) {
+        for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) {
             double u = rng_uniform(&rng), acc = 0;
             int j = 0;
             for (; j < ch.S - 1; j++) {
@@ -92,44 +92,44 @@ void corpus_generate(Corpus *c, const Config *cfg) {
                 if (u < acc) break;
             }
             state = ch.succ[(size_t)state * ch.S + j];
-            c->tokens[p] = state;
+            corpus->tokens[p] = state;
         }
     }
     chain_free(&ch);
-    corpus_lock(c, cfg, c->lock);
+    corpus_lock(corpus, cfg, corpus->lock);
 }
 
-void corpus_free(Corpus *c) {
-    free(c->tokens);
-    free(c->offsets);
-    free(c->split);
-    memset(c, 0, sizeof *c);
+void corpus_free(Corpus *corpus) {
+    free(corpus->tokens);
+    free(corpus->offsets);
+    free(corpus->split);
+    memset(corpus, 0, sizeof *corpus);
 }
 
-void corpus_lock(const Corpus *c, const Config *cfg, char out[65]) {
+void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
     Sha256 *h = sha256_begin();
     char fieldsbuf[64 + 16 * 48 + MAX_WORLD * 24];  // the key lines the table puts in the lock (config_lock_fields)
     int n = snprintf(fieldsbuf, sizeof fieldsbuf, "ddptok-data-lock-v1\n");
     n += config_lock_fields(cfg, fieldsbuf + n, sizeof fieldsbuf - (size_t)n);
     sha256_add(h, fieldsbuf, (size_t)n);
-    sha256_add(h, c->tokens, (size_t)c->n_tokens * sizeof *c->tokens);
-    sha256_add(h, c->offsets, (size_t)(c->n + 1) * sizeof *c->offsets);
-    sha256_add(h, c->split, (size_t)c->n);
+    sha256_add(h, corpus->tokens, (size_t)corpus->n_tokens * sizeof *corpus->tokens);
+    sha256_add(h, corpus->offsets, (size_t)(corpus->n + 1) * sizeof *corpus->offsets);
+    sha256_add(h, corpus->split, (size_t)corpus->n);
     sha256_hex(h, out);
 }
 
 // ---------------------------------------------------------------------------------------
 // corpus.h5
 
-int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
+int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
-    hsize_t nt = (hsize_t)c->n_tokens, no = (hsize_t)c->n + 1, ns = (hsize_t)c->n;
-    int rc = h5_write(o.file, "tokens", H5T_NATIVE_INT32, 1, &nt, c->tokens) ||
-             h5_write(o.file, "offsets", H5T_NATIVE_INT64, 1, &no, c->offsets) ||
-             h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, c->split) ||
+    hsize_t nt = (hsize_t)corpus->n_tokens, no = (hsize_t)corpus->n + 1, ns = (hsize_t)corpus->n;
+    int rc = h5_write(o.file, "tokens", H5T_NATIVE_INT32, 1, &nt, corpus->tokens) ||
+             h5_write(o.file, "offsets", H5T_NATIVE_INT64, 1, &no, corpus->offsets) ||
+             h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, corpus->split) ||
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
-             h5_attr_str(o.file, "data_lock", c->lock);
+             h5_attr_str(o.file, "data_lock", corpus->lock);
     if (rc) return h5out_fail(&o, "the corpus");
     return h5out_commit(&o, NULL);
 }
@@ -139,29 +139,29 @@ int corpus_write(const Corpus *c, const Config *cfg, const char *path) {
 // every length in [min_length, max_length], the splits in their order, token ids in
 // 1..V-1. The data lock (a plain SHA-256 anyone can recompute) then says whether it is
 // this config's corpus; these checks say whether it is safe to index with.
-static int corpus_validate(const Corpus *c, const Config *cfg, const char *path) {
+static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *path) {
     int V = cfg->data.vocab_size, lo = cfg->data.min_length, hi = cfg->data.max_length;
-    if (c->offsets[0] != 0 || c->offsets[c->n] != c->n_tokens)
-        return error("%s: offsets run from %lld to %lld, expected 0 to the %lld tokens", path, (long long)c->offsets[0],
-                     (long long)c->offsets[c->n], (long long)c->n_tokens);
-    for (int i = 0; i < c->n; i++) {
-        int64_t len = c->offsets[i + 1] - c->offsets[i];
-        if (c->offsets[i + 1] < c->offsets[i] || len < lo || len > hi)
+    if (corpus->offsets[0] != 0 || corpus->offsets[corpus->n] != corpus->n_tokens)
+        return error("%s: offsets run from %lld to %lld, expected 0 to the %lld tokens", path, (long long)corpus->offsets[0],
+                     (long long)corpus->offsets[corpus->n], (long long)corpus->n_tokens);
+    for (int i = 0; i < corpus->n; i++) {
+        int64_t len = corpus->offsets[i + 1] - corpus->offsets[i];
+        if (corpus->offsets[i + 1] < corpus->offsets[i] || len < lo || len > hi)
             return error("%s: sequence %d has offsets %lld..%lld (length %lld), expected a length in [%d, %d] "
-                         "(data.min_length, data.max_length)", path, i, (long long)c->offsets[i], (long long)c->offsets[i + 1],
+                         "(data.min_length, data.max_length)", path, i, (long long)corpus->offsets[i], (long long)corpus->offsets[i + 1],
                          (long long)len, lo, hi);
         int want = i < cfg->data.n_train ? SPLIT_TRAIN : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
-        if (c->split[i] != want) return error("%s: sequence %d has split %d, expected %d", path, i, c->split[i], want);
+        if (corpus->split[i] != want) return error("%s: sequence %d has split %d, expected %d", path, i, corpus->split[i], want);
     }
-    for (int64_t p = 0; p < c->n_tokens; p++)
-        if (c->tokens[p] < 1 || c->tokens[p] >= V)
+    for (int64_t p = 0; p < corpus->n_tokens; p++)
+        if (corpus->tokens[p] < 1 || corpus->tokens[p] >= V)
             return error("%s: token %lld is %d, expected an id in [1, %d] (data.vocab_size - 1)", path, (long long)p,
-                         c->tokens[p], V - 1);
+                         corpus->tokens[p], V - 1);
     return 0;
 }
 
-int corpus_read(Corpus *c, const Config *cfg, const char *path) {
-    memset(c, 0, sizeof *c);
+int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
+    memset(corpus, 0, sizeof *corpus);
     char hint[1200];
     snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args()[0] ? hint_args() : " --config FILE");
     hid_t f = h5_open_read(path, hint);
@@ -184,32 +184,32 @@ int corpus_read(Corpus *c, const Config *cfg, const char *path) {
               cfg->data.min_length, cfg->data.max_length);
         goto out;
     }
-    c->n = (int)ns;
-    c->n_tokens = nt;
-    c->tokens = xmalloc((size_t)nt * sizeof *c->tokens);
-    c->offsets = xmalloc((size_t)(ns + 1) * sizeof *c->offsets);
-    c->split = xmalloc((size_t)ns);
-    if (h5_read(f, path, "tokens", H5T_NATIVE_INT32, nt, c->tokens) ||
-        h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, c->offsets) ||
-        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, c->split) || corpus_validate(c, cfg, path))
+    corpus->n = (int)ns;
+    corpus->n_tokens = nt;
+    corpus->tokens = xmalloc((size_t)nt * sizeof *corpus->tokens);
+    corpus->offsets = xmalloc((size_t)(ns + 1) * sizeof *corpus->offsets);
+    corpus->split = xmalloc((size_t)ns);
+    if (h5_read(f, path, "tokens", H5T_NATIVE_INT32, nt, corpus->tokens) ||
+        h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, corpus->offsets) ||
+        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, corpus->split) || corpus_validate(corpus, cfg, path))
         goto out;
     if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
     if (!is_sha256_hex(stored)) {
         error("%s: its data_lock is not a SHA-256 (damaged): %s", path, hint);
         goto out;
     }
-    corpus_lock(c, cfg, c->lock);
-    if (strcmp(stored, c->lock) != 0) {
+    corpus_lock(corpus, cfg, corpus->lock);
+    if (strcmp(stored, corpus->lock) != 0) {
         error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
               "modified): run `ddptok prepare%s`",
-              path, stored, c->lock, hint_args()[0] ? hint_args() : " --config FILE");
+              path, stored, corpus->lock, hint_args()[0] ? hint_args() : " --config FILE");
         goto out;
     }
     rc = 0;
 out:
     free(stored);
     h5_close(f);
-    if (rc) corpus_free(c);
+    if (rc) corpus_free(corpus);
     return rc;
 }
 
@@ -234,17 +234,17 @@ void batch_free(Batch *b) {
     memset(b, 0, sizeof *b);
 }
 
-void batch_build(Batch *b, const Corpus *c, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit) {
+void batch_build(Batch *b, const Corpus *corpus, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit) {
     int L = 0;
     for (int s = 0; s < B; s++)
-        if (ids[s] >= 0 && corpus_len(c, ids[s]) > L) L = corpus_len(c, ids[s]);
+        if (ids[s] >= 0 && corpus_len(corpus, ids[s]) > L) L = corpus_len(corpus, ids[s]);
     b->B = B, b->L = L, b->T = 0, b->sequences = 0, b->ns_min = 0, b->ns_max = 0;
     b->padded = (int64_t)B * L;
     int k = b->k;
     for (int s = 0; s < B; s++) {
         if (ids[s] < 0) continue;
-        const int32_t *x = c->tokens + c->offsets[ids[s]];
-        int len = corpus_len(c, ids[s]), first = b->T;
+        const int32_t *x = corpus->tokens + corpus->offsets[ids[s]];
+        int len = corpus_len(corpus, ids[s]), first = b->T;
         for (int t = rule->prefix; t < len; t++) {
             if (x[t] == rule->ignore_token) continue;
             if (rule->max_labels && b->T - first == rule->max_labels) break;

@@ -97,21 +97,21 @@ void watchdog_disarm(void) {
 static Comm *g_startup;
 
 static void startup_failed(int code) {  // stop() on a rank that failed during start-up
-    Comm *c = g_startup;
+    Comm *comm = g_startup;
     g_startup = NULL;
     stop_hook_set(NULL);
-    comm_agree(c, code << 16 | (c->rank + 1));
+    comm_agree(comm, code << 16 | (comm->rank + 1));
 }
 
-void startup_begin(Comm *c) {
-    g_startup = c;
+void startup_begin(Comm *comm) {
+    g_startup = comm;
     stop_hook_set(startup_failed);
 }
 
-void startup_end(Comm *c) {
+void startup_end(Comm *comm) {
     g_startup = NULL;
     stop_hook_set(NULL);
-    int v = comm_agree(c, 0);
+    int v = comm_agree(comm, 0);
     if (!v) return;
     error("stopping: rank %d failed to start (see its message)", (v & 0xffff) - 1);
     stop(v >> 16);

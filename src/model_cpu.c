@@ -36,38 +36,38 @@ struct Compute {
 };
 
 static Compute *cpu_create(const ModelShape *m, int cap) {
-    Compute *c = xcalloc(1, sizeof *c);
-    c->m = *m;
-    c->cap = cap;
+    Compute *cc = xcalloc(1, sizeof *cc);
+    cc->m = *m;
+    cc->cap = cap;
     size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
-    c->theta = xcalloc(P, sizeof(float));
-    c->grad = xcalloc(P + 1, sizeof(float));
-    c->E = xmalloc(T * kD * sizeof(float));
-    c->Hh = xmalloc(T * H * sizeof(float));
-    c->M = xmalloc(T * H * sizeof(float));
-    c->Hd = xmalloc(T * H * sizeof(float));
-    c->Y = xmalloc(T * V * sizeof(float));
-    c->dH = xmalloc(T * H * sizeof(float));
-    c->dE = xmalloc(T * kD * sizeof(float));
-    return c;
+    cc->theta = xcalloc(P, sizeof(float));
+    cc->grad = xcalloc(P + 1, sizeof(float));
+    cc->E = xmalloc(T * kD * sizeof(float));
+    cc->Hh = xmalloc(T * H * sizeof(float));
+    cc->M = xmalloc(T * H * sizeof(float));
+    cc->Hd = xmalloc(T * H * sizeof(float));
+    cc->Y = xmalloc(T * V * sizeof(float));
+    cc->dH = xmalloc(T * H * sizeof(float));
+    cc->dE = xmalloc(T * kD * sizeof(float));
+    return cc;
 }
 
-static void cpu_destroy(Compute *c) {
-    if (!c) return;
-    free(c->theta), free(c->grad);
-    free(c->E), free(c->Hh), free(c->M), free(c->Hd), free(c->Y), free(c->dH), free(c->dE);
-    free(c);
+static void cpu_destroy(Compute *cc) {
+    if (!cc) return;
+    free(cc->theta), free(cc->grad);
+    free(cc->E), free(cc->Hh), free(cc->M), free(cc->Hd), free(cc->Y), free(cc->dH), free(cc->dE);
+    free(cc);
 }
 
-static void cpu_set_params(Compute *c, const float *t) { memcpy(c->theta, t, c->m.total * sizeof(float)); }
-static void cpu_get_params(Compute *c, float *t) { memcpy(t, c->theta, c->m.total * sizeof(float)); }
-static void cpu_zero_grad(Compute *c) { memset(c->grad, 0, (c->m.total + 1) * sizeof(float)); }
-static void cpu_get_grad(Compute *c, float *g) { memcpy(g, c->grad, (c->m.total + 1) * sizeof(float)); }
-static void cpu_set_grad(Compute *c, const float *g) { memcpy(c->grad, g, (c->m.total + 1) * sizeof(float)); }
-static float *cpu_grad_buffer(Compute *c) { return c->grad; }
-static float *cpu_param_buffer(Compute *c) { return c->theta; }
-static void cpu_set_grad_extra(Compute *c, float v) { c->grad[c->m.total] = v; }
-static float cpu_get_grad_extra(Compute *c) { return c->grad[c->m.total]; }
+static void cpu_set_params(Compute *cc, const float *t) { memcpy(cc->theta, t, cc->m.total * sizeof(float)); }
+static void cpu_get_params(Compute *cc, float *t) { memcpy(t, cc->theta, cc->m.total * sizeof(float)); }
+static void cpu_zero_grad(Compute *cc) { memset(cc->grad, 0, (cc->m.total + 1) * sizeof(float)); }
+static void cpu_get_grad(Compute *cc, float *g) { memcpy(g, cc->grad, (cc->m.total + 1) * sizeof(float)); }
+static void cpu_set_grad(Compute *cc, const float *g) { memcpy(cc->grad, g, (cc->m.total + 1) * sizeof(float)); }
+static float *cpu_grad_buffer(Compute *cc) { return cc->grad; }
+static float *cpu_param_buffer(Compute *cc) { return cc->theta; }
+static void cpu_set_grad_extra(Compute *cc, float v) { cc->grad[cc->m.total] = v; }
+static float cpu_get_grad_extra(Compute *cc) { return cc->grad[cc->m.total]; }
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
 
@@ -122,37 +122,37 @@ __attribute__((target_clones("avx2", "default"))) static void hidden_row(float *
 }
 
 // Forward through the hidden layer and the logits; fills E, Hh, M (with dropout), Hd, Y.
-static void mlp_forward_cpu(Compute *c, const Batch *b, const Dropout *d) {
-    const ModelShape *m = &c->m;
+static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
+    const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = c->theta + m->offset[P_EMBEDDING], *w1 = c->theta + m->offset[P_W1],
-                *b1 = c->theta + m->offset[P_B1], *w2 = c->theta + m->offset[P_W2], *b2 = c->theta + m->offset[P_B2];
+    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1],
+                *b1 = cc->theta + m->offset[P_B1], *w2 = cc->theta + m->offset[P_W2], *b2 = cc->theta + m->offset[P_B2];
     for (int t = 0; t < T; t++)
         for (int j = 0; j < k; j++)
-            memcpy(c->E + (size_t)t * kD + j * D, emb + (size_t)b->ctx[(size_t)t * k + j] * D, (size_t)D * sizeof(float));
-    for (int t = 0; t < T; t++) memcpy(c->Hh + (size_t)t * H, b1, (size_t)H * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, c->E, kD, w1, kD, 1.0f, c->Hh, H);
+            memcpy(cc->E + (size_t)t * kD + j * D, emb + (size_t)b->ctx[(size_t)t * k + j] * D, (size_t)D * sizeof(float));
+    for (int t = 0; t < T; t++) memcpy(cc->Hh + (size_t)t * H, b1, (size_t)H * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, cc->E, kD, w1, kD, 1.0f, cc->Hh, H);
     int drop = d && d->p > 0;
     uint32_t thr = drop ? dropout_threshold(d->p) : 0;
     float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
-    c->dropped = drop;
+    cc->dropped = drop;
     for (int t = 0; t < T; t++) {
         uint64_t block = 0;
         uint32_t word = 0;  // the dropout counter of this position (philox.h, dropout_counter)
         if (drop) dropout_counter(d->block, d->ids, b->L, d->step, (uint32_t)b->pos[t], &block, &word);
-        hidden_row(c->Hh + (size_t)t * H, c->Hd + (size_t)t * H, drop ? c->M + (size_t)t * H : NULL, H, d, block, word, thr, inv);
+        hidden_row(cc->Hh + (size_t)t * H, cc->Hd + (size_t)t * H, drop ? cc->M + (size_t)t * H : NULL, H, d, block, word, thr, inv);
     }
-    for (int t = 0; t < T; t++) memcpy(c->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, c->Hd, H, w2, H, 1.0f, c->Y, V);
+    for (int t = 0; t < T; t++) memcpy(cc->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, cc->Hd, H, w2, H, 1.0f, cc->Y, V);
 }
 
 // Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally turns Y
 // into scale·w_t·(softmax − onehot).
-static double mlp_loss_cpu(Compute *c, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
-    int V = c->m.V;
+static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
+    int V = cc->m.V;
     double total = 0;
     for (int t = 0; t < b->T; t++) {
-        float *y = c->Y + (size_t)t * V;
+        float *y = cc->Y + (size_t)t * V;
         int arg = 0;
         float mx = y[0];
         for (int v = 1; v < V; v++)
@@ -172,55 +172,55 @@ static double mlp_loss_cpu(Compute *c, const Batch *b, const float *weight, floa
     return total;
 }
 
-static void mlp_backward_cpu(Compute *c, const Batch *b) {
-    const ModelShape *m = &c->m;
+static void mlp_backward_cpu(Compute *cc, const Batch *b) {
+    const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *w1 = c->theta + m->offset[P_W1], *w2 = c->theta + m->offset[P_W2];
-    float *gemb = c->grad + m->offset[P_EMBEDDING], *gw1 = c->grad + m->offset[P_W1], *gb1 = c->grad + m->offset[P_B1],
-          *gw2 = c->grad + m->offset[P_W2], *gb2 = c->grad + m->offset[P_B2];
-    const float *dY = c->Y;  // (T, V)
+    const float *w1 = cc->theta + m->offset[P_W1], *w2 = cc->theta + m->offset[P_W2];
+    float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1], *gb1 = cc->grad + m->offset[P_B1],
+          *gw2 = cc->grad + m->offset[P_W2], *gb2 = cc->grad + m->offset[P_B2];
+    const float *dY = cc->Y;  // (T, V)
     // w2 += dYᵀ · Hd ; b2 += Σ_t dY ; dH = dY · w2
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, c->Hd, H, 1.0f, gw2, H);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, cc->Hd, H, 1.0f, gw2, H);
     for (int t = 0; t < T; t++)
         for (int v = 0; v < V; v++) gb2[v] += dY[(size_t)t * V + v];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, c->dH, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, cc->dH, H);
     // dZ = dH ⊙ M ⊙ (1 − Hh²)
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
-    if (c->dropped)
-        for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->M[i] * (1.0f - c->Hh[i] * c->Hh[i]);
+    if (cc->dropped)
+        for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= cc->M[i] * (1.0f - cc->Hh[i] * cc->Hh[i]);
     else  // the mask is 1: 1·x = x, the same bits
-        for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= 1.0f - c->Hh[i] * c->Hh[i];
+        for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= 1.0f - cc->Hh[i] * cc->Hh[i];
 #else  // negative control for tests/test_model.c: forgets tanh's derivative
-    for (size_t i = 0; i < (size_t)T * H; i++) c->dH[i] *= c->dropped ? c->M[i] : 1.0f;
+    for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= cc->dropped ? cc->M[i] : 1.0f;
 #endif
     // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, c->dH, H, c->E, kD, 1.0f, gw1, kD);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
     for (int t = 0; t < T; t++)
-        for (int i = 0; i < H; i++) gb1[i] += c->dH[(size_t)t * H + i];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, c->dH, H, w1, kD, 0.0f, c->dE, kD);
+        for (int i = 0; i < H; i++) gb1[i] += cc->dH[(size_t)t * H + i];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, cc->dH, H, w1, kD, 0.0f, cc->dE, kD);
     // scatter-add into the embedding rows, in position order (deterministic)
     for (int t = 0; t < T; t++)
         for (int j = 0; j < k; j++) {
             float *row = gemb + (size_t)b->ctx[(size_t)t * k + j] * D;
-            const float *src = c->dE + (size_t)t * kD + j * D;
+            const float *src = cc->dE + (size_t)t * kD + j * D;
             for (int i = 0; i < D; i++) row[i] += src[i];
         }
 }
 
-static double cpu_forward_backward(Compute *c, const Batch *b, float scale, const Dropout *d) {
-    ASSERT(b->T <= c->cap);
+static double cpu_forward_backward(Compute *cc, const Batch *b, float scale, const Dropout *d) {
+    ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
-    mlp_forward_cpu(c, b, d);
-    double loss = mlp_loss_cpu(c, b, b->weight, scale, 1, NULL);
-    mlp_backward_cpu(c, b);
+    mlp_forward_cpu(cc, b, d);
+    double loss = mlp_loss_cpu(cc, b, b->weight, scale, 1, NULL);
+    mlp_backward_cpu(cc, b);
     return loss;
 }
 
-static double cpu_evaluate(Compute *c, const Batch *b, int64_t *correct) {
-    ASSERT(b->T <= c->cap);
+static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+    ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
-    mlp_forward_cpu(c, b, NULL);
-    return mlp_loss_cpu(c, b, NULL, 0, 0, correct);
+    mlp_forward_cpu(cc, b, NULL);
+    return mlp_loss_cpu(cc, b, NULL, 0, 0, correct);
 }
 
 const ComputeOps compute_cpu = {

@@ -11,10 +11,10 @@
 // ---------------------------------------------------------------------------------------
 // Units
 
-static int64_t count_tokens(const Counts *c) { return c->tokens; }
-static int64_t count_sequences(const Counts *c) { return c->sequences; }
-static int64_t count_padded(const Counts *c) { return c->padded; }
-static int64_t count_slots(const Counts *c) { return c->slots; }
+static int64_t count_tokens(const Counts *counts) { return counts->tokens; }
+static int64_t count_sequences(const Counts *counts) { return counts->sequences; }
+static int64_t count_padded(const Counts *counts) { return counts->padded; }
+static int64_t count_slots(const Counts *counts) { return counts->slots; }
 static float weight_one(int n) { (void)n; return 1.0f; }
 // The sequence unit gives each sequence the same total weight: its own token mean.
 static float weight_inverse(int n) { return (float)(1.0 / n); }

@@ -20,12 +20,12 @@ static void reference_take(const ComputeOps *ops, Compute *cc, const ModelShape 
 
 // The global sampler's window 1 as one batch of G sequences with keyed dropout: no rank, no
 // microbatch, no partition enters it. rank_counts: what the partition gives each of W ranks.
-static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps *ops, const float *theta0, Reference *ref) {
+static int reference_global(const Config *cfg, const Corpus *corpus, const ComputeOps *ops, const float *theta0, Reference *ref) {
     int W = cfg->train.world_size, A = cfg->train.accumulation, G = cfg->train.global_batch;
     ModelShape m;
     model_shape(&m, cfg);
     Sampler s;
-    if (sampler_init(&s, cfg, c, 0)) return -1;
+    if (sampler_init(&s, cfg, corpus, 0)) return -1;
     int32_t *window = xmalloc((size_t)G * sizeof *window), *ids = xmalloc((size_t)A * partition_max_slots(cfg) * sizeof *ids);
     sampler_next(&s, window);
     sampler_free(&s);
@@ -34,15 +34,15 @@ static int reference_global(const Config *cfg, const Corpus *c, const ComputeOps
     Batch b, part_b;
     batch_init(&b, G * cfg->data.max_length, cfg->model.context);
     batch_init(&part_b, partition_max_slots(cfg) * cfg->data.max_length, cfg->model.context);
-    batch_build(&b, c, window, G, &rule, unit);
+    batch_build(&b, corpus, window, G, &rule, unit);
     ref->N = b.T, ref->M = b.sequences;
     Partition p;
-    partition_init(&p, cfg, c, W);
+    partition_init(&p, cfg, corpus, W);
     partition_assign(&p, window);
     for (int r = 0; r < W; r++) {
         int Bw = partition_layout(&p, window, r, ids);
         for (int a = 0; a < A; a++) {
-            batch_build(&part_b, c, ids + (size_t)a * Bw, Bw, &rule, unit);
+            batch_build(&part_b, corpus, ids + (size_t)a * Bw, Bw, &rule, unit);
             ref->rank_counts[r] += part_b.T;
         }
     }

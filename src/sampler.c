@@ -14,16 +14,16 @@ void sampler_window_shape(const Config *cfg, int *A, int *B) {
     *B = global ? cfg->train.global_batch : cfg->train.batch_size_per_rank;
 }
 
-int sampler_init(Sampler *s, const Config *cfg, const Corpus *c, int rank) {
+int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank) {
     memset(s, 0, sizeof *s);
     int global = cfg->train.sampler == SAMPLER_GLOBAL;
     s->rank = rank;
     sampler_window_shape(cfg, &s->A, &s->B);
     int lo = global ? 0 : cfg->train.bands[rank][0], hi = global ? INT32_MAX : cfg->train.bands[rank][1];
-    s->pool = xmalloc((size_t)c->n * sizeof *s->pool);
-    for (int i = 0; i < c->n; i++) {
-        int len = corpus_len(c, i);
-        if (c->split[i] == SPLIT_TRAIN && len >= lo && len <= hi) s->pool[s->n_pool++] = i;
+    s->pool = xmalloc((size_t)corpus->n * sizeof *s->pool);
+    for (int i = 0; i < corpus->n; i++) {
+        int len = corpus_len(corpus, i);
+        if (corpus->split[i] == SPLIT_TRAIN && len >= lo && len <= hi) s->pool[s->n_pool++] = i;
     }
     s->scratch = xmalloc((size_t)s->A * s->B * sizeof *s->scratch);
     s->rng = global ? rng_stream(cfg->seed, RNG_GLOBAL_SAMPLER, 0) : rng_stream(cfg->seed, RNG_SAMPLER, (uint32_t)rank);
@@ -58,14 +58,14 @@ void sampler_next(Sampler *s, int32_t *ids) {
     }
 }
 
-int32_t *plan_build(const Config *cfg, const Corpus *c) {
+int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
     int U = cfg->train.updates, W = cfg->train.sampler == SAMPLER_GLOBAL ? 1 : cfg->train.world_size, A, B;
     sampler_window_shape(cfg, &A, &B);
     size_t per = (size_t)A * B;
     int32_t *plan = xmalloc((size_t)U * W * per * sizeof *plan);
     for (int r = 0; r < W; r++) {
         Sampler s;
-        if (sampler_init(&s, cfg, c, r)) {
+        if (sampler_init(&s, cfg, corpus, r)) {
             free(plan);
             return NULL;
         }
@@ -75,7 +75,7 @@ int32_t *plan_build(const Config *cfg, const Corpus *c) {
     return plan;
 }
 
-int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const char *remedy) {
+int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
     char hint[4300];
     snprintf(hint, sizeof hint, "%s first", remedy);
     hid_t f = h5_open_read(path, hint);
@@ -90,8 +90,8 @@ int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const c
     int64_t n = lock ? h5_size(f, path, "ids", &rank, dims) : -1;
     if (n < 0) bad = 1;
     else if (!is_sha256_hex(lock)) bad = error("%s: its data_lock is not a SHA-256 (damaged): %s", path, remedy);
-    else if (strcmp(lock, c->lock) != 0)
-        bad = error("%s: stale: made for data lock %.12s…, the corpus has %.12s…: %s", path, lock, c->lock, remedy);
+    else if (strcmp(lock, corpus->lock) != 0)
+        bad = error("%s: stale: made for data lock %.12s…, the corpus has %.12s…: %s", path, lock, corpus->lock, remedy);
     else if (global && (rank != 2 || memcmp(dims, want, 2 * sizeof *want) != 0))
         bad = error("%s: ids are not (U, G) = (%d, %d) of this config: %s", path, cfg->train.updates,
                     cfg->train.global_batch, remedy);
@@ -102,9 +102,9 @@ int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const c
         plan = xmalloc((size_t)n * sizeof *plan);
         bad = h5_read(f, path, "ids", H5T_NATIVE_INT32, n, plan);
         for (int64_t i = 0; !bad && i < n; i++)
-            if (plan[i] < -1 || plan[i] >= c->n)
+            if (plan[i] < -1 || plan[i] >= corpus->n)
                 bad = error("%s: id %lld is %d, expected -1 (an empty slot) or a sequence in [0, %d]", path, (long long)i,
-                            plan[i], c->n - 1);
+                            plan[i], corpus->n - 1);
     }
     free(lock);
     h5_close(f);
@@ -115,11 +115,11 @@ int32_t *plan_read(const char *path, const Config *cfg, const Corpus *c, const c
 // ---------------------------------------------------------------------------------------
 // The global sampler's partition
 
-void partition_init(Partition *p, const Config *cfg, const Corpus *c, int W) {
+void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W) {
     memset(p, 0, sizeof *p);
     p->kind = cfg->train.partition;
     p->W = W, p->A = cfg->train.accumulation, p->G = cfg->train.global_batch;
-    p->cfg = cfg, p->corpus = c;
+    p->cfg = cfg, p->corpus = corpus;
     p->rule = label_rule(cfg);
     p->labels = xmalloc((size_t)p->G * sizeof *p->labels);
     p->owner = xmalloc((size_t)p->G * sizeof *p->owner);
