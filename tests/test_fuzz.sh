@@ -6,6 +6,8 @@
 # inside libhdf5 itself are counted apart (tests/fuzz/run.sh; README "Failure model").
 if [ ! -x "$ROOT/build/fuzz/fuzz_config" ]; then
   skip "fuzz targets" "build/fuzz/ is not built (make fuzz-bins: clang and libclang-rt-14-dev, run/install-deps.sh --tests)"
+elif ! command -v llvm-symbolizer >/dev/null && ! command -v llvm-symbolizer-14 >/dev/null && [ ! -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+  skip "fuzz targets" "no llvm-symbolizer (Debian: llvm-14): a crash inside libhdf5 could not be told from one in ddptok"
 else
   F=$(workdir)
   OUT=$(FUZZ_OUT="$F" bash "$ROOT/tests/fuzz/run.sh" "${DDPTOK_FUZZ_SECONDS:-6}" 2>&1); rc=$?

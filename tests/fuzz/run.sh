@@ -15,6 +15,11 @@ cd "$(dirname "$0")/../.."
 secs=${1:-300}; shift || true
 targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(config corpus plan checkpoint)
 out=${FUZZ_OUT:-build/fuzz/findings}
+# The sanitizer looks for `llvm-symbolizer` on PATH only; Debian's llvm-14 puts it beside
+# its version. Without one the stack has no names, and a crash inside libhdf5 cannot be
+# told from one in ddptok's code: refuse to judge rather than guess.
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || echo /usr/lib/llvm-14/bin/llvm-symbolizer)}
+[ -x "$ASAN_SYMBOLIZER_PATH" ] || { echo "fuzz: no llvm-symbolizer (Debian: llvm-14); cannot tell libhdf5's crashes from ddptok's"; exit 3; }
 mkdir -p "$out"
 failed=0
 for t in "${targets[@]}"; do
