@@ -38,9 +38,10 @@ static const TrainOptions *train_options(const App *app) { return app->opts; }
 // a time: two — a requeued job whose first incarnation is still ending, a job submitted
 // twice — would publish into each other's lineage. Rank 0 holds an fcntl lock on
 // root/.lock for the whole run; the system releases it when the process ends, however it
-// ends. A held lock is waited for DDPTOK_LOCK_WAIT seconds (default 30), then refused
+// ends. A held lock is waited for DDPTOK_LOCK_WAIT seconds (default 30, at most half of
+// --comm-timeout), then refused
 // naming the holder; a file system without locks is used unprotected, with a warning.
-static int lock_lineage(const char *root) {
+static int lock_lineage(const char *root, double comm_timeout) {
     static int fd = -1;  // kept open: closing it would release the lock
     char path[1100], holder[256] = "";
     snprintf(path, sizeof path, "%s/.lock", root);
@@ -51,8 +52,14 @@ static int lock_lineage(const char *root) {
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
     if (fd < 0) return error("%s: cannot open: %s", path, write_error(errno));
+    // The other ranks wait for this one in the next agreement, against --comm-timeout: a
+    // longer wait here would end them with exit 4 instead of the holder's name.
     const char *w = getenv("DDPTOK_LOCK_WAIT");
-    double wait = w ? atof(w) : 30, start = now_seconds();
+    char *end = NULL;
+    double wait = w ? strtod(w, &end) : 30, start = now_seconds();
+    if (w && (end == w || *end || !(wait >= 0 && wait <= 1e6)))
+        return error("DDPTOK_LOCK_WAIT=%s: expected a number of seconds in [0, 1e6]", w);
+    if (wait > comm_timeout / 2) wait = comm_timeout / 2;
     for (int tries = 0;; tries++) {
         struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         if (fcntl(fd, F_SETLK, &fl) == 0) break;
@@ -304,7 +311,7 @@ static int train_run(App *app) {
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
-    comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lock_lineage(root) : 0, EXIT_BAD_INPUT, "locking the lineage");
+    comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lock_lineage(root, app->comm.timeout) : 0, EXIT_BAD_INPUT, "locking the lineage");
     int resuming = choose_start(app, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
         trainer_free(&t);

@@ -63,6 +63,13 @@ pid=$!
 wait_lines lk/train/interrupted.jsonl 5 30
 DDPTOK_LOCK_WAIT=2 expect_rc "a second run of the same lineage is refused" 2 ddp 2 train --config "$cfg" "${long[@]}"
 expect_grep "... naming the lock and its holder" "^ddptok: rank 0: error: lka/checkpoints/.lock: held by pid [0-9]+ on [^ ]+: another .ddptok train. is writing this lineage" "$OUT"
+# The default wait (30 s) is cut to half of --comm-timeout: the other ranks wait for rank 0
+# in the next agreement, and a longer wait ended them with exit 4 instead of this message.
+expect_rc "... with --comm-timeout 2 and the default wait: refused (exit 2), not a comm failure" 2 \
+  ddp 2 train --config "$cfg" "${long[@]}" --comm-timeout 2
+expect_grep "... naming the lock" "^ddptok: rank 0: error: lka/checkpoints/.lock: held by pid" "$OUT"
+DDPTOK_LOCK_WAIT=nan expect_rc "... DDPTOK_LOCK_WAIT=nan: refused (exit 2)" 2 ddp 2 train --config "$cfg" "${long[@]}"
+expect_grep "... naming the variable" "DDPTOK_LOCK_WAIT=nan: expected a number of seconds" "$OUT"
 kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 [ $rc -eq 75 ] && ls -d lka/checkpoints/step-* >/dev/null 2>&1 && ok "... and the first run checkpointed and stopped as asked (exit 75)" || bad "first run disturbed" "— exit $rc"
 /usr/bin/python3 -c "import fcntl; f = open('lka/checkpoints/.lock', 'r+'); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)" \
