@@ -14,6 +14,10 @@ slurm_why() {  # prints why this machine cannot run the group, nothing when it c
   done
   [ "$(id -u)" -eq 0 ] || { echo "needs root (slurmd runs jobs as SlurmUser root)"; return; }
   [ -r /etc/munge/munge.key ] || { echo "no readable /etc/munge/munge.key"; return; }
+  # slurmd initialises its cgroup plugin even with proctrack/linuxproc and never registers
+  # without one (a chroot or container that has /sys but not its cgroup mount).
+  [ -e /sys/fs/cgroup/cgroup.controllers ] || [ -d /sys/fs/cgroup/cpu ] || [ -d /sys/fs/cgroup/systemd ] \
+    || { echo "no cgroup file system at /sys/fs/cgroup (slurmd cannot start its cgroup plugin)"; return; }
 }
 why=$(slurm_why)
 if [ -n "$why" ]; then
