@@ -2,6 +2,7 @@
 // agreement of all ranks on the config and options, JSON output, the vector comparison,
 // the build line, and window 1 through the distributed path.
 #include <cblas.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,8 +132,8 @@ void build_info(char *out, size_t len) {
     const char *core = openblas_get_corename();
     int generic = (!strcasecmp(core, "prescott") || !strcasecmp(core, "core2") || !strcasecmp(core, "katmai")) &&
                   __builtin_cpu_supports("avx2");
-    snprintf(out, len, "ddptok %s (%s); %s, HDF5 %u.%u.%u, libyaml %s, %s; BLAS kernel %s%s", DDPTOK_VERSION, cuda, mpi,
-             h5[0], h5[1], h5[2], yaml_get_version_string(), openblas_get_config(), core,
+    snprintf(out, len, "ddptok %s (%s); %s, HDF5 %u.%u.%u, libyaml %s, jansson %s, %s; BLAS kernel %s%s", DDPTOK_VERSION, cuda,
+             mpi, h5[0], h5[1], h5[2], yaml_get_version_string(), jansson_version_str(), openblas_get_config(), core,
              generic ? " (a generic kernel on an AVX2 CPU: OPENBLAS_CORETYPE=Haswell or SkylakeX makes sgemm ~3x faster)"
                      : "");
 }
