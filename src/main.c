@@ -151,6 +151,8 @@ int main(int argc, char **argv) {
         startup_end(&app.comm);
         say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, hint_args(),
             cmd->distributed ? "distributed: mpirun -np train.world_size" : "one process", app.cfg.train.world_size);
+        buf_free(&options);
+        free(app.opts);
         MPI_Finalize();
         return 0;
     }
