@@ -94,7 +94,7 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/model_cpu_factored_broken.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
@@ -104,7 +104,8 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_config_roundtrip build/test_data_lock
+TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_model_factored_broken \
+             build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -127,6 +128,18 @@ $(BUILD)/model_cpu_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
 
 build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+# Negative control of the factored first layer: slot j's sums under slot j+1's id. The
+# finite-difference test (test_model_factored_broken) and `parity` (ddptok-factored-broken,
+# tests/test_parity.sh) must reject it.
+$(BUILD)/model_cpu_factored_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
+
+build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_factored_broken.o
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+
+build/ddptok-factored-broken: $(filter-out $(BUILD)/model_cpu.o,$(OBJ)) $(BUILD)/model_cpu_factored_broken.o $(CU_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
 build/bench_kernels: run/bench_kernels.c $(LIBOBJ)

@@ -148,7 +148,8 @@ static inline unsigned blocks(size_t n, unsigned t) { return (unsigned)((n + t -
 // ---------------------------------------------------------------------------------------
 // Backend
 
-static Compute *cuda_create(const ModelShape *m, int cap) {
+static Compute *cuda_create(const ModelShape *m, int cap, FirstLayer first_layer) {
+    ASSERT(first_layer == FIRST_LAYER_DENSE);  // main refuses the others (first_layers below)
     Compute *cc = (Compute *)xcalloc(1, sizeof *cc);
     cc->m = *m;
     cc->cap = cap;
@@ -321,6 +322,9 @@ static double cuda_forward_backward(Compute *cc, const Batch *b, float scale, co
     return loss;
 }
 
+// The dense first layer completes every gradient in each microbatch: nothing is pending.
+static void cuda_finish_backward(Compute *cc) { (void)cc; }
+
 static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
@@ -332,6 +336,7 @@ static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
 extern "C" const ComputeOps compute_cuda = {
     .name = "cuda",
     .on_device = 1,
+    .first_layers = {1, 0},  // dense only: train.first_layer factored is refused at start-up
     .create = cuda_create,
     .destroy = cuda_destroy,
     .set_params = cuda_set_params,
@@ -344,6 +349,7 @@ extern "C" const ComputeOps compute_cuda = {
     .set_grad_extra = cuda_set_grad_extra,
     .get_grad_extra = cuda_get_grad_extra,
     .forward_backward = cuda_forward_backward,
+    .finish_backward = cuda_finish_backward,
     .evaluate = cuda_evaluate,
     .optimizer = &optimizer_cuda,
 };

@@ -33,8 +33,17 @@ typedef enum {
     PARTITION_COUNT
 } PartitionKind;
 
+// How the backend computes the first layer Z = E·w1ᵀ + b1 (README "Performance"): the same
+// model and gradient either way, up to float rounding (different bits).
+typedef enum {
+    FIRST_LAYER_DENSE = 0,  // gather E (T, kD) and multiply by w1 every microbatch: the reference's bits
+    FIRST_LAYER_FACTORED,   // per-slot tables P_j = emb·w1_jᵀ (V, H) once per window; gradients per window
+    FIRST_LAYER_COUNT
+} FirstLayer;
+
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
+extern const char *const first_layer_names[FIRST_LAYER_COUNT];
 
 typedef struct {
     uint32_t seed;
@@ -72,6 +81,7 @@ typedef struct {
         OptimizerKind optimizer;        // train.optimizer.name
         double lr, momentum, weight_decay;
         double betas[2], eps;           // AdamW's (β1, β2) and ε
+        FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
     } train;
     struct {
         double atol, rtol;

@@ -59,7 +59,8 @@ typedef struct Compute Compute;
 typedef struct {
     const char *name;
     int on_device;                                            // θ and the gradient live in GPU memory
-    Compute *(*create)(const ModelShape *m, int max_positions);
+    int first_layers[FIRST_LAYER_COUNT];                      // 1: computes the first layer this way (train.first_layer)
+    Compute *(*create)(const ModelShape *m, int max_positions, FirstLayer first_layer);
     void (*destroy)(Compute *cc);
     void (*set_params)(Compute *cc, const float *theta);       // host (P) → backend
     void (*get_params)(Compute *cc, float *theta);             // backend → host (P)
@@ -71,8 +72,15 @@ typedef struct {
     void (*set_grad_extra)(Compute *cc, float v);              // grad[P]
     float (*get_grad_extra)(Compute *cc);
     // Forward + backward of one microbatch: grad += scale · ∇(Σ_t w_t·loss_t) with the
-    // batch's weights; returns Σ_t w_t·loss_t.
+    // batch's weights; returns Σ_t w_t·loss_t. The factored first layer leaves the
+    // embedding's and w1's share pending until finish_backward.
     double (*forward_backward)(Compute *cc, const Batch *b, float scale, const Dropout *d);
+    // The end of a window's backward: completes every gradient the microbatches since
+    // zero_grad left pending (the factored first layer: gw1 and gemb from the per-slot
+    // sums, once per window). Call it after the last forward_backward and before the
+    // gradient is read, reduced or stepped on; the embedding's and w1's gradients are
+    // final only from here (b1, w2 and b2 already after each microbatch).
+    void (*finish_backward)(Compute *cc);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory

@@ -33,7 +33,7 @@ typedef struct {
 static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
     const Config *cfg = &app->cfg;
     enum { EB = 16 };
-    Compute *cc = app->compute->create(m, EB * cfg->data.max_length);
+    Compute *cc = app->compute->create(m, EB * cfg->data.max_length, cfg->train.first_layer);
     app->compute->set_params(cc, theta);
     Batch b;
     batch_init(&b, EB * cfg->data.max_length, m->k);

@@ -17,7 +17,7 @@ typedef struct {
 } RankGrad;
 
 static void rank_grad(const App *app, const ModelShape *m, const float *theta, const Corpus *mini, int seq, RankGrad *out) {
-    Compute *cc = app->compute->create(m, corpus_len(mini, seq));
+    Compute *cc = app->compute->create(m, corpus_len(mini, seq), app->cfg.train.first_layer);
     app->compute->set_params(cc, theta);
     app->compute->zero_grad(cc);
     Batch b;
@@ -26,6 +26,7 @@ static void rank_grad(const App *app, const ModelShape *m, const float *theta, c
     LabelRule all = {0, -1, 0};
     batch_build(&b, mini, &id, 1, &all, UNIT_TOKEN);
     out->S = app->compute->forward_backward(cc, &b, 1.0f, NULL);
+    app->compute->finish_backward(cc);
     out->N = b.T;
     float *g = xmalloc((m->total + 1) * sizeof *g);
     app->compute->get_grad(cc, g);

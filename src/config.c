@@ -17,6 +17,7 @@
 
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
+const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
 
 // ---------------------------------------------------------------------------------------
 // The key table: one row per key (config_keys.h): type, range, flags, what is expected,
@@ -59,6 +60,8 @@ const Field config_fields[] = {
     {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0", NULL},
     {"train.optimizer.betas", F_PAIR, OFF(train.betas), 0, 0.9999999999, F_TRAJECTORY, "[beta1, beta2], each a number in [0, 1) (adamw)", NULL, 0, "[0.9, 0.999]", NULL},
     {"train.optimizer.eps", F_DOUBLE, OFF(train.eps), 0, 1, F_TRAJECTORY, "a number in [0, 1] (adamw)", NULL, 0, "1e-8", NULL},
+    // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
+    {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
     {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-4", NULL},
     {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0, "12", NULL},
@@ -84,7 +87,8 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     return buf;
 }
 _Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
-                   sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int),
+                   sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
+                   sizeof(FirstLayer) == sizeof(int),
                "F_ENUM stores an int");
 
 // ---------------------------------------------------------------------------------------

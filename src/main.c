@@ -180,6 +180,9 @@ int main(int argc, char **argv) {
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
 #endif
     } else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", app.backend);
+    if (!app.compute->first_layers[app.cfg.train.first_layer])
+        die(EXIT_BAD_INPUT, "%s: train.first_layer %s: the %s backend computes only the dense first layer (use --backend cpu, or train.first_layer dense)",
+            app.config_path, first_layer_names[app.cfg.train.first_layer], app.backend);
     if (!comm_name) comm_name = app.compute->on_device ? "nccl" : "mpi";
     if (strcmp(comm_name, "mpi") != 0 && strcmp(comm_name, "nccl") != 0)
         die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);

@@ -10,6 +10,16 @@
 //   Y = Hd · w2ᵀ + b2                 (T, V)
 //   loss_t = logsumexp(Y_t) − Y_t[target_t]
 // and the backward of scale · Σ_t loss_t accumulated into the gradient.
+//
+// train.first_layer: factored computes the same Z without E (README "Performance"): with
+// no non-linearity between the embedding and w1, slot j's share of Z is a row of
+//   P_j = emb · w1_jᵀ                 (V, H), w1_j = w1[:, jD:(j+1)D], once per θ
+//   Z[t] = b1 + Σ_j P_j[ctx[t, j]]
+// and its backward sums dZ per (slot, id) over the window's microbatches,
+//   G_j[v] = Σ_{t: ctx[t, j] = v} dZ[t]   (V, H), in position order,
+// which finish_backward turns into gw1_j += G_jᵀ · emb and gemb += G_j · w1_j once per
+// window: k·V·D·H multiply-adds forward and 2·k·V·D·H backward per window instead of
+// T·kD·H and 2·T·kD·H per microbatch. The same gradient up to float rounding.
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -33,12 +43,19 @@ struct Compute {
     float *Y;        // (cap, V) logits, then dlogits
     float *dH;       // (cap, H)
     float *dE;       // (cap, kD)
+    // factored first layer (NULL when dense)
+    FirstLayer first_layer;
+    float *P;        // (k, V, H) P_j = emb · w1_jᵀ, valid while P_valid (θ unchanged since)
+    int P_valid;
+    float *G;        // (k, V, H) G_j[v] = Σ dZ[t] over the window's positions with ctx[t, j] = v; zero unless G_pending
+    int G_pending;   // G holds sums that finish_backward has not yet turned into gw1, gemb
 };
 
-static Compute *cpu_create(const ModelShape *m, int cap) {
+static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer) {
     Compute *cc = xcalloc(1, sizeof *cc);
     cc->m = *m;
     cc->cap = cap;
+    cc->first_layer = first_layer;
     size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
     cc->theta = xcalloc(P, sizeof(float));
     cc->grad = xcalloc(P + 1, sizeof(float));
@@ -49,6 +66,10 @@ static Compute *cpu_create(const ModelShape *m, int cap) {
     cc->Y = xmalloc(T * V * sizeof(float));
     cc->dH = xmalloc(T * H * sizeof(float));
     cc->dE = xmalloc(T * kD * sizeof(float));
+    if (first_layer == FIRST_LAYER_FACTORED) {
+        cc->P = xmalloc((size_t)m->k * V * H * sizeof(float));
+        cc->G = xcalloc((size_t)m->k * V * H, sizeof(float));
+    }
     return cc;
 }
 
@@ -56,16 +77,37 @@ static void cpu_destroy(Compute *cc) {
     if (!cc) return;
     free(cc->theta), free(cc->grad);
     free(cc->E), free(cc->Hh), free(cc->M), free(cc->Hd), free(cc->Y), free(cc->dH), free(cc->dE);
+    free(cc->P), free(cc->G);
     free(cc);
 }
 
-static void cpu_set_params(Compute *cc, const float *t) { memcpy(cc->theta, t, cc->m.total * sizeof(float)); }
+// θ may change through set_params and param_buffer (the optimizer steps through it), and
+// a window begins at zero_grad: each forgets the factored tables P.
+static void cpu_set_params(Compute *cc, const float *t) {
+    memcpy(cc->theta, t, cc->m.total * sizeof(float));
+    cc->P_valid = 0;
+}
 static void cpu_get_params(Compute *cc, float *t) { memcpy(t, cc->theta, cc->m.total * sizeof(float)); }
-static void cpu_zero_grad(Compute *cc) { memset(cc->grad, 0, (cc->m.total + 1) * sizeof(float)); }
-static void cpu_get_grad(Compute *cc, float *g) { memcpy(g, cc->grad, (cc->m.total + 1) * sizeof(float)); }
+static void cpu_zero_grad(Compute *cc) {
+    memset(cc->grad, 0, (cc->m.total + 1) * sizeof(float));
+    if (cc->G_pending) memset(cc->G, 0, (size_t)cc->m.k * cc->m.V * cc->m.H * sizeof(float));
+    cc->G_pending = 0;
+    cc->P_valid = 0;
+}
+// Reading the gradient before finish_backward would miss the embedding's and w1's share.
+static void cpu_get_grad(Compute *cc, float *g) {
+    ASSERT(!cc->G_pending);
+    memcpy(g, cc->grad, (cc->m.total + 1) * sizeof(float));
+}
 static void cpu_set_grad(Compute *cc, const float *g) { memcpy(cc->grad, g, (cc->m.total + 1) * sizeof(float)); }
-static float *cpu_grad_buffer(Compute *cc) { return cc->grad; }
-static float *cpu_param_buffer(Compute *cc) { return cc->theta; }
+static float *cpu_grad_buffer(Compute *cc) {
+    ASSERT(!cc->G_pending);
+    return cc->grad;
+}
+static float *cpu_param_buffer(Compute *cc) {
+    cc->P_valid = 0;
+    return cc->theta;
+}
 static void cpu_set_grad_extra(Compute *cc, float v) { cc->grad[cc->m.total] = v; }
 static float cpu_get_grad_extra(Compute *cc) { return cc->grad[cc->m.total]; }
 
@@ -121,17 +163,83 @@ __attribute__((target_clones("avx2", "default"))) static void hidden_row(float *
     }
 }
 
-// Forward through the hidden layer and the logits; fills E, Hh, M (with dropout), Hd, Y.
+// ---------------------------------------------------------------------------------------
+// The factored first layer (train.first_layer: factored; see the top of this file)
+
+// Z = b1 + Σ_j P_j[ctx[t, j]] into Hh (T, H), computing the tables P first when θ changed.
+static void factored_forward(Compute *cc, const Batch *b) {
+    const ModelShape *m = &cc->m;
+    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1], *b1 = cc->theta + m->offset[P_B1];
+    size_t VH = (size_t)V * H;
+    if (!cc->P_valid)  // P_j (V, H) = emb (V, D) · w1_jᵀ (D, H)
+        for (int j = 0; j < k; j++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, V, H, D, 1.0f, emb, D, w1 + (size_t)j * D, kD, 0.0f,
+                        cc->P + j * VH, H);
+    cc->P_valid = 1;
+    for (int t = 0; t < T; t++) {
+        float *z = cc->Hh + (size_t)t * H;
+        const int32_t *ctx = b->ctx + (size_t)t * k;
+        memcpy(z, b1, (size_t)H * sizeof(float));
+        for (int j = 0; j < k; j++) {
+            const float *row = cc->P + j * VH + (size_t)ctx[j] * H;
+            for (int i = 0; i < H; i++) z[i] += row[i];
+        }
+    }
+}
+
+// G_j[ctx[t, j]] += dZ[t] for this microbatch's positions in order (deterministic).
+static void factored_backward(Compute *cc, const Batch *b, const float *dZ) {
+    int T = b->T, k = cc->m.k, H = cc->m.H;
+    size_t VH = (size_t)cc->m.V * H;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < k; j++) {
+#ifndef DDPTOK_TEST_BREAK_FACTORED
+            int32_t id = b->ctx[(size_t)t * k + j];
+#else  // negative control for the factored parity and finite-difference tests: the slot after j's id
+            int32_t id = b->ctx[(size_t)t * k + (j + 1) % k];
+#endif
+            float *g = cc->G + j * VH + (size_t)id * H;
+            const float *src = dZ + (size_t)t * H;
+            for (int i = 0; i < H; i++) g[i] += src[i];
+        }
+    cc->G_pending = 1;
+}
+
+// Once per window: gw1_j += G_jᵀ · emb (H, D), gemb += G_j · w1_j (V, D); then G = 0.
+static void cpu_finish_backward(Compute *cc) {
+    if (!cc->G_pending) return;
+    const ModelShape *m = &cc->m;
+    int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1];
+    float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1];
+    size_t VH = (size_t)V * H;
+    for (int j = 0; j < k; j++) {
+        const float *Gj = cc->G + j * VH;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, D, V, 1.0f, Gj, H, emb, D, 1.0f, gw1 + (size_t)j * D, kD);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, V, D, H, 1.0f, Gj, H, w1 + (size_t)j * D, kD, 1.0f, gemb, D);
+    }
+    memset(cc->G, 0, (size_t)k * VH * sizeof(float));
+    cc->G_pending = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Forward, loss and backward of one microbatch
+
+// Forward through the hidden layer and the logits; fills E (dense), Hh, M (with dropout), Hd, Y.
 static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
     const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1],
                 *b1 = cc->theta + m->offset[P_B1], *w2 = cc->theta + m->offset[P_W2], *b2 = cc->theta + m->offset[P_B2];
-    for (int t = 0; t < T; t++)
-        for (int j = 0; j < k; j++)
-            memcpy(cc->E + (size_t)t * kD + j * D, emb + (size_t)b->ctx[(size_t)t * k + j] * D, (size_t)D * sizeof(float));
-    for (int t = 0; t < T; t++) memcpy(cc->Hh + (size_t)t * H, b1, (size_t)H * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, cc->E, kD, w1, kD, 1.0f, cc->Hh, H);
+    if (cc->first_layer == FIRST_LAYER_FACTORED) factored_forward(cc, b);
+    else {
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < k; j++)
+                memcpy(cc->E + (size_t)t * kD + j * D, emb + (size_t)b->ctx[(size_t)t * k + j] * D, (size_t)D * sizeof(float));
+        for (int t = 0; t < T; t++) memcpy(cc->Hh + (size_t)t * H, b1, (size_t)H * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, H, kD, 1.0f, cc->E, kD, w1, kD, 1.0f, cc->Hh, H);
+    }
     int drop = d && d->p > 0;
     uint32_t thr = drop ? dropout_threshold(d->p) : 0;
     float inv = drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f;
@@ -193,10 +301,16 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
 #else  // negative control for tests/test_model.c: forgets tanh's derivative
     for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= cc->dropped ? cc->M[i] : 1.0f;
 #endif
-    // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
+    // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1 (factored: b1 here, w1 and the embedding
+    // from G in cpu_finish_backward)
+    int factored = cc->first_layer == FIRST_LAYER_FACTORED;
+    if (!factored) cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < H; i++) gb1[i] += cc->dH[(size_t)t * H + i];
+    if (factored) {
+        factored_backward(cc, b, cc->dH);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, cc->dH, H, w1, kD, 0.0f, cc->dE, kD);
     // scatter-add into the embedding rows, in position order (deterministic)
     for (int t = 0; t < T; t++)
@@ -226,6 +340,7 @@ static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
 const ComputeOps compute_cpu = {
     .name = "cpu",
     .on_device = 0,
+    .first_layers = {[FIRST_LAYER_DENSE] = 1, [FIRST_LAYER_FACTORED] = 1},
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_params = cpu_set_params,
@@ -238,6 +353,7 @@ const ComputeOps compute_cpu = {
     .set_grad_extra = cpu_set_grad_extra,
     .get_grad_extra = cpu_get_grad_extra,
     .forward_backward = cpu_forward_backward,
+    .finish_backward = cpu_finish_backward,
     .evaluate = cpu_evaluate,
     .optimizer = &optimizer_cpu,
 };

@@ -11,6 +11,7 @@
 // Takes the accumulated gradient (P) and the loss S / C into `ref`; destroys `cc`.
 static void reference_take(const ComputeOps *ops, Compute *cc, const ModelShape *m, double S, int64_t C, Reference *ref) {
     float *g = xmalloc((m->total + 1) * sizeof *g);
+    ops->finish_backward(cc);
     ops->get_grad(cc, g);
     memcpy(ref->grad, g, m->total * sizeof *g);
     free(g);
@@ -50,7 +51,7 @@ static int reference_global(const Config *cfg, const Corpus *corpus, const Compu
     batch_free(&part_b);
     int rc = ref->N == 0 ? EXIT_EMPTY_WINDOW : 0;
     if (!rc) {
-        Compute *cc = ops->create(&m, b.T);
+        Compute *cc = ops->create(&m, b.T, FIRST_LAYER_DENSE);  // the reference is the dense truth
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
@@ -97,7 +98,7 @@ int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps 
     }
     if (!rc && ref->N == 0) rc = EXIT_EMPTY_WINDOW;
     if (!rc) {
-        Compute *cc = ops->create(&m, cap);
+        Compute *cc = ops->create(&m, cap, FIRST_LAYER_DENSE);  // the reference is the dense truth
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         double S = 0;

@@ -52,7 +52,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
     count_exchange_init(&t->counts, t->W);
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
-    t->cc = ops->create(&t->m, cap);
+    t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
     ops->set_params(t->cc, theta0);
     OptimizerHyper h = {.lr = cfg->train.lr, .weight_decay = cfg->train.weight_decay, .momentum = cfg->train.momentum,
                         .beta1 = cfg->train.betas[0], .beta2 = cfg->train.betas[1], .eps = cfg->train.eps};
@@ -145,6 +145,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         else d.block = t->global ? ((uint64_t)t->rank << 32 | (uint64_t)a) : t->dropout.counter++;
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
+    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h)
 
     double t3 = now_seconds();
     ws->t_compute = t3 - t2;

@@ -44,7 +44,7 @@ static double run_window(const ComputeOps *ops, const ModelShape *m, const float
     int cap = 0;
     *N = 0;
     for (int i = 0; i < n; i++) cap = mb[i].cap > cap ? mb[i].cap : cap, *N += mb[i].T;
-    Compute *c = ops->create(m, cap);
+    Compute *c = ops->create(m, cap, FIRST_LAYER_DENSE);
     ops->set_params(c, theta);
     ops->zero_grad(c);
     double S = 0;
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
         compare("negative control (other masks)", &m, gg, gx, 0);
     }
     // Evaluation and one SGD step.
-    Compute *cc = compute_cpu.create(&m, cap), *cg = compute_cuda.create(&m, cap);
+    Compute *cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), *cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
     compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);
     int64_t hc = 0, hg = 0;
     double ec = compute_cpu.evaluate(cc, &mb[n - 1], &hc), eg = compute_cuda.evaluate(cg, &mb[n - 1], &hg);
@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
     float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
     OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-3};
     for (int kind = 0; kind < OPT_COUNT; kind++) {
-        cc = compute_cpu.create(&m, cap), cg = compute_cuda.create(&m, cap);
+        cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
         compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);
         Optimizer *oc = optimizer_create((OptimizerKind)kind, &h, compute_cpu.optimizer, m.total);
         Optimizer *og = optimizer_create((OptimizerKind)kind, &h, compute_cuda.optimizer, m.total);

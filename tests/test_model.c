@@ -1,8 +1,12 @@
 // test_model.c — the CPU backward against central finite differences of an independent
 // double-precision forward (SPEC §4), for every parameter tensor, with dropout and an
-// unlabelled prefix, over two accumulated microbatches. Built a second time against a
-// deliberately broken backward (build/test_model_broken), which this same test must
-// reject: tests/run.sh expects that binary to fail.
+// unlabelled prefix, over two accumulated microbatches, for both first layers (dense and
+// factored, train.first_layer); and the factored gradient against the dense one after θ
+// changed through param_buffer (as the optimizer changes it: no stale tables). Built
+// again against a deliberately broken backward (build/test_model_broken: tanh' dropped,
+// both layers) and a broken factored backward (build/test_model_factored_broken: slot
+// j's sums under slot j+1's id), which this same test must reject: tests/test_unit.sh
+// expects those binaries to fail.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +57,102 @@ static double loss_double(const ModelShape *m, const double *th, Batch *mb, int 
     return total;
 }
 
+// One window's gradient (P + 1 into g) of the A microbatches from θ with this first layer;
+// returns the loss sum. `cc` is reused when given (its θ as it stands), else made from θ.
+static double window_grad(Compute *cc, const float *theta, Batch *mb, int A, double scale, double p, const RngStream *drop, float *g) {
+    if (theta) compute_cpu.set_params(cc, theta);
+    compute_cpu.zero_grad(cc);
+    double S = 0;
+    for (int a = 0; a < A; a++) {
+        Dropout d = {.p = p, .stream = *drop, .block = (uint64_t)a};
+        S += compute_cpu.forward_backward(cc, &mb[a], (float)scale, &d);
+    }
+    compute_cpu.finish_backward(cc);
+    compute_cpu.get_grad(cc, g);
+    return S;
+}
+
+// The backward of first layer `fl` against central finite differences, every component.
+static void backward_vs_fd(FirstLayer fl, const ModelShape *m, const float *theta, Batch *mb, int A, int64_t N, double p,
+                           const RngStream *drop, int *passed, int *failed) {
+    const char *name = first_layer_names[fl];
+    int cap = mb[0].cap;
+    float *g = malloc((m->total + 1) * sizeof *g);
+    double scale = 1.0 / (double)N;
+    Compute *cc = compute_cpu.create(m, cap, fl);
+    double S = window_grad(cc, theta, mb, A, scale, p, drop, g);
+    compute_cpu.destroy(cc);
+    double *th = malloc(m->total * sizeof *th);
+    for (size_t i = 0; i < m->total; i++) th[i] = theta[i];
+    double L = loss_double(m, th, mb, A, 1.0, p, drop);
+    if (fabs(L - S) > 1e-4 * fabs(L)) (*failed)++, printf("FAIL %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
+    else (*passed)++;
+
+    // Central differences for every component; tolerance atol 1e-6, rtol 1e-4.
+    const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
+    for (int q = 0; q < N_PARAMS; q++) {
+        int bad = 0;
+        double worst = 0;
+        size_t wi = 0;
+        double wg = 0, wf = 0;
+        for (size_t i = m->offset[q]; i < m->offset[q] + m->size[q]; i++) {
+            double keep = th[i];
+            th[i] = keep + h;
+            double lp = loss_double(m, th, mb, A, scale, p, drop);
+            th[i] = keep - h;
+            double lm = loss_double(m, th, mb, A, scale, p, drop);
+            th[i] = keep;
+            double fd = (lp - lm) / (2 * h), err = fabs(g[i] - fd);
+            if (err > atol + rtol * fabs(fd)) bad++;
+            if (err > worst) worst = err, wi = i, wg = g[i], wf = fd;
+        }
+        if (bad) {
+            (*failed)++;
+            printf("FAIL %s %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", name,
+                   param_names[q], bad, m->size[q], wi - m->offset[q], wg, wf);
+        } else {
+            (*passed)++;
+            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, param_names[q], m->size[q], worst);
+        }
+    }
+    free(th), free(g);
+}
+
+// A second window after θ changed through param_buffer (as the optimizer changes it): the
+// factored gradient equals the dense one from the new θ (the tables P follow θ).
+static void factored_after_step(const ModelShape *m, const float *theta, Batch *mb, int A, int64_t N, double p,
+                                const RngStream *drop, int *passed, int *failed) {
+    int cap = mb[0].cap;
+    size_t n = m->total + 1;
+    float *gd = malloc(n * sizeof *gd), *gf = malloc(n * sizeof *gf), *stepped = malloc(m->total * sizeof *stepped);
+    Compute *cf = compute_cpu.create(m, cap, FIRST_LAYER_FACTORED), *cd = compute_cpu.create(m, cap, FIRST_LAYER_DENSE);
+    double scale = 1.0 / (double)N;
+    window_grad(cf, theta, mb, A, scale, p, drop, gf);
+    window_grad(cd, theta, mb, A, scale, p, drop, gd);  // θ0's gradient: the control below
+    float *th = compute_cpu.param_buffer(cf);
+    for (size_t i = 0; i < m->total; i++) th[i] -= 0.5f * gf[i], stepped[i] = th[i];
+    window_grad(cf, NULL, mb, A, scale, p, drop, gf);
+    const double atol = 1e-6, rtol = 1e-4;
+    // Sensitivity control: stale tables would give θ0's gradient; the step moves it beyond the tolerance.
+    size_t moved = 0;
+    for (size_t i = 0; i < m->total; i++) moved += fabs((double)gf[i] - gd[i]) > atol + rtol * fabs(gd[i]);
+    if (!moved) (*failed)++, printf("FAIL factored after a step: the gradient equals θ0's, the check could not see stale tables\n");
+    else (*passed)++, printf("ok   negative control: θ0's gradient differs from the stepped one in %zu components\n", moved);
+    window_grad(cd, stepped, mb, A, scale, p, drop, gd);
+    size_t bad = 0, wi = 0;
+    double worst = 0;
+    for (size_t i = 0; i < m->total; i++) {
+        double err = fabs((double)gf[i] - gd[i]);
+        if (err > atol + rtol * fabs(gd[i])) bad++;
+        if (err > worst) worst = err, wi = i;
+    }
+    if (bad) (*failed)++, printf("FAIL factored after a step: %zu of %zu components off the dense gradient; worst [%zu]: %.9g vs %.9g\n",
+                                 bad, m->total, wi, gf[wi], gd[wi]);
+    else (*passed)++, printf("ok   factored after a step through param_buffer: the dense gradient within %g + %g|g| (max %.3g)\n", atol, rtol, worst);
+    compute_cpu.destroy(cf), compute_cpu.destroy(cd);
+    free(gd), free(gf), free(stepped);
+}
+
 int main(void) {
     Config cfg;
     char err[512];
@@ -82,54 +182,13 @@ int main(void) {
 
     ModelShape m;
     model_shape(&m, &cfg);
-    float *theta = malloc(m.total * sizeof *theta), *g = malloc((m.total + 1) * sizeof *g);
+    float *theta = malloc(m.total * sizeof *theta);
     model_init_params(&m, cfg.seed, theta);
-    double scale = 1.0 / (double)N;
     RngStream drop = rng_stream(cfg.seed, RNG_DROPOUT, 0);
-    Compute *cc = compute_cpu.create(&m, cap);
-    compute_cpu.set_params(cc, theta);
-    compute_cpu.zero_grad(cc);
-    double S = 0;
-    for (int a = 0; a < A; a++) {
-        Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)a};
-        S += compute_cpu.forward_backward(cc, &mb[a], (float)scale, &d);
-    }
-    compute_cpu.get_grad(cc, g);
-
-    double *th = malloc(m.total * sizeof *th);
-    for (size_t i = 0; i < m.total; i++) th[i] = theta[i];
-    double L = loss_double(&m, th, mb, A, 1.0, cfg.model.dropout, &drop);
-    if (fabs(L - S) > 1e-4 * fabs(L)) failed++, printf("FAIL forward: float loss sum %.9g, double %.9g\n", S, L);
-    else passed++;
-
-    // Central differences for every component; tolerance atol 1e-6, rtol 1e-4.
-    const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
-    for (int p = 0; p < N_PARAMS; p++) {
-        int bad = 0;
-        double worst = 0;
-        size_t wi = 0;
-        double wg = 0, wf = 0;
-        for (size_t i = m.offset[p]; i < m.offset[p] + m.size[p]; i++) {
-            double keep = th[i];
-            th[i] = keep + h;
-            double lp = loss_double(&m, th, mb, A, scale, cfg.model.dropout, &drop);
-            th[i] = keep - h;
-            double lm = loss_double(&m, th, mb, A, scale, cfg.model.dropout, &drop);
-            th[i] = keep;
-            double fd = (lp - lm) / (2 * h), err = fabs(g[i] - fd);
-            if (err > atol + rtol * fabs(fd)) bad++;
-            if (err > worst) worst = err, wi = i, wg = g[i], wf = fd;
-        }
-        if (bad) {
-            failed++;
-            printf("FAIL %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", param_names[p],
-                   bad, m.size[p], wi - m.offset[p], wg, wf);
-        } else {
-            passed++;
-            printf("ok   %-9s %zu components, max |backward - fd| = %.3g\n", param_names[p], m.size[p], worst);
-        }
-    }
+    for (int fl = 0; fl < FIRST_LAYER_COUNT; fl++)
+        backward_vs_fd((FirstLayer)fl, &m, theta, mb, A, N, cfg.model.dropout, &drop, &passed, &failed);
+    factored_after_step(&m, theta, mb, A, N, cfg.model.dropout, &drop, &passed, &failed);
     printf("test_model: %d passed, %d failed\n", passed, failed);
-    compute_cpu.destroy(cc);
+    free(theta);
     return failed ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 # parity: the product passes and every control that must differ is rejected, for
 # W = 1..4, dropout on and off; "coincides" exactly where the counts make a control equal.
+# The factored first layer passes against the same dense reference; a broken one fails.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
 parity_case() {  # NAME NP SETS...  (expects exit 0 and the product passing)
@@ -30,4 +31,17 @@ parity_case "W=3 prefix 20 (unlabelled positions) dropout 0.1" 3 --set train.wor
 parity_case "A=1: extra division coincides" 2 --set train.accumulation=1
 m=$(json outputs/parity.json "j['modes']['extra-accumulation-division']['expected'], j['modes']['mean-of-means']['expected']")
 [ "$m" = "coincides rejected" ] && ok "A=1: extra-accumulation-division coincides, mean of means still rejected" || bad "A=1 verdicts" "— $m"
+# train.first_layer: factored (per-slot tables, gradients once per window) against the same
+# dense reference, at the same tolerance; a factored backward that sums slot j under slot
+# j+1's id (build/ddptok-factored-broken) must be rejected by the same check, while its
+# dense path still passes (the break is the factored one's).
+F=(--set train.first_layer=factored)
+parity_case "factored W=2 dropout 0.1" 2 "${F[@]}"
+parity_case "factored W=1 A=3" 1 --set train.world_size=1 --set train.rank_bands=auto --set train.accumulation=3 "${F[@]}"
+parity_case "factored W=3 prefix 20 dropout 0" 3 --set train.world_size=3 --set train.rank_bands=auto --set data.unsupervised_prefix=20 --set model.dropout=0 "${F[@]}"
+prep_ref "$cfg" || bad "prepare/reference for the broken-factored control"
+broken="$ROOT/build/ddptok-factored-broken"
+DDPTOK=$broken expect_rc "negative control: a broken factored backward fails parity" 1 ddp 2 parity --config "$cfg" "${F[@]}"
+expect_grep "... rejected on the product (global-token FAILS)" 'global-token +[0-9.e-]+ +[0-9]+ +FAILS' "$OUT"
+DDPTOK=$broken expect_rc "... while the same binary's dense first layer passes" 0 ddp 2 parity --config "$cfg"
 cd "$ROOT"; rm -rf "$W"

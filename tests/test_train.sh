@@ -3,7 +3,8 @@
 # W = 3, with SGD and with AdamW; resumes that skip the RNG, the sampler or one optimizer
 # state tensor (SGD's momentum; AdamW's first or second moment) must come out different
 # (negative controls). A version-1 checkpoint (tests/fixtures/checkpoint-v1-tiny, written
-# by the format-1 binary) resumes to the same bits as a continuous run.
+# by the format-1 binary) resumes to the same bits as a continuous run. The factored first
+# layer resumes bit-exactly, and its checkpoints resume under the dense one.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 resume_case() {  # NP SETS...   (PARTS: the state parts whose omission must show; LABEL: the case's name)
@@ -48,6 +49,16 @@ import h5py; f = h5py.File('artifacts/checkpoints/step-0006/rank-0002.h5'); o = 
 assert set(o) == {'exp_avg', 'exp_avg_sq'} and o.attrs['name'] == b'adamw' and o.attrs['step'] == 6 and o.attrs['beta2'] == 0.999
 assert (o['exp_avg_sq/w1'][()] > 0).any() and (o['exp_avg_sq/w1'][()] >= 0).all()" \
   && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint layout"
+# train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
+# rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
+# other first layer (a computation strategy, not the model), close to but not the same
+# bits as the factored run.
+PARTS="rng momentum" LABEL="factored W=2" resume_case 2 --set train.first_layer=factored
+rm -rf artifacts/checkpoints/step-0012
+expect_rc "factored checkpoint resumed with the dense first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
+/usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "... step 12 within 1e-5 of the factored run, not the same bits (max |dtheta| = $d)" \
+  || bad "dense resume of a factored checkpoint" "— max |dtheta| = $d, expected in (0, 1e-5]"
 # A version-1 checkpoint (SGD momentum, fixed fields) still resumes, bit-exactly; without
 # its momentum it must not (the fixture's state is really read).
 rm -rf outputs artifacts
