@@ -94,7 +94,7 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/model_cpu_factored_broken.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/model_cpu_factored_broken.o $(BUILD)/cpu_kernels.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
@@ -104,7 +104,7 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_model build/test_model_broken build/test_model_factored_broken \
+TEST_BINS := build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
@@ -112,6 +112,10 @@ build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 
 build/test_tanh: tests/test_tanh.c include/tanh_f32.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# Every variant of the CPU row kernel this machine runs, against the scalar definition.
+build/test_kernels: tests/test_kernels.c $(BUILD)/cpu_kernels.o
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/test_model: tests/test_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
@@ -192,7 +196,7 @@ build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fu
 
 # The CPU backend uses GCC vector extensions clang lacks; it is not what is fuzzed, so it is
 # linked in as GCC compiles it (uninstrumented).
-build/fuzz/model_cpu.o: src/model_cpu.c $(wildcard include/*.h)
+build/fuzz/model_cpu.o build/fuzz/cpu_kernels.o: build/fuzz/%.o: src/%.c $(wildcard include/*.h)
 	@mkdir -p build/fuzz
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -ftree-vectorize -fno-trapping-math -c -o $@ $<
 

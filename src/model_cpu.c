@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "common.h"
+#include "cpu_kernels.h"
 #include "model.h"
-#include "tanh_f32.h"
 
 struct Compute {
     ModelShape m;
@@ -49,6 +49,7 @@ struct Compute {
     int P_valid;
     float *G;        // (k, V, H) G_j[v] = Σ dZ[t] over the window's positions with ctx[t, j] = v; zero unless G_pending
     int G_pending;   // G holds sums that finish_backward has not yet turned into gw1, gemb
+    HiddenRowFn hidden_row;  // tanh + dropout of one position, for this CPU (cpu_kernels.h)
 };
 
 static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer) {
@@ -70,6 +71,7 @@ static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer)
         cc->P = xmalloc((size_t)m->k * V * H * sizeof(float));
         cc->G = xcalloc((size_t)m->k * V * H, sizeof(float));
     }
+    cc->hidden_row = cpu_kernels_select()->hidden_row;
     return cc;
 }
 
@@ -110,58 +112,6 @@ static float *cpu_param_buffer(Compute *cc) {
 }
 static void cpu_set_grad_extra(Compute *cc, float v) { cc->grad[cc->m.total] = v; }
 static float cpu_get_grad_extra(Compute *cc) { return cc->grad[cc->m.total]; }
-
-typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
-
-// The dropout scale of one position's H units (0 or inv): unit i is kept iff word i mod 4
-// of dropout_block(block, pos, i / 4) >= thr, (block, pos) being the position's counter
-// (dropout_counter); PHILOX_LANES blocks at a time (dropout_lanes, the same bits), the last
-// H mod 32 units one block at a time.
-static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const Dropout *d, uint64_t block,
-                                                              uint32_t pos, uint32_t thr, float inv) {
-    uint32_t inv_bits;  // kept: the bits of inv, dropped: those of +0.0f, selected without a branch
-    memcpy(&inv_bits, &inv, sizeof inv_bits);
-    int i = 0;
-    for (; i + 4 * PHILOX_LANES <= H; i += 4 * PHILOX_LANES) {
-        uint32_t r[4][PHILOX_LANES];
-        dropout_lanes(&d->stream, block, pos, (uint32_t)i >> 2, r);
-        for (int w = 0; w < 4; w++)  // word w of every chunk: the scale bits
-            for (int j = 0; j < PHILOX_LANES; j++) r[w][j] = -(uint32_t)(r[w][j] >= thr) & inv_bits;
-        // unit 4j + w is word w of chunk j: 4x4 transposes put each chunk's words side by side
-        for (int j = 0; j < PHILOX_LANES; j += 4) {
-            u32x4 a, b, c, e;
-            memcpy(&a, &r[0][j], sizeof a), memcpy(&b, &r[1][j], sizeof b);
-            memcpy(&c, &r[2][j], sizeof c), memcpy(&e, &r[3][j], sizeof e);
-            u32x4 ab_lo = __builtin_shuffle(a, b, (u32x4){0, 4, 1, 5}), ab_hi = __builtin_shuffle(a, b, (u32x4){2, 6, 3, 7});
-            u32x4 ce_lo = __builtin_shuffle(c, e, (u32x4){0, 4, 1, 5}), ce_hi = __builtin_shuffle(c, e, (u32x4){2, 6, 3, 7});
-            u32x4 out[4] = {__builtin_shuffle(ab_lo, ce_lo, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_lo, ce_lo, (u32x4){2, 3, 6, 7}),
-                            __builtin_shuffle(ab_hi, ce_hi, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_hi, ce_hi, (u32x4){2, 3, 6, 7})};
-            memcpy(mm + i + 4 * j, out, sizeof out);
-        }
-    }
-    for (; i < H; i += 4) {
-        Philox4 r = dropout_block(&d->stream, block, pos, (uint32_t)i >> 2);
-        for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
-    }
-}
-
-// One position's hidden layer in one pass over its H units (in cache): hh holds
-// z = E·w1ᵀ + b1 and becomes tanh(z); hd = tanh(z)·mask (mm, filled here), or tanh(z)
-// without dropout (mm NULL: the mask would be 1, and x·1 = x). Compiled twice, for AVX2
-// and for the baseline, chosen once at load time: the same operations on wider vectors,
-// so the same bits (no FMA contraction: -std=c11 keeps -ffp-contract=off).
-__attribute__((target_clones("avx2", "default"))) static void hidden_row(float *hh, float *hd, float *mm, int H, const Dropout *d, uint64_t block, uint32_t pos,
-                                                                       uint32_t thr, float inv) {
-    if (mm) {
-        dropout_row(mm, H, d, block, pos, thr, inv);
-        for (int i = 0; i < H; i++) {
-            float h = tanh_f32(hh[i]);
-            hh[i] = h, hd[i] = h * mm[i];
-        }
-    } else {
-        for (int i = 0; i < H; i++) hh[i] = hd[i] = tanh_f32(hh[i]);
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The factored first layer (train.first_layer: factored; see the top of this file)
@@ -248,7 +198,8 @@ static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         uint64_t block = 0;
         uint32_t word = 0;  // the dropout counter of this position (philox.h, dropout_counter)
         if (drop) dropout_counter(d->block, d->ids, b->L, d->step, (uint32_t)b->pos[t], &block, &word);
-        hidden_row(cc->Hh + (size_t)t * H, cc->Hd + (size_t)t * H, drop ? cc->M + (size_t)t * H : NULL, H, d, block, word, thr, inv);
+        cc->hidden_row(cc->Hh + (size_t)t * H, cc->Hd + (size_t)t * H, drop ? cc->M + (size_t)t * H : NULL, H,
+                       drop ? &d->stream : NULL, block, word, thr, inv);
     }
     for (int t = 0; t < T; t++) memcpy(cc->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, cc->Hd, H, w2, H, 1.0f, cc->Y, V);

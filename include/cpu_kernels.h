@@ -1,0 +1,31 @@
+// cpu_kernels.h — the CPU backend's per-position hidden-layer kernel (tanh, the dropout mask
+// and the masked activation of one row of H units), in one variant per instruction set.
+// Every variant gives the same bits as the portable one (tests/test_kernels.c compares them
+// on every machine that can run them); the backend uses the first one this CPU supports.
+#ifndef DDPTOK_CPU_KERNELS_H
+#define DDPTOK_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "philox.h"
+
+// One position's hidden layer, in place: hh (H) holds z = E·w1ᵀ + b1 and becomes tanh(z);
+// with dropout (mm non-NULL) mm (H) is filled with the unit scales (inv where unit i's draw,
+// word i mod 4 of dropout_block(s, block, pos, i / 4), is >= thr, else +0.0f) and
+// hd (H) = tanh(z)·mm; without (mm NULL) hd = tanh(z).
+typedef void (*HiddenRowFn)(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
+                            uint32_t thr, float inv);
+
+typedef struct {
+    const char *name;
+    int (*supported)(void);  // this CPU (and OS) can run it
+    HiddenRowFn hidden_row;
+} CpuKernels;
+
+// Every variant, fastest first; the last one (portable) runs everywhere.
+extern const CpuKernels cpu_kernels_all[];
+extern const int cpu_kernels_count;
+// The first variant of cpu_kernels_all this CPU supports (chosen once, then cached).
+const CpuKernels *cpu_kernels_select(void);
+
+#endif

@@ -1,0 +1,171 @@
+// cpu_kernels.c — the CPU backend's hidden-layer row kernel (cpu_kernels.h) in one variant
+// per instruction set: portable C (the definition of the bits), the same C compiled for
+// AVX2, and AVX-512 with the Philox rounds written out in intrinsics. The float arithmetic
+// is the same C in every variant (tanh_f32, one multiply by the mask) and is never
+// contracted into FMAs (-std=c11 keeps -ffp-contract=off), so every variant gives the same
+// bits; the Philox words are integers, exact by construction.
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu_kernels.h"
+#include "tanh_f32.h"
+
+typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
+
+// --- portable (and AVX2): the mask PHILOX_LANES blocks at a time ------------------------
+
+// The dropout scale of one position's H units (0 or inv): unit i is kept iff word i mod 4
+// of dropout_block(block, pos, i / 4) >= thr; PHILOX_LANES blocks at a time (dropout_lanes,
+// the same bits), the last H mod 32 units one block at a time.
+static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const RngStream *s, uint64_t block,
+                                                              uint32_t pos, uint32_t thr, float inv) {
+    uint32_t inv_bits;  // kept: the bits of inv, dropped: those of +0.0f, selected without a branch
+    memcpy(&inv_bits, &inv, sizeof inv_bits);
+    int i = 0;
+    for (; i + 4 * PHILOX_LANES <= H; i += 4 * PHILOX_LANES) {
+        uint32_t r[4][PHILOX_LANES];
+        dropout_lanes(s, block, pos, (uint32_t)i >> 2, r);
+        for (int w = 0; w < 4; w++)  // word w of every chunk: the scale bits
+            for (int j = 0; j < PHILOX_LANES; j++) r[w][j] = -(uint32_t)(r[w][j] >= thr) & inv_bits;
+        // unit 4j + w is word w of chunk j: 4x4 transposes put each chunk's words side by side
+        for (int j = 0; j < PHILOX_LANES; j += 4) {
+            u32x4 a, b, c, e;
+            memcpy(&a, &r[0][j], sizeof a), memcpy(&b, &r[1][j], sizeof b);
+            memcpy(&c, &r[2][j], sizeof c), memcpy(&e, &r[3][j], sizeof e);
+            u32x4 ab_lo = __builtin_shuffle(a, b, (u32x4){0, 4, 1, 5}), ab_hi = __builtin_shuffle(a, b, (u32x4){2, 6, 3, 7});
+            u32x4 ce_lo = __builtin_shuffle(c, e, (u32x4){0, 4, 1, 5}), ce_hi = __builtin_shuffle(c, e, (u32x4){2, 6, 3, 7});
+            u32x4 out[4] = {__builtin_shuffle(ab_lo, ce_lo, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_lo, ce_lo, (u32x4){2, 3, 6, 7}),
+                            __builtin_shuffle(ab_hi, ce_hi, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_hi, ce_hi, (u32x4){2, 3, 6, 7})};
+            memcpy(mm + i + 4 * j, out, sizeof out);
+        }
+    }
+    for (; i < H; i += 4) {
+        Philox4 r = dropout_block(s, block, pos, (uint32_t)i >> 2);
+        for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
+    }
+}
+
+// tanh and the masked activation of a row whose mask is in mm (or NULL: no dropout, the
+// mask would be 1 and x·1 = x). The loops vectorize in whichever variant inlines them.
+static inline __attribute__((always_inline)) void tanh_row(float *hh, float *hd, const float *mm, int H) {
+    if (mm) {
+        for (int i = 0; i < H; i++) {
+            float h = tanh_f32(hh[i]);
+            hh[i] = h, hd[i] = h * mm[i];
+        }
+    } else {
+        for (int i = 0; i < H; i++) hh[i] = hd[i] = tanh_f32(hh[i]);
+    }
+}
+
+static void hidden_row_portable(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
+                                uint32_t thr, float inv) {
+    if (mm) dropout_row(mm, H, s, block, pos, thr, inv);
+    tanh_row(hh, hd, mm, H);
+}
+
+__attribute__((target("avx2"))) static void hidden_row_avx2(float *hh, float *hd, float *mm, int H, const RngStream *s,
+                                                            uint64_t block, uint32_t pos, uint32_t thr, float inv) {
+    if (mm) dropout_row(mm, H, s, block, pos, thr, inv);
+    tanh_row(hh, hd, mm, H);
+}
+
+// --- AVX-512: 16 Philox blocks (64 units) per step ---------------------------------------
+// Each 32-bit Philox word sits in the low half of a 64-bit lane, so vpmuludq gives the
+// whole 32×32 → 64 product of a round (hi = the upper half, lo = the lane itself; the upper
+// halves of lanes are ignored until the words are packed). 16 blocks = two registers per word.
+// The counter of block j is (block, pos, q0 + j): only word 3 differs between blocks, so
+// round 1 differs in word 2 only and round 2 in words 0 and 1: they are computed once per
+// row (scalar) and the rounds that differ per block start from there (the same bits).
+
+#define AVX512 __attribute__((target("avx512f")))
+
+AVX512 static inline __m512i xor3(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
+
+// Words 0..3 of 16 blocks (q0 .. q0+15) in 64-bit lanes: w[2·word + half].
+AVX512 static inline void philox16(__m512i w[8], const RngStream *s, uint32_t c0_r1, uint32_t c1_r1, uint32_t c3_r1,
+                                   uint32_t hi0_k1_r1, uint32_t q0) {
+    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+    const __m512i m0 = _mm512_set1_epi64(M0), m1 = _mm512_set1_epi64(M1);
+    // after round 1: c0, c1, c3 are the row's; c2 = hi(M0·block_lo) ^ (q0 + j) ^ k1
+    __m512i q_lo = _mm512_add_epi64(_mm512_set1_epi64(q0), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    __m512i q_hi = _mm512_add_epi64(q_lo, _mm512_set1_epi64(8));
+    __m512i c2[2] = {_mm512_xor_si512(q_lo, _mm512_set1_epi64(hi0_k1_r1)), _mm512_xor_si512(q_hi, _mm512_set1_epi64(hi0_k1_r1))};
+    // round 2: words 2 and 3 come from the row's c0 (scalar), words 0 and 1 from c2
+    uint32_t k0 = s->key[0] + W0, k1 = s->key[1] + W1;
+    uint64_t p0 = (uint64_t)M0 * c0_r1;
+    __m512i c0[2], c1[2], c2n = _mm512_set1_epi64((uint32_t)(p0 >> 32) ^ c3_r1 ^ k1), c3n = _mm512_set1_epi64((uint32_t)p0);
+    __m512i kv0 = _mm512_set1_epi64(k0 ^ c1_r1);
+    for (int h = 0; h < 2; h++) {
+        __m512i p1 = _mm512_mul_epu32(c2[h], m1);
+        c0[h] = _mm512_xor_si512(_mm512_srli_epi64(p1, 32), kv0);
+        c1[h] = p1;
+    }
+    __m512i c3[2] = {c3n, c3n};
+    c2[0] = c2[1] = c2n;
+    // rounds 3..10
+    for (int round = 2; round < 10; round++) {
+        k0 += W0, k1 += W1;
+        __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+        for (int h = 0; h < 2; h++) {
+            __m512i a = _mm512_mul_epu32(c0[h], m0), b = _mm512_mul_epu32(c2[h], m1);
+            __m512i n0 = xor3(_mm512_srli_epi64(b, 32), c1[h], kk0), n2 = xor3(_mm512_srli_epi64(a, 32), c3[h], kk1);
+            c0[h] = n0, c1[h] = b, c2[h] = n2, c3[h] = a;
+        }
+    }
+    for (int h = 0; h < 2; h++) w[0 + h] = c0[h], w[2 + h] = c1[h], w[4 + h] = c2[h], w[6 + h] = c3[h];
+}
+
+AVX512 static void hidden_row_avx512(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
+                                     uint32_t thr, float inv) {
+    if (mm) {
+        const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
+        // round 1 of every block of the row (counter (block, pos, q), key (k0, k1))
+        uint64_t p0 = (uint64_t)M0 * (uint32_t)block, p1 = (uint64_t)M1 * pos;
+        uint32_t c0_r1 = (uint32_t)(p1 >> 32) ^ (uint32_t)(block >> 32) ^ s->key[0], c1_r1 = (uint32_t)p1, c3_r1 = (uint32_t)p0;
+        uint32_t hi0_k1 = (uint32_t)(p0 >> 32) ^ s->key[1];
+        const __m512i thrv = _mm512_set1_epi32((int)thr);
+        const __m512 invv = _mm512_set1_ps(inv);
+        // unit 4j + w is word w of block j: pair words (0, 1) and (2, 3) of each block in one
+        // 64-bit lane, then interleave the pairs of consecutive blocks
+        const __m512i lo4 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi4 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        for (int i = 0; i < H; i += 64) {
+            __m512i w[8];
+            philox16(w, s, c0_r1, c1_r1, c3_r1, hi0_k1, (uint32_t)i >> 2);
+            float tail[64];
+            float *dst = i + 64 <= H ? mm + i : tail;
+            for (int h = 0; h < 2; h++) {
+                __m512i w01 = _mm512_mask_shuffle_epi32(w[0 + h], 0xAAAA, w[2 + h], _MM_PERM_CCAA);
+                __m512i w23 = _mm512_mask_shuffle_epi32(w[4 + h], 0xAAAA, w[6 + h], _MM_PERM_CCAA);
+                __m512i u[2] = {_mm512_permutex2var_epi64(w01, lo4, w23), _mm512_permutex2var_epi64(w01, hi4, w23)};
+                for (int e = 0; e < 2; e++) {
+                    __mmask16 keep = _mm512_cmp_epu32_mask(u[e], thrv, _MM_CMPINT_NLT);
+                    _mm512_storeu_ps(dst + 32 * h + 16 * e, _mm512_maskz_mov_ps(keep, invv));
+                }
+            }
+            if (dst == tail) memcpy(mm + i, tail, (size_t)(H - i) * sizeof(float));
+        }
+    }
+    tanh_row(hh, hd, mm, H);
+}
+
+static int always(void) { return 1; }
+static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
+const CpuKernels cpu_kernels_all[] = {
+    {.name = "avx512", .supported = has_avx512, .hidden_row = hidden_row_avx512},
+    {.name = "avx2", .supported = has_avx2, .hidden_row = hidden_row_avx2},
+    {.name = "portable", .supported = always, .hidden_row = hidden_row_portable},
+};
+const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
+
+const CpuKernels *cpu_kernels_select(void) {
+    static const CpuKernels *chosen;
+    if (!chosen) {
+        int i = 0;
+        while (!cpu_kernels_all[i].supported()) i++;  // the last one always is
+        chosen = &cpu_kernels_all[i];
+    }
+    return chosen;
+}

@@ -1,0 +1,83 @@
+// test_kernels.c — every variant of the CPU hidden-layer row kernel (cpu_kernels.h) that this
+// machine can run gives, bit for bit, the scalar definition: mm[i] = inv if
+// dropout_bits(s, block, pos, i) >= thr else +0.0f, hh[i] = tanh_f32(z[i]), hd[i] = hh[i]·mm[i]
+// (hd = hh without dropout), over rows of many lengths (whole and partial SIMD steps), several
+// counters and keep rates. Negative controls: the same check rejects a kernel fed the next
+// position's counter and one fed another threshold.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/cpu_kernels.h"
+#include "../include/tanh_f32.h"
+
+enum { HMAX = 2048 + 64 };
+
+// Mismatching rows of `k` against the scalar definition over the whole sample; the kernel is
+// called with its position shifted by pos_shift and its threshold xor-ed with thr_flip
+// (both 0: the real check).
+static int mismatches(const CpuKernels *k, uint32_t pos_shift, uint32_t thr_flip, int verbose) {
+    static const int Hs[] = {1, 3, 4, 5, 31, 32, 33, 36, 63, 64, 65, 100, 102, 128, 500, 512, 2048};
+    static const double ps[] = {0.0, 0.1, 0.5, 0.9};
+    static float z[HMAX], hh[HMAX], hd[HMAX], mm[HMAX], rh[HMAX], rd[HMAX], rm[HMAX];
+    RngStream streams[2] = {rng_stream(1234, RNG_DROPOUT, 1), rng_stream(77, RNG_KEYED_DROPOUT, 0)};
+    uint64_t blocks[3] = {0, 5, 17ull | 3ull << 32};
+    int bad = 0;
+    uint32_t seed = 1;
+    for (size_t hi = 0; hi < sizeof Hs / sizeof *Hs; hi++)
+        for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++)
+            for (int si = 0; si < 2; si++)
+                for (int bi = 0; bi < 3; bi++)
+                    for (uint32_t pos = 0; pos < 130; pos += 43) {
+                        int H = Hs[hi];
+                        double p = ps[pi];
+                        const RngStream *s = &streams[si];
+                        for (int i = 0; i < H; i++) {  // z over (-8, 8), some exactly 0 and tiny
+                            seed = seed * 1664525u + 1013904223u;
+                            z[i] = i % 37 == 0 ? 0.0f : i % 41 == 0 ? 1e-30f : ((float)(seed >> 8) / 16777216.0f - 0.5f) * 16.0f;
+                        }
+                        uint32_t thr = dropout_threshold(p);
+                        float inv = (float)(1.0 / (1.0 - p));
+                        for (int i = 0; i < H; i++) {
+                            rm[i] = dropout_bits(s, blocks[bi], pos, (uint32_t)i) >= thr ? inv : 0.0f;
+                            rh[i] = tanh_f32(z[i]);
+                            rd[i] = p > 0 ? rh[i] * rm[i] : rh[i];
+                        }
+                        memcpy(hh, z, (size_t)H * sizeof(float));
+                        memset(mm, 0xff, sizeof mm);  // NaN: a unit left unwritten shows
+                        k->hidden_row(hh, hd, p > 0 ? mm : NULL, H, s, blocks[bi], pos + pos_shift, thr ^ thr_flip, inv);
+                        int ok = !memcmp(hh, rh, (size_t)H * sizeof(float)) && !memcmp(hd, rd, (size_t)H * sizeof(float)) &&
+                                 (p == 0 || !memcmp(mm, rm, (size_t)H * sizeof(float)));
+                        if (!ok && verbose && bad < 5) {
+                            int i = 0;
+                            while (i < H && hh[i] == rh[i] && hd[i] == rd[i] && (p == 0 || mm[i] == rm[i])) i++;
+                            printf("FAIL %s: H %d p %g stream %d block %d pos %u: first mismatch at unit %d: hh %a vs %a, hd %a vs %a, mm %a vs %a\n",
+                                   k->name, H, p, si, bi, pos, i, hh[i], rh[i], hd[i], rd[i], mm[i], rm[i]);
+                        }
+                        bad += !ok;
+                    }
+    return bad;
+}
+
+int main(void) {
+    int failed = 0, ran = 0;
+    for (int v = 0; v < cpu_kernels_count; v++) {
+        const CpuKernels *k = &cpu_kernels_all[v];
+        if (!k->supported()) {
+            printf("skip %s: this CPU cannot run it\n", k->name);
+            continue;
+        }
+        ran++;
+        int bad = mismatches(k, 0, 0, 1);
+        printf("%s: %d rows differ from the scalar definition\n", k->name, bad);
+        failed |= bad != 0;
+        // negative controls: the same check must see a wrong counter and a wrong threshold
+        int shifted = mismatches(k, 1, 0, 0), flipped = mismatches(k, 0, 0x80000000u, 0);
+        printf("%s, negative controls: %d rows differ with the next position's counter, %d with another threshold\n", k->name,
+               shifted, flipped);
+        if (!shifted || !flipped) failed = printf("FAIL the check accepted a wrong %s kernel\n", k->name);
+    }
+    printf("test_kernels: selected %s; %d of %d variants checked\n", cpu_kernels_select()->name, ran, cpu_kernels_count);
+    if (!ran) failed = printf("FAIL no variant ran\n");
+    return failed ? 1 : 0;
+}
