@@ -205,10 +205,12 @@ static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, cc->Hd, H, w2, H, 1.0f, cc->Y, V);
 }
 
-// Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally turns Y
-// into scale·w_t·(softmax − onehot).
+// Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally (backward)
+// turns Y into dY = scale·w_t·(softmax − onehot) and adds each row of it to the b2 gradient
+// while the row is in cache (t ascending, as a separate column sum would).
 static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
     int V = cc->m.V;
+    float *restrict gb2 = cc->grad + cc->m.offset[P_B2];
     double total = 0;
     for (int t = 0; t < b->T; t++) {
         float *y = cc->Y + (size_t)t * V;
@@ -226,6 +228,7 @@ static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
         if (backward) {
             for (int v = 0; v < V; v++) y[v] = sw * (float)exp((double)y[v] - lse);
             y[tgt] -= sw;
+            for (int v = 0; v < V; v++) gb2[v] += y[v];
         }
     }
     return total;
@@ -236,28 +239,28 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
     const float *w1 = cc->theta + m->offset[P_W1], *w2 = cc->theta + m->offset[P_W2];
     float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1], *gb1 = cc->grad + m->offset[P_B1],
-          *gw2 = cc->grad + m->offset[P_W2], *gb2 = cc->grad + m->offset[P_B2];
+          *gw2 = cc->grad + m->offset[P_W2];
     const float *dY = cc->Y;  // (T, V)
-    // w2 += dYᵀ · Hd ; b2 += Σ_t dY ; dH = dY · w2
+    // w2 += dYᵀ · Hd ; dH = dY · w2 (b2 += Σ_t dY was done by mlp_loss_cpu, row by row)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, cc->Hd, H, 1.0f, gw2, H);
-    for (int t = 0; t < T; t++)
-        for (int v = 0; v < V; v++) gb2[v] += dY[(size_t)t * V + v];
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, cc->dH, H);
-    // dZ = dH ⊙ M ⊙ (1 − Hh²)
+    // dZ = dH ⊙ M ⊙ (1 − Hh²) and b1 += Σ_t dZ (t ascending), in one pass over the rows
+    for (int t = 0; t < T; t++) {
+        float *restrict dz = cc->dH + (size_t)t * H, *restrict gb = gb1;
+        const float *restrict mm = cc->M + (size_t)t * H;
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
-    if (cc->dropped)
-        for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= cc->M[i] * (1.0f - cc->Hh[i] * cc->Hh[i]);
-    else  // the mask is 1: 1·x = x, the same bits
-        for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= 1.0f - cc->Hh[i] * cc->Hh[i];
+        const float *restrict hh = cc->Hh + (size_t)t * H;
+        if (cc->dropped)
+            for (int i = 0; i < H; i++) dz[i] *= mm[i] * (1.0f - hh[i] * hh[i]), gb[i] += dz[i];
+        else  // the mask is 1: 1·x = x, the same bits
+            for (int i = 0; i < H; i++) dz[i] *= 1.0f - hh[i] * hh[i], gb[i] += dz[i];
 #else  // negative control for tests/test_model.c: forgets tanh's derivative
-    for (size_t i = 0; i < (size_t)T * H; i++) cc->dH[i] *= cc->dropped ? cc->M[i] : 1.0f;
+        for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb[i] += dz[i];
 #endif
-    // w1 += dZᵀ · E ; b1 += Σ_t dZ ; dE = dZ · w1 (factored: b1 here, w1 and the embedding
-    // from G in cpu_finish_backward)
+    }
+    // w1 += dZᵀ · E ; dE = dZ · w1 (factored: w1 and the embedding from G in cpu_finish_backward)
     int factored = cc->first_layer == FIRST_LAYER_FACTORED;
     if (!factored) cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < H; i++) gb1[i] += cc->dH[(size_t)t * H + i];
     if (factored) {
         factored_backward(cc, b, cc->dH);
         return;
