@@ -122,6 +122,8 @@ extern "C" const CommOps comm_nccl = {
     .allreduce_avg_f32 = nccl_allreduce_avg_f32,
     .destroy = nccl_destroy,
     .allreduce_sum_f32 = NULL,  // NCCL averages on the device (ncclAvg)
+    .sum_f32_start = NULL,      // no buckets: the compute backend's tail hook is CPU-only (model_cuda.cu)
+    .sum_f32_finish = NULL,
 };
 
 extern "C" void nccl_version_string(char *out, size_t len) {

@@ -350,6 +350,10 @@ extern "C" const ComputeOps compute_cuda = {
     .get_grad_extra = cuda_get_grad_extra,
     .forward_backward = cuda_forward_backward,
     .finish_backward = cuda_finish_backward,
+    // No tail hook: train.overlap does not apply here, the gradient is reduced after the
+    // backward. Overlap would record an event behind the gw2/gb2 kernels and have NCCL's
+    // stream (comm_nccl.cu) wait on it before reducing the tail, while this stream goes on.
+    .set_tail_hook = NULL,
     .evaluate = cuda_evaluate,
     .optimizer = &optimizer_cuda,
 };

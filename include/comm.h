@@ -25,7 +25,16 @@ typedef struct {
     // Sum of float32, in place, host memory; NULL where the backend only averages. The
     // trainer uses it when present and folds the 1/W into the optimizer step.
     int (*allreduce_sum_f32)(Comm *comm, float *buf, size_t n);
+    // Bucketed gradient sum (train.overlap), in place, host memory, the 1/W left to the
+    // caller as above: sum_f32_start begins the sum of one bucket and returns at once (every
+    // rank starts the same buckets in the same order, and calls no other collective before
+    // sum_f32_finish but allreduce_sum_f32); sum_f32_finish waits for every started bucket
+    // against the deadline. NULL where the backend has none.
+    int (*sum_f32_start)(Comm *comm, float *buf, size_t n);
+    int (*sum_f32_finish)(Comm *comm);
 } CommOps;
+
+enum { COMM_MAX_BUCKET_REQUESTS = 16 };  // of a window's buckets in flight (MPI counts are int: 2^30 floats each)
 
 struct Comm {
     const CommOps *ops;
@@ -36,6 +45,8 @@ struct Comm {
     const char *op;   // the operation in flight, for error messages
     int64_t step;     // the window in flight, for error messages
     double timeout;   // seconds one collective of the training loop may wait (--comm-timeout)
+    MPI_Request bucket[COMM_MAX_BUCKET_REQUESTS];  // gradient buckets in flight (sum_f32_start)
+    int buckets;
     void *impl;
 };
 

@@ -41,9 +41,17 @@ typedef enum {
     FIRST_LAYER_COUNT
 } FirstLayer;
 
+// When the gradient all-reduce runs (README "Overlap").
+typedef enum {
+    OVERLAP_NONE = 0,      // one all-reduce of the whole gradient after the last backward
+    OVERLAP_OUTPUT_LAYER,  // the output layer's bucket is reduced while the first layer's backward runs
+    OVERLAP_COUNT
+} OverlapKind;
+
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
 extern const char *const first_layer_names[FIRST_LAYER_COUNT];
+extern const char *const overlap_names[OVERLAP_COUNT];
 
 typedef struct {
     uint32_t seed;
@@ -78,6 +86,7 @@ typedef struct {
         SamplerKind sampler;
         PartitionKind partition;        // global sampler only
         int global_batch;               // G: sequences per window, global sampler only
+        OverlapKind overlap;            // when the gradient all-reduce runs; the same bits either way
         OptimizerKind optimizer;        // train.optimizer.name
         double lr, momentum, weight_decay;
         double betas[2], eps;           // AdamW's (β1, β2) and ε

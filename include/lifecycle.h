@@ -35,9 +35,9 @@ void watchdog_disarm(void);
 void startup_begin(Comm *comm);
 void startup_end(Comm *comm);
 
-// Test hook: DDPTOK_TEST_STALL=PHASE (agreement, broadcast, gather, shutdown) stops rank
-// DDPTOK_TEST_STALL_RANK (default 1) with SIGSTOP the first time it reaches PHASE, as a
-// hung file system or a swapped-out node would.
+// Test hook: DDPTOK_TEST_STALL=PHASE (agreement, broadcast, gather, gradient bucket,
+// shutdown) stops rank DDPTOK_TEST_STALL_RANK (default 1) with SIGSTOP the first time it
+// reaches PHASE, as a hung file system or a swapped-out node would.
 void test_stall(const char *phase);
 
 #ifdef __cplusplus

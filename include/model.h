@@ -56,6 +56,15 @@ typedef struct {
 // A compute backend owns θ and the gradient (P+1) in its memory; the optimizer state lives
 // in the same memory through the backend's optimizer twin (optimizer.h).
 typedef struct Compute Compute;
+
+// Gradient buckets (train.overlap). The backward runs from the output layer to the
+// embedding, so the gradient's tail [offset[P_W2], P) — w2 and b2 — is final before the
+// first layer's backward starts. A tail hook, while set, is called at that point of every
+// backward with the microbatch's Σ w·loss (what forward_backward will return), so the
+// caller can set the extra element grad[P] and start reducing [offset[P_W2], P + 1) while
+// the first layer's backward runs. The backward never reads or writes the tail after the
+// call. Not called for a microbatch with no supervised position (nothing is computed).
+typedef void (*GradTailHook)(void *ctx, double loss);
 typedef struct {
     const char *name;
     int on_device;                                            // θ and the gradient live in GPU memory
@@ -81,6 +90,9 @@ typedef struct {
     // gradient is read, reduced or stepped on; the embedding's and w1's gradients are
     // final only from here (b1, w2 and b2 already after each microbatch).
     void (*finish_backward)(Compute *cc);
+    // Sets (NULL: clears) the tail hook of the backwards that follow. NULL where the backend
+    // does not offer it (cuda: the gradient is reduced after the backward).
+    void (*set_tail_hook)(Compute *cc, GradTailHook hook, void *ctx);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory

@@ -40,6 +40,7 @@ typedef struct {
     CountExchange counts;  // the count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
+    int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)
 } Trainer;
 
 typedef struct {
@@ -55,6 +56,7 @@ typedef struct {
     // all-reduce, forward + backward, the gradient all-reduce (with any wait for a slower
     // rank), the optimizer step.
     double t_draw, t_count, t_compute, t_allreduce, t_optimizer;
+    double t_overlap;     // train.overlap: of t_compute, the time the tail bucket was in flight (0: off)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
 } WindowStats;

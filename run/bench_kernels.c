@@ -10,6 +10,14 @@
 //       all-reduce (comm_mpi: deadline on a non-blocking barrier, then MPI_Allreduce) and,
 //       for reference, the former path (MPI_Iallreduce + MPI_Test spin + a division pass);
 //       rank 0 prints one JSON line of medians in microseconds.
+//   mpirun -np W bench_kernels overlap T H kD V P1 [REPS]
+//       train.overlap in isolation, every rank with the same work: the backward that follows
+//       the output layer's (the dY·w2, dZᵀ·E and dZ·w1 sgemm calls of T positions) and the
+//       gradient sum of P1 floats, (a) after that work in one all-reduce (train.overlap:
+//       none), (b) in two buckets, the tail of V·H + V + 1 floats started before the work
+//       (output-layer), (c) as (b) with an MPI_Test after each sgemm (progress for Open
+//       MPI's non-blocking collectives, which advance only inside MPI calls); and the work
+//       alone. Rank 0 prints one JSON line of medians in microseconds.
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +101,48 @@ static int bench_allreduce(int n, int reps) {
     return 0;
 }
 
+static int bench_overlap(int T, int H, int kD, int V, size_t P1, int reps) {
+    Comm c;
+    comm_setup(&c, 300);
+    size_t tail = (size_t)V * H + (size_t)V + 1, head = P1 - tail;
+    ASSERT(P1 > tail);
+    float *grad = filled(P1, 1e-3f), *Y = filled((size_t)T * V, 0.01f), *w2 = filled((size_t)V * H, 0.1f),
+          *dH = filled((size_t)T * H, 1), *E = filled((size_t)T * kD, 1), *w1 = filled((size_t)H * kD, 0.1f),
+          *gw1 = filled((size_t)H * kD, 0), *dE = filled((size_t)T * kD, 0);
+    enum { WORK, SERIAL, OVERLAP, PROGRESS, N_WAYS };
+    const char *names[N_WAYS] = {"work_us", "none_us", "output_layer_us", "output_layer_test_us"};
+    double *sec[N_WAYS];
+    for (int k = 0; k < N_WAYS; k++) sec[k] = xmalloc((size_t)reps * sizeof *sec[k]);
+    for (int r = -5; r < reps; r++)
+        for (int k = 0; k < N_WAYS; k++) {
+            MPI_Barrier(c.mpi);
+            double t0 = now_seconds();
+            if (k == OVERLAP || k == PROGRESS) comm_mpi.sum_f32_start(&c, grad + head, tail);
+            for (int g = 0; g < 3; g++) {
+                if (g == 0) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, Y, V, w2, H, 0.0f, dH, H);
+                if (g == 1) cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, dH, H, E, kD, 1.0f, gw1, kD);
+                if (g == 2) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, dH, H, w1, kD, 0.0f, dE, kD);
+                int done;
+                if (k == PROGRESS) MPI_Testall(c.buckets, c.bucket, &done, MPI_STATUSES_IGNORE);
+            }
+            if (k == SERIAL) comm_mpi.allreduce_sum_f32(&c, grad, P1);
+            if (k == OVERLAP || k == PROGRESS) {
+                comm_mpi.allreduce_sum_f32(&c, grad, head);
+                comm_mpi.sum_f32_finish(&c);
+            }
+            if (r >= 0) sec[k][r] = now_seconds() - t0;
+        }
+    if (c.rank == 0) {
+        printf("{\"T\": %d, \"floats\": %zu, \"tail_floats\": %zu, \"ranks\": %d", T, P1, tail, c.world);
+        for (int k = 0; k < N_WAYS; k++) printf(", \"%s\": %.1f", names[k], 1e6 * median(sec[k], reps));
+        printf("}\n");
+    }
+    for (int k = 0; k < N_WAYS; k++) free(sec[k]);
+    free(grad), free(Y), free(w2), free(dH), free(E), free(w1), free(gw1), free(dE);
+    MPI_Comm_free(&c.mpi);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     openblas_set_num_threads(1);  // as ddptok runs it: one thread per rank
@@ -101,8 +151,11 @@ int main(int argc, char **argv) {
         rc = bench_sgemm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? atoi(argv[6]) : 50);
     else if (argc >= 3 && !strcmp(argv[1], "allreduce"))
         rc = bench_allreduce(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 200);
+    else if (argc >= 7 && !strcmp(argv[1], "overlap"))
+        rc = bench_overlap(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), (size_t)atoll(argv[6]),
+                           argc > 7 ? atoi(argv[7]) : 200);
     else
-        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | allreduce N [REPS]\n");
+        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | allreduce N [REPS] | overlap T H kD V P1 [REPS]\n");
     MPI_Finalize();
     return rc;
 }

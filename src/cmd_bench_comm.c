@@ -2,7 +2,10 @@
 // training uses, through the comm backend in use (mpi here; nccl with GPUs) and the same
 // CommOps calls as the trainer: the int64 count sum (2W + 3 values, as in trainer.c), the
 // gradient (P + 1 floats of this config: the sum where the backend offers it, else its
-// average), and float sizes x4 from 64 B up to --max-bytes (default 64 MiB).
+// average), the same gradient in the two buckets of train.overlap: output-layer where the
+// backend offers them (the output layer's tail started first, then the head, then the wait
+// for both; no backward to hide the tail behind here, so this is the bucketing's cost),
+// and float sizes x4 from 64 B up to --max-bytes (default 64 MiB).
 //
 // Each size is first verified with exact inputs (rank r holds small integers, so every sum
 // is exact in float32 and int64) and the wrong values are summed over ranks (nccl-tests'
@@ -38,9 +41,10 @@ static int64_t sum_at(size_t i, int W) {
 }
 
 typedef struct {
-    const char *what;  // "count", "gradient" or ""
+    const char *what;  // "count", "gradient", "buckets" or ""
     int is_i64;
     size_t n;          // elements
+    size_t tail;       // "buckets": the floats of the tail bucket [n - tail, n), started first
 } Row;
 
 // Negative control for the test: DDPTOK_TEST_BENCH_CORRUPT=R makes rank R's input wrong in
@@ -62,6 +66,12 @@ static void allreduce(Comm *comm, const Row *row, void *host, void **dev) {
     }
     int sum = o->allreduce_sum_f32 && !o->device_buffers;  // what trainer.c picks
     (void)dev;
+    if (row->tail) {  // trainer.c with train.overlap: output-layer
+        o->sum_f32_start(comm, (float *)host + (row->n - row->tail), row->tail);
+        o->allreduce_sum_f32(comm, host, row->n - row->tail);
+        o->sum_f32_finish(comm);
+        return;
+    }
 #ifdef DDPTOK_CUDA
     if (o->device_buffers) {
         o->allreduce_avg_f32(comm, *dev, row->n);
@@ -119,8 +129,8 @@ static double time_row(Comm *comm, const Row *row, void *host, int iters) {
 
 static size_t row_bytes(const Row *row) { return row->n * (row->is_i64 ? sizeof(int64_t) : sizeof(float)); }
 static int by_bytes(const void *a, const void *b) {
-    size_t x = row_bytes(a), y = row_bytes(b);
-    return x < y ? -1 : x > y;
+    size_t x = row_bytes(a), y = row_bytes(b), p = ((const Row *)a)->tail, q = ((const Row *)b)->tail;
+    return x != y ? (x < y ? -1 : 1) : (p > q) - (p < q);  // the buckets after the gradient
 }
 
 static int bench_comm_run(App *app) {
@@ -131,9 +141,11 @@ static int bench_comm_run(App *app) {
     size_t max_bytes = ((const BenchCommOptions *)app->opts)->max_bytes ? ((const BenchCommOptions *)app->opts)->max_bytes : (size_t)64 << 20;
     Row rows[64];
     int n_rows = 0;
-    rows[n_rows++] = (Row){"count", 1, (size_t)(2 * W + 3)};
-    rows[n_rows++] = (Row){"gradient", 0, m.total + 1};
-    for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){"", 0, bytes / sizeof(float)};
+    rows[n_rows++] = (Row){.what = "count", .is_i64 = 1, .n = (size_t)(2 * W + 3)};
+    rows[n_rows++] = (Row){.what = "gradient", .n = m.total + 1};
+    if (comm->ops->sum_f32_start && !comm->ops->device_buffers && W > 1)
+        rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.offset[P_W2]};
+    for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){.what = "", .n = bytes / sizeof(float)};
     qsort(rows, (size_t)n_rows, sizeof *rows, by_bytes);
     size_t largest = 0;
     for (int i = 0; i < n_rows; i++) largest = rows[i].n > largest ? rows[i].n : largest;

@@ -18,6 +18,7 @@
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
 const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
+const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer"};
 
 // ---------------------------------------------------------------------------------------
 // The key table: one row per key (config_keys.h): type, range, flags, what is expected,
@@ -54,6 +55,7 @@ const Field config_fields[] = {
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},
     {"train.partition", F_ENUM, OFF(train.partition), 0, 0, F_TRAJECTORY | F_LAYOUT, NULL, partition_names, PARTITION_COUNT, "bands", NULL},
     {"train.global_batch", F_INT, OFF(train.global_batch), 1, 1 << 20, F_TRAJECTORY | F_LOCK_GLOBAL, "a positive integer (sequences per window, global sampler)", NULL, 0, "16", "global_batch"},
+    {"train.overlap", F_ENUM, OFF(train.overlap), 0, 0, 0, NULL, overlap_names, OVERLAP_COUNT, "none", NULL},
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0.1", NULL},
     {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.9", NULL},
@@ -88,7 +90,7 @@ static const char *expected(const Field *f, char *buf, size_t len) {
 }
 _Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
                    sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
-                   sizeof(FirstLayer) == sizeof(int),
+                   sizeof(FirstLayer) == sizeof(int) && sizeof(OverlapKind) == sizeof(int),
                "F_ENUM stores an int");
 
 // ---------------------------------------------------------------------------------------

@@ -50,6 +50,9 @@ struct Compute {
     float *G;        // (k, V, H) G_j[v] = Σ dZ[t] over the window's positions with ctx[t, j] = v; zero unless G_pending
     int G_pending;   // G holds sums that finish_backward has not yet turned into gw1, gemb
     HiddenRowFn hidden_row;  // tanh + dropout of one position, for this CPU (cpu_kernels.h)
+    GradTailHook tail_hook;  // called once the output layer's gradient is final (model.h)
+    void *tail_ctx;
+    double loss;     // the current microbatch's Σ w·loss, handed to tail_hook
 };
 
 static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer) {
@@ -243,6 +246,7 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     const float *dY = cc->Y;  // (T, V)
     // w2 += dYᵀ · Hd ; dH = dY · w2 (b2 += Σ_t dY was done by mlp_loss_cpu, row by row)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, cc->Hd, H, 1.0f, gw2, H);
+    if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // gw2, gb2 final: the tail bucket may go
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, cc->dH, H);
     // dZ = dH ⊙ M ⊙ (1 − Hh²) and b1 += Σ_t dZ (t ascending), in one pass over the rows
     for (int t = 0; t < T; t++) {
@@ -280,9 +284,12 @@ static double cpu_forward_backward(Compute *cc, const Batch *b, float scale, con
     if (b->T == 0) return 0;
     mlp_forward_cpu(cc, b, d);
     double loss = mlp_loss_cpu(cc, b, b->weight, scale, 1, NULL);
+    cc->loss = loss;
     mlp_backward_cpu(cc, b);
     return loss;
 }
+
+static void cpu_set_tail_hook(Compute *cc, GradTailHook hook, void *ctx) { cc->tail_hook = hook, cc->tail_ctx = ctx; }
 
 static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     ASSERT(b->T <= cc->cap);
@@ -308,6 +315,7 @@ const ComputeOps compute_cpu = {
     .get_grad_extra = cpu_get_grad_extra,
     .forward_backward = cpu_forward_backward,
     .finish_backward = cpu_finish_backward,
+    .set_tail_hook = cpu_set_tail_hook,
     .evaluate = cpu_evaluate,
     .optimizer = &optimizer_cpu,
 };

@@ -9,7 +9,10 @@
 //      communication between microbatches;
 //   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N). The
 //      all-reduce sums; the 1/W is applied in the optimizer pass (trainer_gradient for
-//      a caller that wants the average itself).
+//      a caller that wants the average itself). With train.overlap: output-layer the sum
+//      goes in two buckets: the output layer's [w2, b2, W·S_r] starts as soon as the last
+//      microbatch's backward has finished it (the backend's tail hook), the rest after the
+//      backward; the same sums of the same values.
 // For the sequence unit, S_r becomes Q_r (each position weighted by 1/n_s of its
 // sequence) and N becomes M.
 // The loss sum rides in the last element of the gradient buffer, so the logged loss is
@@ -57,6 +60,10 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     OptimizerHyper h = {.lr = cfg->train.lr, .weight_decay = cfg->train.weight_decay, .momentum = cfg->train.momentum,
                         .beta1 = cfg->train.betas[0], .beta2 = cfg->train.betas[1], .eps = cfg->train.eps};
     t->opt = optimizer_create(cfg->train.optimizer, &h, ops->optimizer, t->m.total);
+    // The overlap needs the backend's tail hook and a bucketed host reduction (else one
+    // all-reduce after the backward, as with train.overlap: none).
+    t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
+                 comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
     return 0;
 }
 
@@ -73,6 +80,24 @@ void trainer_free(Trainer *t) {
     free(t->staging);
     sampler_free(&t->sampler);
     memset(t, 0, sizeof *t);
+}
+
+// The tail bucket of the overlapped gradient sum: [offset[P_W2], P + 1), the output
+// layer's gradient and the extra element, which takes W·S_r here (S_r: the earlier
+// microbatches' loss sums, plus this one's).
+typedef struct {
+    Trainer *t;
+    double S_r;      // Σ of the window's earlier microbatches' losses
+    double started;  // now_seconds() when the bucket started (0: not yet)
+} TailBucket;
+
+static void tail_bucket_start(void *ctx, double loss) {
+    TailBucket *tail = ctx;
+    Trainer *t = tail->t;
+    size_t from = t->m.offset[P_W2];
+    t->ops->set_grad_extra(t->cc, (float)(t->W * (tail->S_r + loss)));
+    tail->started = now_seconds();
+    t->comm->ops->sum_f32_start(t->comm, t->ops->grad_buffer(t->cc) + from, t->m.total + 1 - from);
 }
 
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws) {
@@ -137,7 +162,9 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     float scale = (float)objective_scale(mode, cfg->train.loss_unit, W, A, g, l);
     t->ops->zero_grad(t->cc);
     double S_r = 0;
+    TailBucket tail = {.t = t};
     for (int a = 0; a < A; a++) {
+        if (t->overlap && a == A - 1) tail.S_r = S_r, t->ops->set_tail_hook(t->cc, tail_bucket_start, &tail);
         Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
         // Keyed: nothing to advance. DDPTOK_TEST_DROPOUT_PER_RANK is the negative control of
         // the keying: masks drawn per (rank, microbatch) move with the partition.
@@ -145,10 +172,15 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         else d.block = t->global ? ((uint64_t)t->rank << 32 | (uint64_t)a) : t->dropout.counter++;
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
-    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h)
+    if (t->overlap) {
+        t->ops->set_tail_hook(t->cc, NULL, NULL);
+        if (!tail.started) tail_bucket_start(&tail, S_r - tail.S_r);  // the last microbatch was empty here: no backward
+    }
+    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h); the tail bucket flies meanwhile
 
     double t3 = now_seconds();
     ws->t_compute = t3 - t2;
+    ws->t_overlap = t->overlap ? t3 - tail.started : 0;
 
     // 5. one all-reduce of [gradient, W·S_r]: the sum where the backend offers it (the
     //    1/W of the average is then applied by the optimizer pass: t->grad_div), else the
@@ -158,10 +190,17 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     int sum = co->allreduce_sum_f32 && host;
     t->grad_div = sum ? (float)W : 1.0f;
     float *buf = t->staging ? t->staging : t->ops->grad_buffer(t->cc);
-    t->ops->set_grad_extra(t->cc, (float)(W * S_r));
-    if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
-    (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
-    if (t->staging) t->ops->set_grad(t->cc, t->staging);
+    if (t->overlap) {  // the tail is on its way: the head [0, offset[P_W2]), then wait for both
+        // DDPTOK_TEST_BUCKET_GAP: the negative control of the bucket boundary (tests/test_comm.sh):
+        // the head leaves its last element unreduced, the result must differ.
+        co->allreduce_sum_f32(t->comm, buf, t->m.offset[P_W2] - (getenv("DDPTOK_TEST_BUCKET_GAP") ? 1 : 0));
+        co->sum_f32_finish(t->comm);
+    } else {
+        t->ops->set_grad_extra(t->cc, (float)(W * S_r));
+        if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
+        (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
+        if (t->staging) t->ops->set_grad(t->cc, t->staging);
+    }
     ws->t_allreduce = now_seconds() - t3;
     ws->S_r = S_r;
     ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) / (double)unit->count(g);

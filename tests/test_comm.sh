@@ -1,7 +1,12 @@
 # bench-comm: the nccl-tests-style all-reduce sweep through the backend the training uses.
-# At W = 2 on small sizes: the table's columns, the count and gradient rows of the config,
-# every size verified with exact sums (wrong = 0), busbw = algbw * 2(W-1)/W; and the
-# negative control: one rank's input corrupted (a test hook) must be counted and fail it.
+# At W = 2 on small sizes: the table's columns, the count and gradient rows of the config
+# (and the gradient in train.overlap's two buckets), every size verified with exact sums
+# (wrong = 0), busbw = algbw * 2(W-1)/W; and the negative control: one rank's input
+# corrupted (a test hook) must be counted and fail it.
+# train.overlap: output-layer (the output layer's bucket reduced during the first layer's
+# backward) trains to the same bits as none, W = 2 and 3, also with a rank whose every
+# microbatch is empty (no backward, no hook: the trainer starts the tail itself); negative
+# control: a head bucket one element short must differ.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 expect_rc "bench-comm at W=2 up to 64 KiB" 0 ddp 2 bench-comm --config "$cfg" --max-bytes 65536
@@ -9,6 +14,7 @@ expect_grep "... the table header" '^ +size\(B\) +count +type +redop +time\(us\)
 expect_grep "... the count all-reduce row: 2W+3 int64" '^  count +56 +7 +int64 +sum ' "$OUT"
 P=$(/usr/bin/python3 -c "V,k,D,H=24,3,8,16; print(V*D + H*k*D + H + V*H + V + 1)")
 expect_grep "... the gradient row: P+1 = $P floats of tiny.yaml" "^  gradient +$((P * 4)) +$P +float +sum " "$OUT"
+expect_grep "... the same gradient in train.overlap's two buckets, exact" "^  buckets +$((P * 4)) +$P +float +sum .* 0$" "$OUT"
 /usr/bin/python3 - <<PY "$OUT" && ok "... sizes 64 B..64 KiB x4, wrong = 0 on every row, busbw = algbw (W = 2)" || bad "bench-comm table"
 import sys, re
 rows = [l.split() for l in sys.argv[1].splitlines() if re.match(r"^  (count|gradient|) +\d+ +\d+ +(int64|float) ", l)]
@@ -19,11 +25,45 @@ for r in rows:
     alg, bus, wrong = float(r[-3]), float(r[-2]), int(r[-1])
     assert wrong == 0 and abs(bus - alg) <= 1e-3 and float(r[-4]) > 0, r
 PY
-expect_grep "... and says ok" '^bench-comm: ok \(0 wrong value\(s\) over 8 sizes\)$' "$OUT"
+expect_grep "... and says ok" '^bench-comm: ok \(0 wrong value\(s\) over 9 sizes\)$' "$OUT"
 expect_rc "bench-comm at W=3: busbw = algbw * 4/3" 0 ddp 3 bench-comm --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto --max-bytes 4096
 r=$(grep -E '^  +4096 ' <<<"$OUT" | awk '{printf "%.3f %.3f", $6 * 4 / 3, $7}')
 [ -n "$r" ] && /usr/bin/python3 -c "import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - b) > 2e-3)" $r \
   && ok "... 4096 B row: algbw*4/3 vs busbw = $r" || bad "W=3 busbw" "— '$r'"
 DDPTOK_TEST_BENCH_CORRUPT=1 expect_rc "negative control: rank 1's input off by one in one element fails it (exit 1)" 1 ddp 2 bench-comm --config "$cfg" --max-bytes 1024
-expect_grep "... each size counts the wrong value on both ranks" '^bench-comm: FAILED \(10 wrong value\(s\) over 5 sizes\)$' "$OUT"
+expect_grep "... each size counts the wrong value on both ranks" '^bench-comm: FAILED \(12 wrong value\(s\) over 6 sizes\)$' "$OUT"
+expect_grep "... the buckets row too" '^  buckets .* 2$' "$OUT"
+
+# train.overlap: the same bits as one all-reduce after the backward.
+overlap_case() {  # LABEL NP SETS...: train --continuous with none and output-layer, compare
+  local label=$1 np=$2; shift 2
+  rm -rf outputs ov-none ov-output-layer
+  one prepare --config "$cfg" "$@" >/dev/null
+  for ov in none output-layer; do
+    ddp $np train --config "$cfg" "$@" --continuous --set train.overlap=$ov --set paths.artifacts=ov-$ov >/dev/null 2>&1 \
+      || { bad "$label: train.overlap=$ov failed"; return; }
+    cp outputs/train/continuous.jsonl ov-$ov.jsonl
+  done
+  # rank 0 writes the JSONL; with no backward of its own it starts the tail after the loop
+  /usr/bin/python3 - ov-none.jsonl ov-output-layer.jsonl "${EMPTY0:-0}" <<'PY' && ok "$label: window_split.overlap: $([ "${EMPTY0:-0}" = 1 ] && echo "none 0 on rank 0" || echo "output-layer's tail in flight during the backward at every step, none's 0")" || bad "$label: window_split.overlap"
+import json, sys
+none, ovl = ([json.loads(l)["window_split"]["overlap"] for l in open(f)] for f in sys.argv[1:3])
+assert len(ovl) == 12 and all(x == 0 for x in none) and (sys.argv[3] == "1" or all(x > 0 for x in ovl)), (none, ovl)
+PY
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 ov-output-layer/continuous/step-0012) \
+    && ok "$label: step-12 model and optimizer state bit-identical, output-layer vs none (max |dtheta| = $d)" || bad "$label: overlap changes the bits" "— max |dtheta| = $d"
+  diff <(sed -E 's/, "seconds".*//' ov-none.jsonl) <(sed -E 's/, "seconds".*//' ov-output-layer.jsonl) >/dev/null \
+    && ok "$label: the same logged losses" || bad "$label: logged losses differ"
+}
+overlap_case "overlap W=2" 2
+overlap_case "overlap W=3" 3 --set train.world_size=3 --set train.rank_bands=auto
+EMPTY0=1 overlap_case "overlap W=2, rank 0 without a label (no backward there)" 2 --set data.unsupervised_prefix=15
+l=$(head -1 outputs/train/continuous.jsonl)
+expect_grep "... rank 0 had no supervised position" '"rank_tokens": \[0, [1-9][0-9]*\]' "$l"
+rm -rf outputs ov-none ov-gap
+one prepare --config "$cfg" >/dev/null
+ddp 2 train --config "$cfg" --continuous --set paths.artifacts=ov-none >/dev/null 2>&1
+DDPTOK_TEST_BUCKET_GAP=1 ddp 2 train --config "$cfg" --continuous --set train.overlap=output-layer --set paths.artifacts=ov-gap >/dev/null 2>&1
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 ov-gap/continuous/step-0012) \
+  && bad "negative control: a head bucket one element short still matched" || ok "negative control: a head bucket one element short differs (max |dtheta| = $d)"
 cd "$ROOT"; rm -rf "$W"

@@ -103,6 +103,11 @@ stalled "MPI start-up" 'MPI start-up \(MPI_Init\)' \
 for phase in agreement broadcast gather; do
   DDPTOK_TEST_STALL=$phase stalled "the first $phase" "$phase at step [0-9]+" mp "$DDPTOK" train "${st[@]}"
 done
+# train.overlap: output-layer: rank 1 stops after starting the output layer's bucket, before
+# the rest (rank 0 then waits in the head bucket's barrier, the tail still in flight).
+DDPTOK_TEST_STALL="gradient bucket" stalled "between the gradient buckets (train.overlap: output-layer)" "gradient all-reduce at step [0-9]+" \
+  mp "$DDPTOK" train "${st[@]}" --set train.overlap=output-layer
+expect_grep "... where it was meant to stop" "^ddptok: rank 1: TEST HOOK: stopping myself \(SIGSTOP\) at gradient bucket" "$OUT"
 DDPTOK_TEST_STALL=shutdown stalled "shutdown (after the final checkpoint)" 'shutdown \(MPI_Finalize\)' mp "$DDPTOK" train "${st[@]}"
 [ -f sta/checkpoints/step-0006/SHA256SUMS ] && ok "... the final checkpoint was published before" || bad "no final checkpoint before the shutdown stall"
 # A config that only rank 1 cannot read: every rank stops at once (exit 2), rank 1 names
