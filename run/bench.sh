@@ -21,7 +21,9 @@
 # window 1 carries one-time setup). Printed: tokens/s medians and min-max, the ratio per
 # pair (median, min-max), ddptok's window breakdown (JSONL `window_split`), the GEMM ceiling (the
 # six sgemm calls at each rank's mean microbatch size, build/bench_kernels) and ddptok's
-# share of it, and the gradient all-reduce against a blocking MPI_Allreduce of the size.
+# share of it, the gradient all-reduce against a blocking MPI_Allreduce of the size, and
+# train.overlap in isolation (build/bench_kernels overlap: the share of the gradient sum's
+# time that the output layer's bucket hides behind the first layer's backward).
 # Extra `--set` overrides for every run: BENCH_SETS. Default runtime: a few minutes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --cases) only=$2; shift 2 ;;
     --coretype) coretype=$2; shift 2 ;;
     --no-torch) torch=0; shift ;;
-    -h|--help) sed -n 2,26p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,27p "$0"; exit 0 ;;
     *) bins+=("$(realpath "$1")"); shift ;;
   esac
 done
@@ -72,12 +74,12 @@ echo "  ddptok: $("${bins[0]}" --version 2>/dev/null | head -1)"
 tps() {  # tokens/s of windows 2..U from a train JSONL
   $PY -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][1:]; print(sum(x["tokens"] for x in r)/sum(x["seconds"] for x in r))' "$1"
 }
-ddptok_run() {  # BIN [env...]: one continuous run; echoes its tokens/s; keeps its JSONL as last.jsonl
-  local bin=$1; shift
+ddptok_run() {  # BIN TAG [env...]: one continuous run; echoes its tokens/s; keeps its JSONL as last-TAG.jsonl
+  local bin=$1 tag=$2; shift 2
   rm -rf artifacts outputs/train
   env "$@" mpirun -np "$np" "$bin" train "${args[@]}" --continuous >/dev/null 2>run.err || { cat run.err >&2; return 1; }
-  cp outputs/train/continuous.jsonl last.jsonl
-  tps last.jsonl
+  cp outputs/train/continuous.jsonl "last-$tag.jsonl"
+  tps "last-$tag.jsonl"
 }
 torch_run() {
   $PY "$ROOT/run/bench_torch.py" cfg.yaml outputs "$@" 2>torch.err | tail -1 || { cat torch.err >&2; return 1; }
@@ -85,8 +87,8 @@ torch_run() {
 
 measure() {  # one pass over the repeats of the current case: fills res[] (one line per binary + torch)
   for ((r = 0; r < repeats; r++)); do
-    for i in "${!bins[@]}"; do res[$i]+="$(ddptok_run "${bins[$i]}") "; done
-    if [ -n "$coretype" ]; then res[c]+="$(ddptok_run "${bins[0]}" OPENBLAS_CORETYPE="$coretype") "; fi
+    for i in "${!bins[@]}"; do res[$i]+="$(ddptok_run "${bins[$i]}" "$i") "; done
+    if [ -n "$coretype" ]; then res[c]+="$(ddptok_run "${bins[0]}" c OPENBLAS_CORETYPE="$coretype") "; fi
     if [ $torch = 1 ]; then res[t]+="$(torch_run | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["tokens"]/d["seconds"])') "; fi
   done
 }
@@ -108,19 +110,32 @@ if name.startswith("PyTorch") or "CORETYPE" in name:
 print(line)
 PY
   done
-  # ddptok's window breakdown (rank 0, the last run) and the GEMM ceiling
-  $PY - last.jsonl "$np" "$A" "$H" "$kD" "$V" "$KERN" "$(nproc)" <<'PY'
-import json, subprocess, sys
-rows = [json.loads(l) for l in open(sys.argv[1])][1:]
-np_, A, H, kD, V, kern, cores = (int(x) if x.isdigit() else x for x in sys.argv[2:])
+  # ddptok's window breakdown (rank 0, each binary's last run; the output layer's gradient
+  # bucket in flight behind the backward, train.overlap, when there was one) and the GEMM ceiling
+  for i in "${!bins[@]}"; do
+    $PY - "last-$i.jsonl" "$([ ${#bins[@]} -gt 1 ] && echo " ${names[$i]}" || true)" <<'PY'
+import json, sys
+all_rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = all_rows[1:]
 sec = sum(r["seconds"] for r in rows)
 parts = [("draw+count", "draw"), ("count all-reduce", "count_allreduce"), ("compute", "compute"),
          ("gradient all-reduce (incl. wait)", "grad_allreduce"), ("optimizer", "optimizer")]
 tot = {k: sum(r["window_split"][k] for r in rows) for _, k in parts}
-other = rows[-1]["elapsed"] - sum(r["seconds"] for r in [json.loads(l) for l in open(sys.argv[1])])
+hidden = sum(r["window_split"].get("overlap", 0) for r in rows)
+other = rows[-1]["elapsed"] - sum(r["seconds"] for r in all_rows)
 n = len(rows)
-print("     ddptok window, rank 0 (ms per window): " + ", ".join(f"{lab} {1e3 * tot[k] / n:.3f} ({100 * tot[k] / sec:.0f}%)" for lab, k in parts)
-      + f"; logging+checkpoint {1e3 * max(other, 0) / (n + 1):.3f} per window")
+print(f"     ddptok window{sys.argv[2]}, rank 0 (ms per window): "
+      + ", ".join(f"{lab} {1e3 * tot[k] / n:.3f} ({100 * tot[k] / sec:.0f}%)" for lab, k in parts)
+      + f"; logging+checkpoint {1e3 * max(other, 0) / (n + 1):.3f} per window"
+      + (f"; of compute, output-layer bucket in flight {1e3 * hidden / n:.3f}" if hidden else ""))
+PY
+  done
+  $PY - last-0.jsonl "$np" "$A" "$H" "$kD" "$V" "$KERN" "$(nproc)" <<'PY'
+import json, subprocess, sys
+rows = [json.loads(l) for l in open(sys.argv[1])][1:]
+np_, A, H, kD, V, kern, cores = (int(x) if x.isdigit() else x for x in sys.argv[2:])
+sec = sum(r["seconds"] for r in rows)
+n = len(rows)
 # The GEMM ceiling: each rank's six sgemm calls at its mean microbatch size.
 # Measured in the quiet pass and kept (gemm.json) for the loaded one: under load the
 # share says how far below the quiet machine's ceiling ddptok falls.
@@ -193,7 +208,11 @@ PY
       for ((k = 0; k < $(nproc); k++)); do sh -c 'while :; do :; done' & busy+=($!); done
     fi
     measure
-    if [ "$np" -gt 1 ]; then ar=$(mpirun -np "$np" "$KERN" allreduce "$P1" 100); fi
+    if [ "$np" -gt 1 ]; then
+      ar=$(mpirun -np "$np" "$KERN" allreduce "$P1" 100)
+      T=$($PY -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][1:]; print(max(1, round(sum(x["tokens"] for x in r) / (len(r) * int(sys.argv[2]) * int(sys.argv[3])))))' last-0.jsonl "$A" "$np")
+      ov=$(mpirun -np "$np" "$KERN" overlap "$T" "$H" "$kD" "$V" "$P1" 60)
+    fi
     report "$pass$([ "$pass" = loaded ] && echo ": one busy process per core")"
     if [ "$np" -gt 1 ]; then
       $PY - "$ar" <<'PY'
@@ -202,6 +221,15 @@ d = json.loads(sys.argv[1])
 print(f"     gradient all-reduce of {d['floats']} floats: ddptok {d['ddptok_us']:.0f} us, blocking MPI_Allreduce "
       f"{d['mpi_allreduce_us']:.0f} us ({d['ddptok_us'] / d['mpi_allreduce_us']:.2f}x); former Iallreduce+spin+divide "
       f"{d['former_iallreduce_spin_divide_us']:.0f} us")
+PY
+      $PY - "$ov" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+work, none, ovl, test = d["work_us"], d["none_us"], d["output_layer_us"], d["output_layer_test_us"]
+print(f"     train.overlap in isolation (every rank T={d['T']}: the first layer's backward GEMMs, then or around the gradient sum; "
+      f"tail {d['tail_floats']} of {d['floats']} floats): work alone {work:.0f} us; none {none:.0f}, output-layer {ovl:.0f}, "
+      f"output-layer + MPI_Test between the GEMMs {test:.0f} us; communication hidden: {100 * (none - ovl) / (none - work):.0f}%, "
+      f"{100 * (none - test) / (none - work):.0f}% (negative: slower)")
 PY
     fi
     stop_load
