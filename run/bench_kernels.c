@@ -5,6 +5,12 @@
 //       shapes, transposes and betas src/model_cpu.c issues (forward: E·w1ᵀ, Hd·w2ᵀ;
 //       backward: dYᵀ·Hd, dY·w2, dZᵀ·E, dZ·w1); prints one JSON line: the BLAS kernel,
 //       the FLOPs per position and the GFLOP/s of the best round (and of the median).
+//   bench_kernels factored T A H D k V [REPS]
+//       the sgemm calls of one window of A microbatches of T positions with
+//       train.first_layer: factored: per window the k tables P_j = emb·w1_jᵀ and, in
+//       finish_backward, the k pairs G_jᵀ·emb, G_j·w1_j; per microbatch the output layer's
+//       three (Hd·w2ᵀ, dYᵀ·Hd, dY·w2). The same JSON line, FLOPs per position = the
+//       window's over A·T. The gather Σ_j P_j[ctx] and the scatter into G are not sgemm.
 //   mpirun -np W bench_kernels allreduce N [REPS]
 //       an in-place float sum of N floats: a blocking MPI_Allreduce, ddptok's gradient
 //       all-reduce (comm_mpi: deadline on a non-blocking barrier, then MPI_Allreduce) and,
@@ -62,6 +68,36 @@ static int bench_sgemm(int T, int H, int kD, int V, int reps) {
     printf("{\"kernel\": \"%s\", \"T\": %d, \"flops_per_position\": %.0f, \"gflops\": %.3f, \"gflops_median\": %.3f}\n",
            openblas_get_corename(), T, flops, flops * T / sec[0] / 1e9, flops * T / med / 1e9);
     free(E), free(w1), free(Hh), free(w2), free(Y), free(gw2), free(dH), free(gw1), free(dE), free(sec);
+    return 0;
+}
+
+static int bench_factored(int T, int A, int H, int D, int k, int V, int reps) {
+    int kD = k * D;
+    float *emb = filled((size_t)V * D, 1), *w1 = filled((size_t)H * kD, 0.1f), *P = filled((size_t)k * V * H, 0),
+          *G = filled((size_t)k * V * H, 1), *gemb = filled((size_t)V * D, 0), *gw1 = filled((size_t)H * kD, 0),
+          *Hd = filled((size_t)T * H, 1), *w2 = filled((size_t)V * H, 0.1f), *Y = filled((size_t)T * V, 0.01f),
+          *gw2 = filled((size_t)V * H, 0), *dH = filled((size_t)T * H, 1);
+    double *sec = xmalloc((size_t)reps * sizeof *sec);
+    size_t VH = (size_t)V * H;
+    for (int r = -2; r < reps; r++) {  // two warm-up rounds
+        double t0 = now_seconds();
+        for (int j = 0; j < k; j++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, V, H, D, 1.0f, emb, D, w1 + (size_t)j * D, kD, 0.0f, P + j * VH, H);
+        for (int a = 0; a < A; a++) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, V, H, 1.0f, Hd, H, w2, H, 1.0f, Y, V);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, Y, V, Hd, H, 1.0f, gw2, H);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, Y, V, w2, H, 0.0f, dH, H);
+        }
+        for (int j = 0; j < k; j++) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, D, V, 1.0f, G + j * VH, H, emb, D, 1.0f, gw1 + (size_t)j * D, kD);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, V, D, H, 1.0f, G + j * VH, H, w1 + (size_t)j * D, kD, 1.0f, gemb, D);
+        }
+        if (r >= 0) sec[r] = now_seconds() - t0;
+    }
+    double window = 6.0 * (double)A * T * V * H + 6.0 * (double)k * V * D * H, med = median(sec, reps);
+    printf("{\"kernel\": \"%s\", \"T\": %d, \"flops_per_position\": %.0f, \"gflops\": %.3f, \"gflops_median\": %.3f}\n",
+           openblas_get_corename(), T, window / ((double)A * T), window / sec[0] / 1e9, window / med / 1e9);
+    free(emb), free(w1), free(P), free(G), free(gemb), free(gw1), free(Hd), free(w2), free(Y), free(gw2), free(dH), free(sec);
     return 0;
 }
 
@@ -149,13 +185,17 @@ int main(int argc, char **argv) {
     int rc = 2;
     if (argc >= 6 && !strcmp(argv[1], "sgemm"))
         rc = bench_sgemm(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? atoi(argv[6]) : 50);
+    else if (argc >= 8 && !strcmp(argv[1], "factored"))
+        rc = bench_factored(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), atoi(argv[7]),
+                            argc > 8 ? atoi(argv[8]) : 50);
     else if (argc >= 3 && !strcmp(argv[1], "allreduce"))
         rc = bench_allreduce(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 200);
     else if (argc >= 7 && !strcmp(argv[1], "overlap"))
         rc = bench_overlap(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), (size_t)atoll(argv[6]),
                            argc > 7 ? atoi(argv[7]) : 200);
     else
-        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | allreduce N [REPS] | overlap T H kD V P1 [REPS]\n");
+        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | factored T A H D k V [REPS] | allreduce N [REPS] | overlap T H kD V P1 [REPS]
+");
     MPI_Finalize();
     return rc;
 }

@@ -9,9 +9,16 @@ PyTorch DDP (gloo, CPU, FP32, one thread per rank), doing exactly ddptok's work:
   - the rank loss W*S_r/N with the integer N all-reduced (int64) before the first backward,
     no_sync() on all but the last microbatch, DDP's gradient average, torch.optim.SGD;
   - dropout p on the hidden layer (torch's own masks: ddptok's Philox masks differ, so the
-    loss check runs with dropout 0).
+    loss check runs with dropout 0);
+  - --first-layer factored: ddptok's train.first_layer factored in PyTorch: per-slot
+    tables P_j = emb @ w1_j.T (V, H), once per window as ddptok builds them, and
+    Z = b1 + sum_j P_j[ctx[:, j]] (embedding_bag, sum mode), autograd doing the backward.
+    The tables' backward also runs once per window only if the window is one autograd
+    graph: the DDP module's forward takes the window's A microbatches and one backward of
+    W*S_r/N follows (DDP reduces once, as with no_sync on all but the last microbatch);
+    the activations of all A microbatches are then alive at once (ddptok: one at a time).
 
-    python3 run/bench_torch.py CONFIG OUTPUTS [--dropout P] [--updates U]
+    python3 run/bench_torch.py CONFIG OUTPUTS [--dropout P] [--updates U] [--first-layer dense|factored]
 
 starts train.world_size rank processes itself (env rendezvous on 127.0.0.1: the Debian
 torchrun of torch 1.13 fails in its elastic agent); under torchrun (RANK set) it is one rank.
@@ -71,16 +78,29 @@ def microbatch(cfg, tokens, offsets, ids):
 
 
 class Model(torch.nn.Module):
-    def __init__(self, init, p):
+    def __init__(self, init, p, factored):
         super().__init__()
         self.embedding, self.w1, self.b1, self.w2, self.b2 = (
             torch.nn.Parameter(torch.from_numpy(init[n].astype(np.float32))) for n in PARAMS)
-        self.p = p
+        self.p, self.factored = p, factored
 
-    def forward(self, ctx, tgt):
-        """Sum over positions of the cross-entropy (the rank's S for this microbatch)."""
-        e = self.embedding[ctx].reshape(len(tgt), -1)
-        h = torch.tanh(torch.addmm(self.b1, e, self.w1.t()))
+    def tables(self):
+        """The factored first layer's (k*V, H): rows j*V..j*V+V-1 are P_j = emb @ w1_j.T."""
+        D, k = self.embedding.shape[1], self.w1.shape[1] // self.embedding.shape[1]
+        return torch.cat([self.embedding @ self.w1[:, j * D:(j + 1) * D].t() for j in range(k)])
+
+    def forward(self, micro):
+        """(len(micro)) the rank's S of each microbatch (ctx, tgt): the sum of its cross-entropies."""
+        tables = self.tables() if self.factored else None
+        return torch.stack([self.loss(ctx, tgt, tables) for ctx, tgt in micro])
+
+    def loss(self, ctx, tgt, tables):
+        if tables is None:  # dense: Z = E @ w1.T + b1
+            z = torch.addmm(self.b1, self.embedding[ctx].reshape(len(tgt), -1), self.w1.t())
+        else:  # factored: Z = b1 + sum_j P_j[ctx[:, j]]; slot j's id v is row j*V + v
+            V, k = self.embedding.shape[0], ctx.shape[1]
+            z = self.b1 + torch.nn.functional.embedding_bag(ctx + V * torch.arange(k, dtype=ctx.dtype), tables, mode="sum")
+        h = torch.tanh(z)
         if self.p > 0:
             h = torch.nn.functional.dropout(h, self.p, training=True)
         logits = torch.addmm(self.b2, h, self.w2.t())
@@ -107,6 +127,7 @@ def main():
     ap.add_argument("outputs")
     ap.add_argument("--dropout", type=float, default=None, help="override model.dropout")
     ap.add_argument("--updates", type=int, default=None, help="override train.updates")
+    ap.add_argument("--first-layer", choices=["dense", "factored"], default="dense", help="as ddptok's train.first_layer")
     a = ap.parse_args()
     if "RANK" not in os.environ:
         sys.exit(launch(load_config(a.config)["W"]))
@@ -128,7 +149,7 @@ def main():
     A = cfg["A"]
     windows = [[microbatch(cfg, tokens, offsets, plan[u, rank, m]) for m in range(A)] for u in range(U)]
 
-    model = torch.nn.parallel.DistributedDataParallel(Model(init, cfg["p"]))
+    model = torch.nn.parallel.DistributedDataParallel(Model(init, cfg["p"], a.first_layer == "factored"))
     opt = torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=cfg["mu"], weight_decay=cfg["wd"])
     losses, tokens_timed, seconds = [], 0, 0.0
     for u in range(U):
@@ -139,8 +160,12 @@ def main():
         N = int(count.item())
         opt.zero_grad()
         S_r = 0.0
-        for m, (ctx, tgt) in enumerate(micro):
-            S = model(ctx, tgt)
+        if a.first_layer == "factored":  # the window as one graph: the tables and their backward once
+            S = model(micro)
+            (S.sum() * (W / N)).backward()
+            S_r = sum(S.tolist())
+        for m, (ctx, tgt) in enumerate(micro if a.first_layer == "dense" else []):
+            S = model([(ctx, tgt)])[0]
             if m < A - 1:
                 with model.no_sync():
                     (S * (W / N)).backward()
