@@ -116,13 +116,68 @@ static float *cpu_param_buffer(Compute *cc) {
 static void cpu_set_grad_extra(Compute *cc, float v) { cc->grad[cc->m.total] = v; }
 static float cpu_get_grad_extra(Compute *cc) { return cc->grad[cc->m.total]; }
 
+typedef float f32x8 __attribute__((vector_size(32)));  // GCC/Clang vector extension
+
 // ---------------------------------------------------------------------------------------
 // The factored first layer (train.first_layer: factored; see the top of this file)
+
+// The gather and the scatter, 8 units at a time in registers across the k slots: each
+// element still sums its terms in the same order (b1, then j ascending; t ascending), and
+// the AVX2 clone does the same element-wise adds on wider vectors (no contraction).
+
+// Z = b1 + Σ_j P_j[ctx[t, j]] into Z (T, H).
+__attribute__((target_clones("avx2", "default"))) static void factored_gather(float *Z, const float *P, const float *b1,
+                                                                              const int32_t *ctx, int T, int k, int V, int H) {
+    size_t VH = (size_t)V * H;
+    const float *row[k];
+    for (int t = 0; t < T; t++) {
+        float *z = Z + (size_t)t * H;
+        for (int j = 0; j < k; j++) row[j] = P + j * VH + (size_t)ctx[(size_t)t * k + j] * H;
+        int i = 0;
+        for (; i + 8 <= H; i += 8) {
+            f32x8 acc, r;
+            memcpy(&acc, b1 + i, sizeof acc);
+            for (int j = 0; j < k; j++) memcpy(&r, row[j] + i, sizeof r), acc += r;
+            memcpy(z + i, &acc, sizeof acc);
+        }
+        for (; i < H; i++) {
+            float acc = b1[i];
+            for (int j = 0; j < k; j++) acc += row[j][i];
+            z[i] = acc;
+        }
+    }
+}
+
+// G_j[ctx[t, j]] += dZ[t] for t in order (deterministic).
+__attribute__((target_clones("avx2", "default"))) static void factored_scatter(float *G, const float *dZ, const int32_t *ctx, int T,
+                                                                               int k, int V, int H) {
+    size_t VH = (size_t)V * H;
+    float *row[k];
+    for (int t = 0; t < T; t++) {
+        const float *src = dZ + (size_t)t * H;
+        for (int j = 0; j < k; j++) {
+#ifndef DDPTOK_TEST_BREAK_FACTORED
+            int32_t id = ctx[(size_t)t * k + j];
+#else  // negative control for the factored parity and finite-difference tests: the slot after j's id
+            int32_t id = ctx[(size_t)t * k + (j + 1) % k];
+#endif
+            row[j] = G + j * VH + (size_t)id * H;
+        }
+        int i = 0;
+        for (; i + 8 <= H; i += 8) {
+            f32x8 d, g;
+            memcpy(&d, src + i, sizeof d);
+            for (int j = 0; j < k; j++) memcpy(&g, row[j] + i, sizeof g), g += d, memcpy(row[j] + i, &g, sizeof g);
+        }
+        for (; i < H; i++)
+            for (int j = 0; j < k; j++) row[j][i] += src[i];
+    }
+}
 
 // Z = b1 + Σ_j P_j[ctx[t, j]] into Hh (T, H), computing the tables P first when θ changed.
 static void factored_forward(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
     const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1], *b1 = cc->theta + m->offset[P_B1];
     size_t VH = (size_t)V * H;
     if (!cc->P_valid)  // P_j (V, H) = emb (V, D) · w1_jᵀ (D, H)
@@ -130,32 +185,12 @@ static void factored_forward(Compute *cc, const Batch *b) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, V, H, D, 1.0f, emb, D, w1 + (size_t)j * D, kD, 0.0f,
                         cc->P + j * VH, H);
     cc->P_valid = 1;
-    for (int t = 0; t < T; t++) {
-        float *z = cc->Hh + (size_t)t * H;
-        const int32_t *ctx = b->ctx + (size_t)t * k;
-        memcpy(z, b1, (size_t)H * sizeof(float));
-        for (int j = 0; j < k; j++) {
-            const float *row = cc->P + j * VH + (size_t)ctx[j] * H;
-            for (int i = 0; i < H; i++) z[i] += row[i];
-        }
-    }
+    factored_gather(cc->Hh, cc->P, b1, b->ctx, b->T, k, V, H);
 }
 
-// G_j[ctx[t, j]] += dZ[t] for this microbatch's positions in order (deterministic).
+// G_j[ctx[t, j]] += dZ[t] over this microbatch's positions.
 static void factored_backward(Compute *cc, const Batch *b, const float *dZ) {
-    int T = b->T, k = cc->m.k, H = cc->m.H;
-    size_t VH = (size_t)cc->m.V * H;
-    for (int t = 0; t < T; t++)
-        for (int j = 0; j < k; j++) {
-#ifndef DDPTOK_TEST_BREAK_FACTORED
-            int32_t id = b->ctx[(size_t)t * k + j];
-#else  // negative control for the factored parity and finite-difference tests: the slot after j's id
-            int32_t id = b->ctx[(size_t)t * k + (j + 1) % k];
-#endif
-            float *g = cc->G + j * VH + (size_t)id * H;
-            const float *src = dZ + (size_t)t * H;
-            for (int i = 0; i < H; i++) g[i] += src[i];
-        }
+    factored_scatter(cc->G, dZ, b->ctx, b->T, cc->m.k, cc->m.V, cc->m.H);
     cc->G_pending = 1;
 }
 
@@ -262,13 +297,13 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
         for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb[i] += dz[i];
 #endif
     }
-    // w1 += dZᵀ · E ; dE = dZ · w1 (factored: w1 and the embedding from G in cpu_finish_backward)
-    int factored = cc->first_layer == FIRST_LAYER_FACTORED;
-    if (!factored) cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
-    if (factored) {
+    // w1 += dZᵀ · E ; dE = dZ · w1 (factored: dZ summed into G, w1 and the embedding from G
+    // in cpu_finish_backward)
+    if (cc->first_layer == FIRST_LAYER_FACTORED) {
         factored_backward(cc, b, cc->dH);
         return;
     }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, kD, T, 1.0f, cc->dH, H, cc->E, kD, 1.0f, gw1, kD);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, kD, H, 1.0f, cc->dH, H, w1, kD, 0.0f, cc->dE, kD);
     // scatter-add into the embedding rows, in position order (deterministic)
     for (int t = 0; t < T; t++)
