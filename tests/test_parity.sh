@@ -38,6 +38,7 @@ m=$(json outputs/parity.json "j['modes']['extra-accumulation-division']['expecte
 F=(--set train.first_layer=factored)
 parity_case "factored W=2 dropout 0.1" 2 "${F[@]}"
 parity_case "factored W=1 A=3" 1 --set train.world_size=1 --set train.rank_bands=auto --set train.accumulation=3 "${F[@]}"
+parity_case "factored W=2 with train.overlap output-layer (the tail bucket flies while G is pending)" 2 "${F[@]}" --set train.overlap=output-layer
 parity_case "factored W=3 prefix 20 dropout 0" 3 --set train.world_size=3 --set train.rank_bands=auto --set data.unsupervised_prefix=20 --set model.dropout=0 "${F[@]}"
 prep_ref "$cfg" || bad "prepare/reference for the broken-factored control"
 broken="$ROOT/build/ddptok-factored-broken"
