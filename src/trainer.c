@@ -87,6 +87,8 @@ void trainer_free(Trainer *t) {
 // microbatches' loss sums, plus this one's).
 typedef struct {
     Trainer *t;
+    float *grad;     // (P + 1) the backend's gradient buffer, taken before the backward (whose
+                     // factored first layer leaves gw1, gemb pending: the buffer is not readable then)
     double S_r;      // Σ of the window's earlier microbatches' losses
     double started;  // now_seconds() when the bucket started (0: not yet)
 } TailBucket;
@@ -97,7 +99,7 @@ static void tail_bucket_start(void *ctx, double loss) {
     size_t from = t->m.offset[P_W2];
     t->ops->set_grad_extra(t->cc, (float)(t->W * (tail->S_r + loss)));
     tail->started = now_seconds();
-    t->comm->ops->sum_f32_start(t->comm, t->ops->grad_buffer(t->cc) + from, t->m.total + 1 - from);
+    t->comm->ops->sum_f32_start(t->comm, tail->grad + from, t->m.total + 1 - from);
 }
 
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws) {
@@ -162,7 +164,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     float scale = (float)objective_scale(mode, cfg->train.loss_unit, W, A, g, l);
     t->ops->zero_grad(t->cc);
     double S_r = 0;
-    TailBucket tail = {.t = t};
+    TailBucket tail = {.t = t, .grad = t->overlap ? t->ops->grad_buffer(t->cc) : NULL};
     for (int a = 0; a < A; a++) {
         if (t->overlap && a == A - 1) tail.S_r = S_r, t->ops->set_tail_hook(t->cc, tail_bucket_start, &tail);
         Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};

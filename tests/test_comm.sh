@@ -4,7 +4,8 @@
 # (wrong = 0), busbw = algbw * 2(W-1)/W; and the negative control: one rank's input
 # corrupted (a test hook) must be counted and fail it.
 # train.overlap: output-layer (the output layer's bucket reduced during the first layer's
-# backward) trains to the same bits as none, W = 2 and 3, also with a rank whose every
+# backward) trains to the same bits as none, W = 2 and 3, with the factored first layer
+# (its gradient finished per window, after the hook), also with a rank whose every
 # microbatch is empty (no backward, no hook: the trainer starts the tail itself); negative
 # control: a head bucket one element short must differ.
 W=$(workdir); cd "$W"
@@ -57,6 +58,7 @@ PY
 }
 overlap_case "overlap W=2" 2
 overlap_case "overlap W=3" 3 --set train.world_size=3 --set train.rank_bands=auto
+overlap_case "overlap W=2, train.first_layer: factored" 2 --set train.first_layer=factored
 EMPTY0=1 overlap_case "overlap W=2, rank 0 without a label (no backward there)" 2 --set data.unsupervised_prefix=15
 l=$(head -1 outputs/train/continuous.jsonl)
 expect_grep "... rank 0 had no supervised position" '"rank_tokens": \[0, [1-9][0-9]*\]' "$l"
