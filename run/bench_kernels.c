@@ -194,8 +194,7 @@ int main(int argc, char **argv) {
         rc = bench_overlap(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), (size_t)atoll(argv[6]),
                            argc > 7 ? atoi(argv[7]) : 200);
     else
-        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | factored T A H D k V [REPS] | allreduce N [REPS] | overlap T H kD V P1 [REPS]
-");
+        fprintf(stderr, "usage: bench_kernels sgemm T H kD V [REPS] | factored T A H D k V [REPS] | allreduce N [REPS] | overlap T H kD V P1 [REPS]\n");
     MPI_Finalize();
     return rc;
 }
