@@ -1,7 +1,8 @@
-// cpu_kernels.h — the CPU backend's per-position hidden-layer kernel (tanh, the dropout mask
-// and the masked activation of one row of H units), in one variant per instruction set.
-// Every variant gives the same bits as the portable one (tests/test_kernels.c compares them
-// on every machine that can run them); the backend uses the first one this CPU supports.
+// cpu_kernels.h — the CPU backend's per-position element-wise kernels: the hidden layer
+// (tanh, the dropout mask and the masked activation of one row of H units) and the
+// log-softmax of one row of V logits, in one variant per instruction set. Every variant
+// gives the same bits as the portable one (tests/test_kernels.c compares them on every
+// machine that can run them); the backend uses the first one this CPU supports.
 #ifndef DDPTOK_CPU_KERNELS_H
 #define DDPTOK_CPU_KERNELS_H
 
@@ -16,10 +17,19 @@
 typedef void (*HiddenRowFn)(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
                             uint32_t thr, float inv);
 
+// One row of the log-softmax: e (V) = exp_f32(y[v] − mx) for the logits y (V) whose maximum
+// is mx; returns s = Σ_v e[v] in double, as eight partial sums over v mod 8 (v ascending in
+// each) added pairwise: ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)).
+typedef double (*SumExpFn)(const float *y, float *e, int V, float mx);
+// The row's softmax, scaled: y[v] = sw · (float)(e[v] · inv_s), inv_s = 1/s in double.
+typedef void (*ScaledSoftmaxFn)(float *y, const float *e, int V, double inv_s, float sw);
+
 typedef struct {
     const char *name;
     int (*supported)(void);  // this CPU (and OS) can run it
     HiddenRowFn hidden_row;
+    SumExpFn sum_exp;
+    ScaledSoftmaxFn scaled_softmax;
 } CpuKernels;
 
 // Every variant, fastest first; the last one (portable) runs everywhere.

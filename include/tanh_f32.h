@@ -5,8 +5,7 @@
 //   |x| < 0.625:  x + x·z·P(z), z = x², P of degree 4 fitted to (tanh(x)/x − 1)/z by least
 //                 squares on Chebyshev nodes (approximation error 4.5e-9 relative);
 //   |x| ≥ 0.625:  (1 − e)/(1 + e), e = exp(−2|x|) ∈ (0, 0.29] (no cancellation), with
-//                 exp(y) = 2ⁿ·p(r), n = round(y/ln 2), r = y − n·ln 2 (Cody–Waite),
-//                 p the degree-7 Taylor polynomial (|r| ≤ 0.35: 5e-9 relative).
+//                 exp_f32_core (exp_f32.h: 2ⁿ·p(r), Cody–Waite, degree-7 Taylor).
 // Max error 1.57 ulp over every non-negative finite float (checked exhaustively against
 // double tanh; glibc's tanhf reaches 2.1 ulp by the same measure); odd; NaN propagates;
 // tanh(±inf) = ±1. tests/test_tanh.c checks a dense sample on every `make test`.
@@ -15,22 +14,15 @@
 #define DDPTOK_TANH_F32_H
 
 #include <math.h>
-#include <stdint.h>
-#include <string.h>
+
+#include "exp_f32.h"
 
 static inline float tanh_f32(float x) {
     float a = fabsf(x), z = a * a;
     float small = a + a * z * (-0.33333281284113087f +
                                z * (0.13331431753509346f +
                                     z * (-0.05373915650364926f + z * (0.020637861489242723f + z * -0.005704042524953702f))));
-    float y = -2.0f * (a < 40.0f ? a : 40.0f);                          // e = 0 beyond: tanh = 1
-    float n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest, no libm call
-    float r = (y - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
-    int32_t bits = ((int32_t)n + 127) << 23;  // 2ⁿ, n ∈ [−116, 0]
-    float two_n;
-    memcpy(&two_n, &bits, sizeof two_n);
-    float e = p * two_n;
+    float e = exp_f32_core(-2.0f * (a < 40.0f ? a : 40.0f));  // e = 0 beyond: tanh = 1; n ∈ [−116, 0]
     float t = a < 0.625f ? small : (1.0f - e) / (1.0f + e);
     return x != x ? x : copysignf(t, x);
 }

@@ -1,13 +1,15 @@
-// cpu_kernels.c — the CPU backend's hidden-layer row kernel (cpu_kernels.h) in one variant
-// per instruction set: portable C (the definition of the bits), the same C compiled for
-// AVX2, and AVX-512 with the Philox rounds written out in intrinsics. The float arithmetic
-// is the same C in every variant (tanh_f32, one multiply by the mask) and is never
-// contracted into FMAs (-std=c11 keeps -ffp-contract=off), so every variant gives the same
-// bits; the Philox words are integers, exact by construction.
+// cpu_kernels.c — the CPU backend's row kernels (cpu_kernels.h) in one variant per
+// instruction set: portable C (the definition of the bits), the same C compiled for AVX2,
+// and for AVX-512 with the Philox rounds written out in intrinsics. The floating-point
+// arithmetic is the same C in every variant (tanh_f32, exp_f32, the mask multiply, the
+// fixed-order partial sums) and is never contracted into FMAs (-std=c11 keeps
+// -ffp-contract=off), so every variant gives the same bits; the Philox words are integers,
+// exact by construction.
 #include <immintrin.h>
 #include <string.h>
 
 #include "cpu_kernels.h"
+#include "exp_f32.h"
 #include "tanh_f32.h"
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
@@ -58,6 +60,36 @@ static inline __attribute__((always_inline)) void tanh_row(float *hh, float *hd,
     }
 }
 
+// The log-softmax row (SumExpFn, ScaledSoftmaxFn): the loops vectorize in every variant,
+// the eight partial sums being eight lanes.
+static inline __attribute__((always_inline)) double sum_exp_row(const float *y, float *e, int V, float mx) {
+    double acc[8] = {0};
+    int v = 0;
+    for (; v + 8 <= V; v += 8)
+        for (int l = 0; l < 8; l++) {
+            float x = exp_f32(y[v + l] - mx);
+            e[v + l] = x, acc[l] += (double)x;
+        }
+    for (int l = 0; v + l < V; l++) {
+        float x = exp_f32(y[v + l] - mx);
+        e[v + l] = x, acc[l] += (double)x;
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+static inline __attribute__((always_inline)) void scaled_softmax_row(float *y, const float *e, int V, double inv_s, float sw) {
+    for (int v = 0; v < V; v++) y[v] = sw * (float)((double)e[v] * inv_s);
+}
+
+// Each variant: its row kernels are the inline bodies above compiled for its instruction set.
+#define ROW_VARIANT(isa, attr)                                                                                          \
+    attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
+    attr static void scaled_softmax_##isa(float *y, const float *e, int V, double inv_s, float sw) {                 \
+        scaled_softmax_row(y, e, V, inv_s, sw);                                                                       \
+    }
+ROW_VARIANT(portable, )
+ROW_VARIANT(avx2, __attribute__((target("avx2"))))
+
 static void hidden_row_portable(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
                                 uint32_t thr, float inv) {
     if (mm) dropout_row(mm, H, s, block, pos, thr, inv);
@@ -79,6 +111,8 @@ __attribute__((target("avx2"))) static void hidden_row_avx2(float *hh, float *hd
 // row (scalar) and the rounds that differ per block start from there (the same bits).
 
 #define AVX512 __attribute__((target("avx512f")))
+
+ROW_VARIANT(avx512, AVX512)
 
 AVX512 static inline __m512i xor3(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
 
@@ -154,9 +188,10 @@ static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 
 const CpuKernels cpu_kernels_all[] = {
-    {.name = "avx512", .supported = has_avx512, .hidden_row = hidden_row_avx512},
-    {.name = "avx2", .supported = has_avx2, .hidden_row = hidden_row_avx2},
-    {.name = "portable", .supported = always, .hidden_row = hidden_row_portable},
+    {.name = "avx512", .supported = has_avx512, .hidden_row = hidden_row_avx512, .sum_exp = sum_exp_avx512, .scaled_softmax = scaled_softmax_avx512},
+    {.name = "avx2", .supported = has_avx2, .hidden_row = hidden_row_avx2, .sum_exp = sum_exp_avx2, .scaled_softmax = scaled_softmax_avx2},
+    {.name = "portable", .supported = always, .hidden_row = hidden_row_portable, .sum_exp = sum_exp_portable,
+     .scaled_softmax = scaled_softmax_portable},
 };
 const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
 

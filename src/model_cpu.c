@@ -49,7 +49,8 @@ struct Compute {
     int P_valid;
     float *G;        // (k, V, H) G_j[v] = Σ dZ[t] over the window's positions with ctx[t, j] = v; zero unless G_pending
     int G_pending;   // G holds sums that finish_backward has not yet turned into gw1, gemb
-    HiddenRowFn hidden_row;  // tanh + dropout of one position, for this CPU (cpu_kernels.h)
+    float *ex;       // (V) exp terms of one row of the log-softmax
+    const CpuKernels *kern;  // the row kernels for this CPU (cpu_kernels.h)
     GradTailHook tail_hook;  // called once the output layer's gradient is final (model.h)
     void *tail_ctx;
     double loss;     // the current microbatch's Σ w·loss, handed to tail_hook
@@ -74,14 +75,15 @@ static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer)
         cc->P = xmalloc((size_t)m->k * V * H * sizeof(float));
         cc->G = xcalloc((size_t)m->k * V * H, sizeof(float));
     }
-    cc->hidden_row = cpu_kernels_select()->hidden_row;
+    cc->ex = xmalloc(V * sizeof(float));
+    cc->kern = cpu_kernels_select();
     return cc;
 }
 
 static void cpu_destroy(Compute *cc) {
     if (!cc) return;
     free(cc->theta), free(cc->grad);
-    free(cc->E), free(cc->Hh), free(cc->M), free(cc->Hd), free(cc->Y), free(cc->dH), free(cc->dE);
+    free(cc->E), free(cc->Hh), free(cc->M), free(cc->Hd), free(cc->Y), free(cc->dH), free(cc->dE), free(cc->ex);
     free(cc->P), free(cc->G);
     free(cc);
 }
@@ -235,7 +237,7 @@ static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         uint64_t block = 0;
         uint32_t word = 0;  // the dropout counter of this position (philox.h, dropout_counter)
         if (drop) dropout_counter(d->block, d->ids, b->L, d->step, (uint32_t)b->pos[t], &block, &word);
-        cc->hidden_row(cc->Hh + (size_t)t * H, cc->Hd + (size_t)t * H, drop ? cc->M + (size_t)t * H : NULL, H,
+        cc->kern->hidden_row(cc->Hh + (size_t)t * H, cc->Hd + (size_t)t * H, drop ? cc->M + (size_t)t * H : NULL, H,
                        drop ? &d->stream : NULL, block, word, thr, inv);
     }
     for (int t = 0; t < T; t++) memcpy(cc->Y + (size_t)t * V, b2, (size_t)V * sizeof(float));
@@ -255,15 +257,14 @@ static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
         float mx = y[0];
         for (int v = 1; v < V; v++)
             if (y[v] > mx) mx = y[v], arg = v;
-        double s = 0;
-        for (int v = 0; v < V; v++) s += exp((double)(y[v] - mx));
+        double s = cc->kern->sum_exp(y, cc->ex, V, mx);  // Σ exp(y − mx), exp in float (exp_f32)
         double lse = (double)mx + log(s);
         int tgt = b->target[t];
         float w = weight ? weight[t] : 1.0f, sw = scale * w;
         total += (double)w * (lse - (double)y[tgt]);
         if (correct) *correct += arg == tgt;
         if (backward) {
-            for (int v = 0; v < V; v++) y[v] = sw * (float)exp((double)y[v] - lse);
+            cc->kern->scaled_softmax(y, cc->ex, V, 1.0 / s, sw);  // exp(y − lse) = exp(y − mx) / s
             y[tgt] -= sw;
             for (int v = 0; v < V; v++) gb2[v] += y[v];
         }

@@ -1,14 +1,20 @@
-// test_kernels.c — every variant of the CPU hidden-layer row kernel (cpu_kernels.h) that this
-// machine can run gives, bit for bit, the scalar definition: mm[i] = inv if
-// dropout_bits(s, block, pos, i) >= thr else +0.0f, hh[i] = tanh_f32(z[i]), hd[i] = hh[i]·mm[i]
-// (hd = hh without dropout), over rows of many lengths (whole and partial SIMD steps), several
-// counters and keep rates. Negative controls: the same check rejects a kernel fed the next
-// position's counter and one fed another threshold.
+// test_kernels.c — every variant of the CPU row kernels (cpu_kernels.h) that this machine can
+// run gives, bit for bit, the scalar definition, over rows of many lengths (whole and partial
+// SIMD steps):
+//   hidden_row: mm[i] = inv if dropout_bits(s, block, pos, i) >= thr else +0.0f,
+//     hh[i] = tanh_f32(z[i]), hd[i] = hh[i]·mm[i] (hd = hh without dropout), for several
+//     counters and keep rates; negative controls: the same check rejects a kernel fed the
+//     next position's counter and one fed another threshold;
+//   sum_exp / scaled_softmax: e[v] = exp_f32(y[v] − mx), s = the eight partial sums (v mod 8)
+//     added pairwise, y[v] = sw·(float)(e[v]·(1/s)); negative control: the plain sequential
+//     sum, which the check must tell apart.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../include/cpu_kernels.h"
+#include "../include/exp_f32.h"
 #include "../include/tanh_f32.h"
 
 enum { HMAX = 2048 + 64 };
@@ -59,6 +65,41 @@ static int mismatches(const CpuKernels *k, uint32_t pos_shift, uint32_t thr_flip
     return bad;
 }
 
+// The log-softmax definition: the terms, and their sum in the documented order (sequential:
+// the negative control's order).
+static double sum_exp_ref(const float *y, float *e, int V, float mx, int sequential) {
+    double acc[8] = {0}, seq = 0;
+    for (int v = 0; v < V; v++) e[v] = exp_f32(y[v] - mx), acc[v % 8] += (double)e[v], seq += (double)e[v];
+    return sequential ? seq : ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// Rows of logits whose sums or softmax differ from the definition (`sequential`: from the
+// plain sequential sum instead).
+static int softmax_mismatches(const CpuKernels *k, int sequential, int verbose) {
+    static const int Vs[] = {1, 2, 7, 8, 9, 15, 16, 17, 100, 128, 129, 1000};
+    static float y[1024], e[1024], re[1024], dy[1024], rdy[1024];
+    int bad = 0;
+    uint32_t seed = 7;
+    for (size_t vi = 0; vi < sizeof Vs / sizeof *Vs; vi++)
+        for (int rep = 0; rep < 20; rep++) {
+            int V = Vs[vi];
+            float mx = -INFINITY, spread = rep < 10 ? 4.0f : 60.0f;  // wide rows reach exp_f32's 0 below −87
+            for (int v = 0; v < V; v++) {
+                seed = seed * 1664525u + 1013904223u;
+                y[v] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * spread;
+                mx = y[v] > mx ? y[v] : mx;
+            }
+            double rs = sum_exp_ref(y, re, V, mx, sequential), s = k->sum_exp(y, e, V, mx);
+            float sw = 0.37f;
+            for (int v = 0; v < V; v++) rdy[v] = sw * (float)((double)re[v] * (1.0 / rs)), dy[v] = y[v];
+            k->scaled_softmax(dy, e, V, 1.0 / s, sw);
+            int ok = s == rs && !memcmp(e, re, (size_t)V * sizeof(float)) && !memcmp(dy, rdy, (size_t)V * sizeof(float));
+            if (!ok && verbose && bad < 5) printf("FAIL %s softmax: V %d row %d: sum %.17g vs %.17g\n", k->name, V, rep, s, rs);
+            bad += !ok;
+        }
+    return bad;
+}
+
 int main(void) {
     int failed = 0, ran = 0;
     for (int v = 0; v < cpu_kernels_count; v++) {
@@ -76,6 +117,11 @@ int main(void) {
         printf("%s, negative controls: %d rows differ with the next position's counter, %d with another threshold\n", k->name,
                shifted, flipped);
         if (!shifted || !flipped) failed = printf("FAIL the check accepted a wrong %s kernel\n", k->name);
+        int sbad = softmax_mismatches(k, 0, 1), sseq = softmax_mismatches(k, 1, 0);
+        printf("%s: %d log-softmax rows differ from the definition; negative control: %d differ from the sequential sum\n",
+               k->name, sbad, sseq);
+        failed |= sbad != 0;
+        if (!sseq) failed = printf("FAIL the check cannot tell the %s sum from a sequential one\n", k->name);
     }
     printf("test_kernels: selected %s; %d of %d variants checked\n", cpu_kernels_select()->name, ran, cpu_kernels_count);
     if (!ran) failed = printf("FAIL no variant ran\n");

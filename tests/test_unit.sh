@@ -1,13 +1,15 @@
-# Unit tests: Philox known answers; tanh_f32's accuracy (with a negative control); every SIMD variant of the CPU
-# row kernel against its scalar definition (with negative controls); the CPU backward (dense and factored first
+# Unit tests: Philox known answers; tanh_f32's and exp_f32's accuracy (with negative controls); every SIMD variant
+# of the CPU row kernels against its scalar definition (with negative controls); the CPU backward (dense and factored first
 # layer) against finite differences, and the same test against a deliberately broken backward and a broken factored one
 # (negative controls).
 out=$(build/test_philox); rc=$?
 [ $rc -eq 0 ] && ok "philox known answers and stream properties" || { bad philox; echo "$out"; }
 out=$(build/test_tanh); rc=$?
 [ $rc -eq 0 ] && ok "tanh_f32 within 2 ulp of tanh ($(grep -o 'max [0-9.]* ulp' <<<"$out" | head -1)), odd, NaN/inf; the cancelling formula is rejected" || { bad tanh_f32; echo "$out"; }
+out=$(build/test_exp); rc=$?
+[ $rc -eq 0 ] && ok "exp_f32 within 2 ulp of exp on [-87, 0] ($(grep -o 'max [0-9.]* ulp' <<<"$out" | head -1)), 0 below, NaN kept; a degree-5 polynomial is rejected" || { bad exp_f32; echo "$out"; }
 out=$(build/test_kernels); rc=$?
-[ $rc -eq 0 ] && ok "CPU row kernel: every variant this CPU runs ($(grep -o 'selected [a-z0-9]*; [0-9]* of [0-9]*' <<<"$out")) = the scalar mask and tanh bit for bit; a wrong counter or threshold is rejected" || { bad "CPU row kernel variants"; echo "$out"; }
+[ $rc -eq 0 ] && ok "CPU row kernels: every variant this CPU runs ($(grep -o 'selected [a-z0-9]*; [0-9]* of [0-9]*' <<<"$out")) = the scalar mask, tanh and log-softmax bit for bit; a wrong counter, threshold or summation order is rejected" || { bad "CPU row kernel variants"; echo "$out"; }
 out=$(build/test_model); rc=$?
 [ $rc -eq 0 ] && ok "backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step" || { bad backward; echo "$out"; }
 out=$(build/test_model_broken); rc=$?
