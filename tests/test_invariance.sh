@@ -5,6 +5,7 @@
 # stated bound of the uninterrupted run, bit-identical on W' = 2. Negative controls: a
 # partition that loses a sequence, dropout keyed per rank, a resume that skips the global
 # stream or drops a sequence, another global_batch, and the bands sampler on another W.
+# The factored first layer: the W=2 table and a W=2 -> 1 resume within the bound.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 G=(--set train.sampler=global --set train.rank_bands=auto --set train.global_batch=12 --set train.partition=balanced)
@@ -63,6 +64,22 @@ for ctl in DDPTOK_TEST_RESUME_SKIP=sampler DDPTOK_TEST_PARTITION_DROP=1; do
   /usr/bin/python3 -c "import sys; sys.exit(not ($d > $bound))" && ok "negative control $ctl on W=1 breaks the bound (max |dtheta| = $d)" \
     || bad "negative control $ctl within the bound" "— $d <= $bound"
 done
+# The factored first layer (train.first_layer): the invariance table against the same
+# (dense) reference, and an elastic resume W=2 -> W=1 within the same bound of its own
+# uninterrupted run.
+F=(--set train.first_layer=factored --set paths.artifacts=fact)
+expect_rc "factored: parity --invariance W=2" 0 ddp 2 parity --invariance --config "$cfg" "${G[@]}" "${F[@]}"
+n=$(echo "$OUT" | grep -cE "^ +2 +[12] .* passes ")
+[ "$n" -eq 12 ] && ok "factored W=2: the product passes on all 12 rows" || bad "factored W=2 rows" "— $n of 12 pass"
+DDPTOK="$ROOT/build/ddptok-factored-broken" expect_rc "negative control: a broken factored backward fails the table" 1 \
+  ddp 2 parity --invariance --config "$cfg" "${G[@]}" "${F[@]}"
+ddp 2 train --config "$cfg" "${G[@]}" "${F[@]}" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" "${G[@]}" "${F[@]}" >/dev/null 2>&1 \
+  || bad "factored: W=2 training (global sampler)"
+rm -rf e-fact && mkdir -p e-fact/checkpoints && cp -r fact/checkpoints/step-0006 e-fact/checkpoints/
+expect_rc "factored: resume W=2 -> W=1" 0 ddp 1 train --config "$cfg" "${G[@]}" "${F[@]}" --set train.world_size=1 --set paths.artifacts=e-fact --resume latest
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 e-fact/checkpoints/step-0012 fact/continuous/step-0012)
+/usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "factored W=2 -> W=1: step 12 within the bound (max |dtheta| = $d <= $bound)" \
+  || bad "factored W=2 -> W=1 beyond the bound" "— max |dtheta| = $d > $bound"
 mkdir -p other && one prepare --config "$cfg" "${G[@]}" --set train.global_batch=10 --set paths.outputs=other >/dev/null
 expect_rc "resume with another global_batch is refused" 2 ddp 1 train --config "$cfg" "${G[@]}" --set train.world_size=1 \
   --set train.global_batch=10 --set paths.outputs=other --resume artifacts/checkpoints/step-0006
