@@ -10,6 +10,7 @@
 //   parameters    P·4·8                          θ, θ0, gradient, momentum, checkpoint copies
 //   activations   cap·(2·k·D + 4·H + V)·4        the CPU backend's per-microbatch buffers
 //   microbatches  W·A·cap·(k + 3)·4              the reference builds every rank's window
+//   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
 #include "budget.h"
 
 #include <stdio.h>
@@ -48,6 +49,8 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
         {"microbatches W*A*B*Lmax*(k+3)*4",
          "train.world_size x train.accumulation x train.batch_size_per_rank x data.max_length x model.context",
          size_mul(size_mul(size_mul(size_mul(W, A), cap), size_add(k, 3)), 4)},
+        {"factored tables k*V*H*8", "model.context x data.vocab_size x model.hidden (train.first_layer: factored)",
+         cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
     };
     uint64_t total = 0;
     const Term *big = &terms[0];

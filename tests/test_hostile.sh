@@ -34,6 +34,11 @@ refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at p
 refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
   'the workload needs [0-9.]+ TiB \(largest: parameters .* = 32.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
   one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
+big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
+expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
+refused "... with train.first_layer factored (its tables k*V*H*8): exit 2 naming them and their keys" 2 \
+  'largest: factored tables k\*V\*H\*8 = [0-9.]+ [GT]iB: model.context x data.vocab_size x model.hidden \(train.first_layer: factored\)' \
+  one --check prepare --config "$cfg" "${big_tables[@]}" --set train.first_layer=factored
 refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
   'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
   one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
