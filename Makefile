@@ -104,16 +104,13 @@ $(BUILD):
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_exp build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
+TEST_BINS := build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock
 
 build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
 
 build/test_tanh: tests/test_tanh.c include/tanh_f32.h include/exp_f32.h | $(BUILD)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
-
-build/test_exp: tests/test_exp.c include/exp_f32.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # Every variant of the CPU row kernel this machine runs, against the scalar definition.
