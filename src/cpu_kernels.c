@@ -90,17 +90,15 @@ static inline __attribute__((always_inline)) void scaled_softmax_row(float *y, c
 ROW_VARIANT(portable, )
 ROW_VARIANT(avx2, __attribute__((target("avx2"))))
 
-static void hidden_row_portable(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
-                                uint32_t thr, float inv) {
-    if (mm) dropout_row(mm, H, s, block, pos, thr, inv);
-    tanh_row(hh, hd, mm, H);
-}
-
-__attribute__((target("avx2"))) static void hidden_row_avx2(float *hh, float *hd, float *mm, int H, const RngStream *s,
-                                                            uint64_t block, uint32_t pos, uint32_t thr, float inv) {
-    if (mm) dropout_row(mm, H, s, block, pos, thr, inv);
-    tanh_row(hh, hd, mm, H);
-}
+// The hidden row of the C variants: the mask PHILOX_LANES blocks at a time, then tanh.
+#define HIDDEN_ROW_C(isa, attr)                                                                                       \
+    attr static void hidden_row_##isa(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block,   \
+                                      uint32_t pos, uint32_t thr, float inv) {                                      \
+        if (mm) dropout_row(mm, H, s, block, pos, thr, inv);                                                          \
+        tanh_row(hh, hd, mm, H);                                                                                      \
+    }
+HIDDEN_ROW_C(portable, )
+HIDDEN_ROW_C(avx2, __attribute__((target("avx2"))))
 
 // --- AVX-512: 16 Philox blocks (64 units) per step ---------------------------------------
 // Each 32-bit Philox word sits in the low half of a 64-bit lane, so vpmuludq gives the
