@@ -41,7 +41,7 @@ typedef enum {
     FIRST_LAYER_COUNT
 } FirstLayer;
 
-// When the gradient all-reduce runs (README "Overlap").
+// When the gradient all-reduce runs (README "Overlap of the gradient all-reduce").
 typedef enum {
     OVERLAP_NONE = 0,      // one all-reduce of the whole gradient after the last backward
     OVERLAP_OUTPUT_LAYER,  // the output layer's bucket is reduced while the first layer's backward runs
