@@ -20,6 +20,12 @@ rm -rf artifacts/checkpoints/step-0012
 DDPTOK_TEST_RESUME_SKIP=rng ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
 expect_rc "evaluate fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg"
 rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
+# evaluate with the factored first layer (its tables from the loaded θ): the dense test loss
+# within float rounding, on the same tokens.
+one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 >/dev/null 2>&1 && cp outputs/evaluate.json dense.json
+expect_rc "evaluate --checkpoint with train.first_layer factored" 0 one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 --set train.first_layer=factored
+r=$(/usr/bin/python3 -c "import json; d, f = (json.load(open(p))['test'] for p in ('dense.json', 'outputs/evaluate.json')); print(d['tokens'] == f['tokens'] > 0, abs(d['loss'] - f['loss']) <= 1e-5 * d['loss'], d['loss'] != 0)")
+[ "$r" = "True True True" ] && ok "... the dense test loss within 1e-5 relative, the same tokens" || bad "factored evaluate" "— $r"
 if command -v gnuplot >/dev/null; then
   expect_rc "plot" 0 one plot --config "$cfg"
   sig=$(head -c 8 outputs/figure.png | od -An -tx1 | tr -d ' \n')
