@@ -35,15 +35,15 @@ struct Compute {
     float *theta;    // (P)
     float *grad;     // (P + 1)
     // activations, allocated once
-    float *E;        // (cap, kD)
+    float *E;        // (cap, kD) dense first layer only (NULL when factored)
     float *Hh;       // (cap, H) tanh output
     float *M;        // (cap, H) dropout scale (0 or 1/(1-p)), when `dropped`
     int dropped;     // the last forward applied dropout
     float *Hd;       // (cap, H) dropped-out hidden
     float *Y;        // (cap, V) logits, then dlogits
     float *dH;       // (cap, H)
-    float *dE;       // (cap, kD)
-    // factored first layer (NULL when dense)
+    float *dE;       // (cap, kD) dense first layer only
+    // the first layer (train.first_layer); P and G are NULL when dense
     FirstLayer first_layer;
     float *P;        // (k, V, H) P_j = emb · w1_jᵀ, valid while P_valid (θ unchanged since)
     int P_valid;
@@ -64,16 +64,17 @@ static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer)
     size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
     cc->theta = xcalloc(P, sizeof(float));
     cc->grad = xcalloc(P + 1, sizeof(float));
-    cc->E = xmalloc(T * kD * sizeof(float));
     cc->Hh = xmalloc(T * H * sizeof(float));
     cc->M = xmalloc(T * H * sizeof(float));
     cc->Hd = xmalloc(T * H * sizeof(float));
     cc->Y = xmalloc(T * V * sizeof(float));
     cc->dH = xmalloc(T * H * sizeof(float));
-    cc->dE = xmalloc(T * kD * sizeof(float));
     if (first_layer == FIRST_LAYER_FACTORED) {
         cc->P = xmalloc((size_t)m->k * V * H * sizeof(float));
         cc->G = xcalloc((size_t)m->k * V * H, sizeof(float));
+    } else {
+        cc->E = xmalloc(T * kD * sizeof(float));
+        cc->dE = xmalloc(T * kD * sizeof(float));
     }
     cc->ex = xmalloc(V * sizeof(float));
     cc->kern = cpu_kernels_select();
