@@ -133,6 +133,7 @@ static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
     if (comm->world == 1) return 0;
     MPI_Request req;
     comm->op = "gradient all-reduce";
+    test_stall("gradient all-reduce");
     MPI_CHECK(MPI_Ibarrier(comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     // A rank stopped between the barrier and the blocking all-reduce would hang its peers

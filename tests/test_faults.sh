@@ -36,22 +36,36 @@ wait_lines stuck/train/interrupted.jsonl 5 30
 rank_pid() { for p in $(pgrep -f "$DDPTOK train"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && echo "$p"; done; }
 r0=$(rank_pid 0) r1=$(rank_pid 1)
 t0=$(date +%s); kill -STOP $r1
-# While it waits, rank 0 sleeps between tests instead of spinning a core that its peer or
-# other jobs need: over 2 s it uses under a quarter of the CPU time that a busy loop
-# started beside it gets (a spinning wait gets about as much, however loaded the machine).
-cpu() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
-sh -c 'while :; do :; done' & spin=$!
-sleep 0.3; w0=$(cpu "$r0") s0=$(cpu "$spin"); sleep 2; w1=$(cpu "$r0") s1=$(cpu "$spin")
-kill "$spin"; wait "$spin" 2>/dev/null
 wait "$pid"; rc=$?; t=$(( $(date +%s) - t0 ))
 kill "$dog" 2>/dev/null; kill -CONT $r1 2>/dev/null
 [ $rc -eq 4 ] && [ $t -le 15 ] && grep -q "^ddptok: rank 0: error: no progress in [a-z -]* at step [0-9]* on .* for 3 s (--comm-timeout): another rank is stuck or gone" stuck.txt \
   && ok "rank 1 stopped (SIGSTOP): rank 0 names the operation and step, the job ends with exit 4 after ${t} s (--comm-timeout 3)" \
   || { bad "stuck rank" "— exit $rc after $t s"; grep ddptok stuck.txt | head -3; }
-[ $(( 4 * (w1 - w0) )) -lt $(( s1 - s0 )) ] && ok "... the waiting rank sleeps between tests: $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0))" \
-  || bad "the waiting rank spins" "— $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0))"
 pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; } || ok "... no rank left behind"
 rm -rf stuck
+# While it waits, rank 0 sleeps between tests instead of spinning a core that its peer or
+# other jobs need: over 2 s it uses under a quarter of the CPU time that a busy loop
+# started beside it gets (a spinning wait gets about as much, however loaded the machine).
+# Rank 1 stops itself where the gradient all-reduce begins (DDPTOK_TEST_STALL), so rank 0
+# is in the deadline's wait: a SIGSTOP from outside can also land inside the blocking
+# MPI_Allreduce after the barrier, where Open MPI's progress loop spins until the watchdog
+# (README "Ranks that die or stall"), and made this check fail now and then.
+one prepare --config "$CONFIGS/tiny.yaml" --set paths.outputs=spin >/dev/null
+DDPTOK_TEST_STALL="gradient all-reduce" timeout -k 5 60 mpirun -np 2 "$DDPTOK" train --config "$CONFIGS/tiny.yaml" --set paths.outputs=spin \
+  --set paths.artifacts=spina --comm-timeout 8 > spin.txt 2>&1 &
+pid=$!
+for _ in $(seq 300); do grep -q "TEST HOOK: stopping myself (SIGSTOP) at gradient all-reduce" spin.txt && break; sleep 0.1; done
+r0=$(rank_pid 0)
+cpu() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
+sh -c 'while :; do :; done' & spin=$!
+sleep 0.3; w0=$(cpu "$r0") s0=$(cpu "$spin"); sleep 2; w1=$(cpu "$r0") s1=$(cpu "$spin")
+kill "$spin"; wait "$spin" 2>/dev/null
+wait "$pid"; rc=$?
+[ -n "$r0" ] && [ $rc -eq 4 ] && [ $(( 4 * (w1 - w0) )) -lt $(( s1 - s0 )) ] \
+  && ok "rank 1 stopped at the gradient all-reduce: the waiting rank sleeps between tests: $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0)); exit 4" \
+  || { bad "the waiting rank spins" "— $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0)); exit $rc; rank 0 pid '$r0'"; grep ddptok spin.txt | head -3; }
+pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; }
+rm -rf spin spina spin.txt
 # Two runs of one lineage (a job submitted twice, a requeued job whose first incarnation
 # has not ended): the second waits DDPTOK_LOCK_WAIT seconds, then is refused naming the
 # holder; the first goes on untouched and releases the lock when it ends.
