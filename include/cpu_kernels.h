@@ -1,6 +1,7 @@
 // cpu_kernels.h — the CPU backend's per-position element-wise kernels: the hidden layer
-// (tanh, the dropout mask and the masked activation of one row of H units) and the
-// log-softmax of one row of V logits, in one variant per instruction set. Every variant
+// (tanh, the dropout mask and the masked activation of one row of H units), the log-softmax
+// of one row of V logits and the backward through tanh and the mask, in one variant per
+// instruction set. Every variant
 // gives the same bits as the portable one (tests/test_kernels.c compares them on every
 // machine that can run them); the backend uses the first one this CPU supports.
 #ifndef DDPTOK_CPU_KERNELS_H
@@ -24,12 +25,17 @@ typedef double (*SumExpFn)(const float *y, float *e, int V, float mx);
 // The row's softmax, scaled: y[v] = sw · (float)(e[v] · inv_s), inv_s = 1/s in double.
 typedef void (*ScaledSoftmaxFn)(float *y, const float *e, int V, double inv_s, float sw);
 
+// The backward through tanh and the mask of one position, with its b1 column sums:
+// dz (H) = dz·(mm·(1 − hh²)), or dz·(1 − hh²) without dropout (mm NULL); gb (H) += dz.
+typedef void (*TanhBackwardFn)(float *dz, float *gb, const float *hh, const float *mm, int H);
+
 typedef struct {
     const char *name;
     int (*supported)(void);  // this CPU (and OS) can run it
     HiddenRowFn hidden_row;
     SumExpFn sum_exp;
     ScaledSoftmaxFn scaled_softmax;
+    TanhBackwardFn tanh_backward;
 } CpuKernels;
 
 // Every variant, fastest first; the last one (portable) runs everywhere.

@@ -81,11 +81,24 @@ static inline __attribute__((always_inline)) void scaled_softmax_row(float *y, c
     for (int v = 0; v < V; v++) y[v] = sw * (float)((double)e[v] * inv_s);
 }
 
+// TanhBackwardFn: the product keeps its order (dz·(mm·(1 − hh²))); the mask 1 is left out
+// without dropout (1·x = x, the same bits).
+static inline __attribute__((always_inline)) void tanh_backward_row(float *restrict dz, float *restrict gb, const float *restrict hh,
+                                                                    const float *restrict mm, int H) {
+    if (mm)
+        for (int i = 0; i < H; i++) dz[i] *= mm[i] * (1.0f - hh[i] * hh[i]), gb[i] += dz[i];
+    else
+        for (int i = 0; i < H; i++) dz[i] *= 1.0f - hh[i] * hh[i], gb[i] += dz[i];
+}
+
 // Each variant: its row kernels are the inline bodies above compiled for its instruction set.
 #define ROW_VARIANT(isa, attr)                                                                                          \
     attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
     attr static void scaled_softmax_##isa(float *y, const float *e, int V, double inv_s, float sw) {                 \
         scaled_softmax_row(y, e, V, inv_s, sw);                                                                       \
+    }                                                                                                                 \
+    attr static void tanh_backward_##isa(float *dz, float *gb, const float *hh, const float *mm, int H) {             \
+        tanh_backward_row(dz, gb, hh, mm, H);                                                                         \
     }
 ROW_VARIANT(portable, )
 ROW_VARIANT(avx2, __attribute__((target("avx2"))))
@@ -185,12 +198,10 @@ static int always(void) { return 1; }
 static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 
-const CpuKernels cpu_kernels_all[] = {
-    {.name = "avx512", .supported = has_avx512, .hidden_row = hidden_row_avx512, .sum_exp = sum_exp_avx512, .scaled_softmax = scaled_softmax_avx512},
-    {.name = "avx2", .supported = has_avx2, .hidden_row = hidden_row_avx2, .sum_exp = sum_exp_avx2, .scaled_softmax = scaled_softmax_avx2},
-    {.name = "portable", .supported = always, .hidden_row = hidden_row_portable, .sum_exp = sum_exp_portable,
-     .scaled_softmax = scaled_softmax_portable},
-};
+#define KERNELS(isa, has)                                                                                              \
+    {.name = #isa, .supported = has, .hidden_row = hidden_row_##isa, .sum_exp = sum_exp_##isa,                       \
+     .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa}
+const CpuKernels cpu_kernels_all[] = {KERNELS(avx512, has_avx512), KERNELS(avx2, has_avx2), KERNELS(portable, always)};
 const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
 
 const CpuKernels *cpu_kernels_select(void) {

@@ -286,16 +286,12 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, cc->dH, H);
     // dZ = dH ⊙ M ⊙ (1 − Hh²) and b1 += Σ_t dZ (t ascending), in one pass over the rows
     for (int t = 0; t < T; t++) {
-        float *restrict dz = cc->dH + (size_t)t * H, *restrict gb = gb1;
-        const float *restrict mm = cc->M + (size_t)t * H;
+        float *dz = cc->dH + (size_t)t * H;
+        const float *mm = cc->M + (size_t)t * H;
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
-        const float *restrict hh = cc->Hh + (size_t)t * H;
-        if (cc->dropped)
-            for (int i = 0; i < H; i++) dz[i] *= mm[i] * (1.0f - hh[i] * hh[i]), gb[i] += dz[i];
-        else  // the mask is 1: 1·x = x, the same bits
-            for (int i = 0; i < H; i++) dz[i] *= 1.0f - hh[i] * hh[i], gb[i] += dz[i];
+        cc->kern->tanh_backward(dz, gb1, cc->Hh + (size_t)t * H, cc->dropped ? mm : NULL, H);
 #else  // negative control for tests/test_model.c: forgets tanh's derivative
-        for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb[i] += dz[i];
+        for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb1[i] += dz[i];
 #endif
     }
     // w1 += dZᵀ · E ; dE = dZ · w1 (factored: dZ summed into G, w1 and the embedding from G

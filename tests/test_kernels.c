@@ -7,7 +7,9 @@
 //     next position's counter and one fed another threshold;
 //   sum_exp / scaled_softmax: e[v] = exp_f32(y[v] − mx), s = the eight partial sums (v mod 8)
 //     added pairwise, y[v] = sw·(float)(e[v]·(1/s)); negative control: the plain sequential
-//     sum, which the check must tell apart.
+//     sum, which the check must tell apart;
+//   tanh_backward: dz = dz·(mm·(1 − hh²)) (dz·(1 − hh²) without dropout), gb += dz over
+//     several rows; negative control: the product in another order, (dz·mm)·(1 − hh²).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,36 @@ static int softmax_mismatches(const CpuKernels *k, int sequential, int verbose) 
     return bad;
 }
 
+// Rows whose tanh backward (dz and the running b1 sums) differs from the definition
+// (`reordered`: from (dz·mm)·(1 − hh²) instead).
+static int backward_mismatches(const CpuKernels *k, int reordered, int verbose) {
+    static const int Hs[] = {1, 5, 16, 17, 100, 512, 2048};
+    static float dz[HMAX], rdz[HMAX], gb[HMAX], rgb[HMAX], hh[HMAX], mm[HMAX];
+    int bad = 0;
+    uint32_t seed = 11;
+    for (size_t hi = 0; hi < sizeof Hs / sizeof *Hs; hi++)
+        for (int drop = 0; drop < 2; drop++) {
+            int H = Hs[hi];
+            memset(gb, 0, sizeof gb), memset(rgb, 0, sizeof rgb);
+            for (int row = 0; row < 6; row++) {
+                for (int i = 0; i < H; i++) {
+                    seed = seed * 1664525u + 1013904223u;
+                    dz[i] = rdz[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * 3.0f;
+                    hh[i] = tanh_f32(((float)(seed & 0xffff) / 65536.0f - 0.5f) * 6.0f);
+                    mm[i] = (seed >> 3) % 10 ? 1.0f / 0.9f : 0.0f;
+                    float g = drop ? (reordered ? (rdz[i] * mm[i]) * (1.0f - hh[i] * hh[i]) : rdz[i] * (mm[i] * (1.0f - hh[i] * hh[i])))
+                                   : rdz[i] * (1.0f - hh[i] * hh[i]);
+                    rdz[i] = g, rgb[i] += g;
+                }
+                k->tanh_backward(dz, gb, hh, drop ? mm : NULL, H);
+                int ok = !memcmp(dz, rdz, (size_t)H * sizeof(float)) && !memcmp(gb, rgb, (size_t)H * sizeof(float));
+                if (!ok && verbose && bad < 5) printf("FAIL %s tanh backward: H %d dropout %d row %d\n", k->name, H, drop, row);
+                bad += !ok;
+            }
+        }
+    return bad;
+}
+
 int main(void) {
     int failed = 0, ran = 0;
     for (int v = 0; v < cpu_kernels_count; v++) {
@@ -122,6 +154,11 @@ int main(void) {
                k->name, sbad, sseq);
         failed |= sbad != 0;
         if (!sseq) failed = printf("FAIL the check cannot tell the %s sum from a sequential one\n", k->name);
+        int bbad = backward_mismatches(k, 0, 1), breo = backward_mismatches(k, 1, 0);
+        printf("%s: %d tanh-backward rows differ from the definition; negative control: %d differ from the reordered product\n",
+               k->name, bbad, breo);
+        failed |= bbad != 0;
+        if (!breo) failed = printf("FAIL the check cannot tell the %s backward from a reordered product\n", k->name);
     }
     printf("test_kernels: selected %s; %d of %d variants checked\n", cpu_kernels_select()->name, ran, cpu_kernels_count);
     if (!ran) failed = printf("FAIL no variant ran\n");

@@ -7,7 +7,7 @@ out=$(build/test_philox); rc=$?
 out=$(build/test_tanh); rc=$?
 [ $rc -eq 0 ] && ok "tanh_f32 within 2 ulp of tanh ($(grep -o 'max [0-9.]* ulp' <<<"$out" | head -1)), odd, NaN/inf; the cancelling formula is rejected; exp_f32 within 2 ulp of exp on [-87, 0] ($(grep -oE 'exp_f32: max [0-9.]+ ulp' <<<"$out" | cut -d' ' -f2-)), 0 below, NaN kept; a degree-5 polynomial is rejected" || { bad "tanh_f32, exp_f32"; echo "$out"; }
 out=$(build/test_kernels); rc=$?
-[ $rc -eq 0 ] && ok "CPU row kernels: every variant this CPU runs ($(grep -o 'selected [a-z0-9]*; [0-9]* of [0-9]*' <<<"$out")) = the scalar mask, tanh and log-softmax bit for bit; a wrong counter, threshold or summation order is rejected" || { bad "CPU row kernel variants"; echo "$out"; }
+[ $rc -eq 0 ] && ok "CPU row kernels: every variant this CPU runs ($(grep -o 'selected [a-z0-9]*; [0-9]* of [0-9]*' <<<"$out")) = the scalar mask, tanh, log-softmax and tanh backward bit for bit; a wrong counter, threshold, summation order or product order is rejected" || { bad "CPU row kernel variants"; echo "$out"; }
 out=$(build/test_model); rc=$?
 [ $rc -eq 0 ] && ok "backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step" || { bad backward; echo "$out"; }
 out=$(build/test_model_broken); rc=$?
