@@ -53,6 +53,37 @@ static const CommandOption *command_option(const Command *cmd, const char *a) {
     return NULL;
 }
 
+// Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in.
+// Default: cuda + nccl when a GPU is visible (gpus > 0), else cpu + mpi. Sets app->compute
+// and returns the comm backend's name. What needs no GPU is checked first (the names, the
+// build, train.first_layer, --comm), so --check (gpus < 0: not counted; without --backend
+// it checks cpu, or cuda with --comm nccl) and a machine without a GPU refuse a command line
+// for the same reason a run on a GPU machine would.
+static const char *backend_select(App *app, const char *comm_name, int gpus) {
+    const char *name = app->backend;
+    if (!name) name = gpus > 0 || (gpus < 0 && comm_name && !strcmp(comm_name, "nccl")) ? "cuda" : "cpu";
+    if (!strcmp(name, "cpu")) app->compute = &compute_cpu;
+    else if (!strcmp(name, "cuda")) {
+#ifdef DDPTOK_CUDA
+        app->compute = &compute_cuda;
+#else
+        die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
+#endif
+    } else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", name);
+    if (!app->compute->first_layers[app->cfg.train.first_layer])
+        die(EXIT_BAD_INPUT, "%s: train.first_layer %s: the %s backend computes only the dense first layer (use --backend cpu, or train.first_layer dense)",
+            app->config_path, first_layer_names[app->cfg.train.first_layer], name);
+    if (!comm_name) comm_name = app->compute->on_device ? "nccl" : "mpi";
+    if (strcmp(comm_name, "mpi") != 0 && strcmp(comm_name, "nccl") != 0)
+        die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);
+    if (!strcmp(comm_name, "nccl") && !app->compute->on_device)
+        die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
+    if (app->compute->on_device && gpus == 0)
+        die(EXIT_BAD_INPUT, "--backend cuda: no GPU is visible on %s (use --backend cpu)", g_id.host);
+    app->backend = name;
+    return comm_name;
+}
+
 int main(int argc, char **argv) {
     // Before MPI_Init: a SIGUSR1 during start-up is kept (not fatal), and a rank that
     // stalls during MPI start-up cannot hang the others past --comm-timeout.
@@ -148,6 +179,7 @@ int main(int argc, char **argv) {
     if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     free(sets);
     if (check_only) {
+        backend_select(&app, comm_name, -1);
         startup_end(&app.comm);
         say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, hint_args(),
             cmd->distributed ? "distributed: mpirun -np train.world_size" : "one process", app.cfg.train.world_size);
@@ -164,30 +196,11 @@ int main(int argc, char **argv) {
             app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world,
             app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto");
 
-    // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled
-    // in. Default: cuda + nccl when a GPU is visible, else cpu + mpi.
     int gpus = 0;
 #ifdef DDPTOK_CUDA
     gpus = cuda_device_count();
 #endif
-    if (!app.backend) app.backend = gpus > 0 ? "cuda" : "cpu";
-    if (!strcmp(app.backend, "cpu")) app.compute = &compute_cpu;
-    else if (!strcmp(app.backend, "cuda")) {
-#ifdef DDPTOK_CUDA
-        if (gpus == 0) die(EXIT_BAD_INPUT, "--backend cuda: no GPU is visible on %s (use --backend cpu)", g_id.host);
-        app.compute = &compute_cuda;
-#else
-        die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
-#endif
-    } else die(EXIT_BAD_INPUT, "--backend %s: expected cpu or cuda", app.backend);
-    if (!app.compute->first_layers[app.cfg.train.first_layer])
-        die(EXIT_BAD_INPUT, "%s: train.first_layer %s: the %s backend computes only the dense first layer (use --backend cpu, or train.first_layer dense)",
-            app.config_path, first_layer_names[app.cfg.train.first_layer], app.backend);
-    if (!comm_name) comm_name = app.compute->on_device ? "nccl" : "mpi";
-    if (strcmp(comm_name, "mpi") != 0 && strcmp(comm_name, "nccl") != 0)
-        die(EXIT_BAD_INPUT, "--comm %s: expected mpi or nccl", comm_name);
-    if (!strcmp(comm_name, "nccl") && !app.compute->on_device)
-        die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
+    comm_name = backend_select(&app, comm_name, gpus);
     app.comm.timeout = app.comm_timeout;
     startup_end(&app.comm);
     agree_on_run(&app, comm_name);

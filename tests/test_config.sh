@@ -40,6 +40,25 @@ bad_case "unknown option" "unknown option '--fast'" train --config good.yaml --f
 bad_case "missing --config" '--config FILE is required' prepare
 printf 'seed: 1\nseed: 2\n' > dup.yaml
 bad_case "duplicate key" 'dup.yaml:2: seed: duplicate key' prepare --config dup.yaml
+bad_case "unknown train.first_layer names the key and its values" "train.first_layer: expected one of dense, factored, got 'fact'" prepare --config good.yaml --set train.first_layer=fact
+bad_case "unknown train.overlap names the key and its values" "train.overlap: expected one of none, output-layer, got 'yes'" prepare --config good.yaml --set train.overlap=yes
+# The backend and what it can run are checked before the GPUs are counted: --check refuses
+# what a run would (it used to say ok), and a run on a machine without a GPU names the first
+# layer rather than the missing GPU. Controls: the same lines the backend can run pass --check.
+w1=(--config good.yaml --set train.world_size=1 --set train.rank_bands=auto)
+if "$DDPTOK" --version | grep -q 'CUDA backend: built in'; then
+  for how in --check ""; do
+    bad_case "train.first_layer factored with --backend cuda ${how:-(a run)}" '^ddptok: error: good.yaml: train.first_layer factored: the cuda backend computes only the dense first layer \(use --backend cpu' \
+      $how train "${w1[@]}" --backend cuda --set train.first_layer=factored
+  done
+  expect_rc "... control: --check --backend cuda with the dense first layer" 0 "$DDPTOK" --check train "${w1[@]}" --backend cuda
+else
+  bad_case "--check --backend cuda in a build without it" 'built without the CUDA backend' --check train "${w1[@]}" --backend cuda
+fi
+expect_rc "... control: --check --backend cpu with the factored first layer" 0 "$DDPTOK" --check train "${w1[@]}" --backend cpu --set train.first_layer=factored
+bad_case "--check: an unknown --backend" '^ddptok: error: --backend gpu: expected cpu or cuda$' --check train "${w1[@]}" --backend gpu
+bad_case "--check: an unknown --comm" '^ddptok: error: --comm gloo: expected mpi or nccl$' --check train "${w1[@]}" --comm gloo
+bad_case "--check: --comm nccl with --backend cpu" '^ddptok: error: --comm nccl needs --backend cuda' --check train "${w1[@]}" --comm nccl --backend cpu
 # A good override is taken (and validated like the file): auto bands for 3 ranks.
 expect_rc "--set overrides resolve (auto bands, W = 3)" 0 "$DDPTOK" prepare --config good.yaml --set train.world_size=3 --set train.rank_bands=auto
 expect_grep "auto bands cover [8, 24] in 3 bands" 'rank 0: band \[8, 12\].*' "$OUT"
