@@ -86,7 +86,8 @@ tps() {  # tokens/s of windows 2..U from a train JSONL
 ddptok_run() {  # BIN TAG LAYER [env...]: one continuous run; echoes its tokens/s; keeps its JSONL as last-TAG.jsonl
   local bin=$1 tag=$2 layer=$3; shift 3
   rm -rf artifacts outputs/train
-  env "$@" mpirun -np "$np" "$bin" train "${args[@]}" --set train.first_layer="$layer" --continuous >/dev/null 2>run.err \
+  local how=(); [ "$layer" = dense ] || how=(--set train.first_layer="$layer")  # dense: also binaries older than the key
+  env "$@" mpirun -np "$np" "$bin" train "${args[@]}" "${how[@]}" --continuous >/dev/null 2>run.err \
     || { cat run.err >&2; return 1; }
   cp outputs/train/continuous.jsonl "last-$tag.jsonl"
   tps "last-$tag.jsonl"
