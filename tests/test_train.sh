@@ -59,6 +59,13 @@ expect_rc "factored checkpoint resumed with the dense first layer" 0 ddp 2 train
 d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
 /usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "... step 12 within 1e-5 of the factored run, not the same bits (max |dtheta| = $d)" \
   || bad "dense resume of a factored checkpoint" "— max |dtheta| = $d, expected in (0, 1e-5]"
+# ... and the other way: a dense checkpoint resumed with the factored first layer.
+rm -rf artifacts && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" >/dev/null 2>&1 \
+  || bad "dense W=2 training for the factored resume"
+expect_rc "dense checkpoint resumed with the factored first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.first_layer=factored
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
+/usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "... step 12 within 1e-5 of the dense run, not the same bits (max |dtheta| = $d)" \
+  || bad "factored resume of a dense checkpoint" "— max |dtheta| = $d, expected in (0, 1e-5]"
 # A version-1 checkpoint (SGD momentum, fixed fields) still resumes, bit-exactly; without
 # its momentum it must not (the fixture's state is really read).
 rm -rf outputs artifacts
