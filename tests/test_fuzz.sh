@@ -14,7 +14,7 @@ else
   for t in config corpus plan checkpoint; do
     line=$(grep "^fuzz $t:" <<<"$OUT" | head -1)
     if grep -q "no finding in ddptok" <<<"$line"; then ok "${line#fuzz }"
-    else bad "fuzz $t" "— ${line:-no result}"; sed -n "/^fuzz $t:/,/^fuzz /p" <<<"$OUT" | tail -n +2 | head -6; fi
+    else bad "fuzz $t" "— ${line:-no result}"; sed -n "/^fuzz $t:/,/^fuzz /p" <<<"$OUT" | tail -n +2 | head -80; fi
   done
   [ $rc -eq 0 ] || bad "fuzz run" "— tests/fuzz/run.sh exited $rc"
   rm -rf "$F"

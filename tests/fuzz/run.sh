@@ -31,7 +31,7 @@ for t in "${targets[@]}"; do
   # tries allocations of any size a file declares (malloc returns NULL, as without the
   # sanitizer): leak checks for the config target only; huge allocations return NULL.
   leaks=0; [ "$t" = config ] && leaks=1
-  end=$(( $(date +%s) + secs )) runs=0 hdf5=0 rc=0
+  end=$(( $(date +%s) + secs )) runs=0 hdf5=0 rc=0 found=0
   while [ "$(date +%s)" -lt "$end" ]; do
     left=$(( end - $(date +%s) )); [ $left -lt 1 ] && left=1
     # A reader may allocate what the budget allows (MemAvailable): 256 MiB here. One malloc
@@ -47,21 +47,26 @@ for t in "${targets[@]}"; do
     art=$(ls -t "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* 2>/dev/null | head -1)
     # The first stack frame after the report that is not libc's or the sanitizer's.
     frame=$(sed -n '/ERROR: AddressSanitizer\|runtime error\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc/,$p' "$work/log" \
-            | grep -E '^ +#[0-9]+ ' | grep -vE 'libc\.so|sysdeps/|__interceptor_|compiler-rt|libclang_rt|fuzzer::|__sanitizer|__asan|in (malloc|calloc|realloc) ' | head -1)
+            | grep -E '^ +#[0-9]+ ' | grep -vE 'libc\.so|sysdeps/|nptl/|stdlib/abort|__interceptor_|compiler-rt|libclang_rt|fuzzer::|__sanitizer|__asan|in (malloc|calloc|realloc) ' | head -1)
     if grep -q 'ERROR: AddressSanitizer: \|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc' "$work/log" \
        && grep -q 'libhdf5' <<<"$frame" \
        && [ -n "$art" ]; then
       hdf5=$((hdf5 + 1)); mv "$art" "$out/$t-hdf5-$(basename "$art")"
       continue  # inside HDF5: kept apart, fuzzing goes on
     fi
-    failed=1
+    failed=1 found=1
     [ -n "$art" ] && mv "$art" "$out/$t-$(basename "$art")" && art="$out/$t-$(basename "$art")"
     echo "fuzz $t: FINDING (exit $rc) after $runs inputs; reproducer: ${art:-none}; first frame: ${frame:-?}"
-    grep -E "ERROR|runtime error|SUMMARY|exited|deadly" "$work/log" | grep -v "^ddptok" | head -6 | sed 's/^/    /'
+    # What the target said before it ended (a round-trip difference, an MPI_Abort or a
+    # die() line, an assertion) and the input itself, so that a log from a machine whose
+    # scratch directory is gone (CI) is enough to reproduce it.
+    grep -E "ERROR|runtime error|SUMMARY|exited|deadly|^fuzz_|^ddptok|Assertion|MPI_Abort" "$work/log" | head -12 | sed 's/^/    /'
+    grep -E '^ +#[0-9]+ ' "$work/log" | head -12 | sed 's/^/    /'
+    [ -n "$art" ] && { echo "    reproducer ($(stat -c %s "$art") bytes, base64; first 4 KiB):"; head -c 4096 "$art" | base64 -w 100 | sed 's/^/      /'; }
     break
   done
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-  [ $rc -eq 0 ] || [ $hdf5 -gt 0 -a "$failed" -eq 0 ] && \
+  [ $rc -eq 0 ] || [ $hdf5 -gt 0 -a $found -eq 0 ] && \
     echo "fuzz $t: $runs inputs in $secs s, $cov, no finding in ddptok$([ $hdf5 -gt 0 ] && echo "; $hdf5 crash(es) or memory error(s) inside libhdf5 kept as $out/$t-hdf5-* (README \"Failure model\")")"
   rm -rf "$work"
 done
