@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -112,12 +113,15 @@ static const char *did_you_mean(const char *key, char *buf, size_t len) {
     return buf;
 }
 
+// A finite number. An underflow (ERANGE with a result at most DBL_MIN: a subnormal or 0) is
+// the nearest double like any other rounding: refusing it refused the decimal emission of a
+// subnormal that a hex float (0x1p-1074) had set, so that config did not round-trip.
 static int parse_number(const char *s, double *out) {
     if (!s || !*s) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v)) return -1;
+    if ((errno && !(errno == ERANGE && fabs(v) <= DBL_MIN)) || *end || !isfinite(v)) return -1;
     *out = v;
     return 0;
 }

@@ -143,6 +143,10 @@ int main(void) {
                 snprintf(v, sizeof v, "%.17g", x);
                 try_set(k.key, v, -1);
             }
+            // Subnormals, as hex floats and as their decimal emission: accepted or not,
+            // an accepted one must come back (0x1p-1074 was accepted and its emission refused).
+            static const char *tiny[] = {"0x1p-1074", "0x1.8p-1060", "4.9406564584124654e-324", "1e-310", "1e-400"};
+            for (int j = 0; j < 5; j++) try_set(k.key, tiny[j], -1);
             snprintf(v, sizeof v, "%.17g", k.max * 2 + 1), try_set(k.key, v, 0);
             try_set(k.key, "nan", 0), try_set(k.key, "inf", 0);
             break;
