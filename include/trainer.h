@@ -41,6 +41,9 @@ typedef struct {
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
     int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)
+    // Negative controls of the tests, read from the environment once at trainer_init:
+    // DDPTOK_TEST_PARTITION_DROP, DDPTOK_TEST_DROPOUT_PER_RANK, DDPTOK_TEST_BUCKET_GAP.
+    struct { int partition_drop, dropout_per_rank, bucket_gap; } test;
 } Trainer;
 
 typedef struct {

@@ -12,7 +12,7 @@
 #include "exp_f32.h"
 #include "tanh_f32.h"
 
-typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC/Clang vector extension
+typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC vector extension (__builtin_shuffle below is GCC-only)
 
 // --- portable (and AVX2): the mask PHILOX_LANES blocks at a time ------------------------
 

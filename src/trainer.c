@@ -62,6 +62,9 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->opt = optimizer_create(cfg->train.optimizer, &h, ops->optimizer, t->m.total);
     // The overlap needs the backend's tail hook and a bucketed host reduction (else one
     // all-reduce after the backward, as with train.overlap: none).
+    t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;
+    t->test.dropout_per_rank = getenv("DDPTOK_TEST_DROPOUT_PER_RANK") != NULL;
+    t->test.bucket_gap = getenv("DDPTOK_TEST_BUCKET_GAP") != NULL;
     t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
                  comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
     return 0;
@@ -120,7 +123,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
         // Negative control for the invariance and elastic-resume tests: rank 0 loses the
         // last sequence of its share (a partition that is not one), the check must fail.
-        if (t->rank == 0 && getenv("DDPTOK_TEST_PARTITION_DROP"))
+        if (t->rank == 0 && t->test.partition_drop)
             for (int i = A * B - 1; i >= 0; i--)
                 if (t->ids[i] >= 0) {
                     t->ids[i] = -1;
@@ -170,7 +173,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
         // Keyed: nothing to advance. DDPTOK_TEST_DROPOUT_PER_RANK is the negative control of
         // the keying: masks drawn per (rank, microbatch) move with the partition.
-        if (t->global && !getenv("DDPTOK_TEST_DROPOUT_PER_RANK")) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;
+        if (t->global && !t->test.dropout_per_rank) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;
         else d.block = t->global ? ((uint64_t)t->rank << 32 | (uint64_t)a) : t->dropout.counter++;
         S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
     }
@@ -195,7 +198,7 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     if (t->overlap) {  // the tail is on its way: the head [0, offset[P_W2]), then wait for both
         // DDPTOK_TEST_BUCKET_GAP: the negative control of the bucket boundary (tests/test_comm.sh):
         // the head leaves its last element unreduced, the result must differ.
-        co->allreduce_sum_f32(t->comm, buf, t->m.offset[P_W2] - (getenv("DDPTOK_TEST_BUCKET_GAP") ? 1 : 0));
+        co->allreduce_sum_f32(t->comm, buf, t->m.offset[P_W2] - t->test.bucket_gap);
         co->sum_f32_finish(t->comm);
     } else {
         t->ops->set_grad_extra(t->cc, (float)(W * S_r));
