@@ -97,6 +97,17 @@ OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
   || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
 rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006
 
+# --- a rank file whose attribute message makes HDF5 itself read past its buffer (H5Aexists ->
+# H5MM_strdup: a heap-buffer-overflow under ASan, found by the checkpoint fuzzer in CI): named, INVALID
+cp -r artifacts/checkpoints/step-0006 overread.keep
+cp "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" artifacts/checkpoints/step-0006/rank-0000.h5
+(cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
+OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "^ddptok: error: artifacts/checkpoints/step-0006/rank-0000.h5: " <<<"$OUT" && grep -q "step-0006 *INVALID" <<<"$OUT" \
+  && ok "a rank file that makes HDF5 read past its own buffer (manifest recomputed): INVALID, the file named (exit 1)" \
+  || { bad "HDF5 over-read checkpoint" "— exit $rc"; echo "$OUT" | tail -3; }
+rm -rf artifacts/checkpoints/step-0006 && mv overread.keep artifacts/checkpoints/step-0006
+
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
 refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
