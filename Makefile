@@ -175,7 +175,7 @@ test-bins: ddptok $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ)
 # parser and the HDF5 readers, with AddressSanitizer and UBSan. The library objects are
 # compiled again with clang and coverage (build/fuzz/), MPI's flags from mpicc --showme.
 # `make fuzz` runs each target FUZZ_SECONDS (default 300) from the seed corpus in
-# tests/fuzz/corpus/ (tests/fuzz/run.sh); tests/test_fuzz.sh runs them a few seconds each.
+# tests/fuzz/corpus/ (tests/fuzz/run.sh); tests/test_fuzz.sh runs 6000 inputs each from a fixed seed.
 FUZZ_CC    ?= clang
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Iinclude -Ibuild $(FUZZ_SAN) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS)

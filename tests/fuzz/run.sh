@@ -11,8 +11,9 @@
 # turns a crash into one line and exit 2) is counted and kept apart, and fuzzing goes on
 # from the corpus reached.
 #
-# The seed: FUZZ_SEED if set (the test suite fixes it, so that a run there replays the
-# same inputs as far as its time allows), else libFuzzer's random one; either is printed.
+# The seed: FUZZ_SEED if set, else libFuzzer's random one; either is printed. FUZZ_RUNS=N
+# ends each target after N inputs (SECONDS is then only a cap): the test suite sets both, so
+# that every machine tries the same inputs, as near as libFuzzer is deterministic.
 # `bash tests/fuzz/run.sh --judge LOG` prints the verdict on one target's output: "hdf5
 # FRAME" or "ddptok FRAME" (tests/test_fuzz.sh checks it on a known report of each kind).
 set -uo pipefail
@@ -64,15 +65,16 @@ for t in "${targets[@]}"; do
   # past 2 GiB with 29 MB of live heap (measured 2.2-2.4 GiB peaks, a false out-of-memory
   # in ~1 of 3 six-second runs of the corpus target): 6 GiB for the HDF5 readers.
   rss=2048; [ "$t" = config ] || rss=6144
-  end=$(( $(date +%s) + secs )) runs=0 hdf5=0 rc=0 found=0 seed=
+  start=$(date +%s); end=$((start + secs)) runs=0 hdf5=0 rc=0 found=0 seed=
+  want=${FUZZ_RUNS:-0}
   dict=tests/fuzz/$t.dict; [ -f "$dict" ] || dict=
-  while [ "$(date +%s)" -lt "$end" ]; do
+  while [ "$(date +%s)" -lt "$end" ] && { [ "$want" -eq 0 ] || [ $runs -lt "$want" ]; }; do
     left=$(( end - $(date +%s) )); [ $left -lt 1 ] && left=1
     # A reader may allocate what the budget allows (MemAvailable): 256 MiB here. One malloc
     # over 512 MiB is reported with its stack (HDF5 allocates what a file declares), before
     # several of them reach the RSS limit, which has no stack to tell whose they are.
     TMPDIR="$work/tmp" DDPTOK_MEMORY_LIMIT=256M ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$bin" ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${dict:+-dict="$dict"} -max_total_time=$left -timeout=10 -rss_limit_mb=$rss -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
+      "$bin" ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${dict:+-dict="$dict"} -max_total_time=$left $([ "$want" -gt 0 ] && echo "-runs=$((want - runs))") -timeout=10 -rss_limit_mb=$rss -malloc_limit_mb=512 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" > "$work/log" 2>&1
     rc=$?
     cat "$work/log" >> "$log"
@@ -100,7 +102,7 @@ for t in "${targets[@]}"; do
   done
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
   [ $rc -eq 0 ] || [ $hdf5 -gt 0 -a $found -eq 0 ] && \
-    echo "fuzz $t: $runs inputs in $secs s (seed ${seed:-?}), $cov, no finding in ddptok$([ $hdf5 -gt 0 ] && echo "; $hdf5 crash(es) or memory error(s) inside libhdf5 kept as $out/$t-hdf5-* (README \"Failure model\")")"
+    echo "fuzz $t: $runs inputs in $(( $(date +%s) - start )) s (seed ${seed:-?}), $cov, no finding in ddptok$([ $hdf5 -gt 0 ] && echo "; $hdf5 crash(es) or memory error(s) inside libhdf5 kept as $out/$t-hdf5-* (README \"Failure model\")")"
   rm -rf "$work"
 done
 exit $failed
