@@ -14,9 +14,11 @@ extern "C" {
 #endif
 
 // First call of main, before MPI_Init: installs the SIGUSR1 and watchdog handlers, takes
-// the rank from the launcher's environment for messages, and returns the --comm-timeout
-// given on the command line (300 when absent or not a positive finite number: the
-// command-line parser reports a bad value later, once every rank can hear of it).
+// the rank from the launcher's environment for messages, gives a process that no launcher
+// started Open MPI's settings for a singleton (no daemon, only the self transport; what
+// the environment already sets wins), and returns the --comm-timeout given on the command
+// line (300 when absent or not a positive finite number: the command-line parser reports a
+// bad value later, once every rank can hear of it).
 double lifecycle_init(int argc, char **argv);
 
 // 1 once SIGUSR1 has arrived (Slurm's warning before the time limit, or scancel --signal).
