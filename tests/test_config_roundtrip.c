@@ -22,10 +22,11 @@ static uint64_t next_u64(void) {  // xorshift64*
 }
 static double uniform(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
 
-// The emission without the "# auto" remark (a re-parsed config has explicit bands).
+// The emission without the "# auto" remark (a re-parsed config has explicit bands): at a
+// line's end only, where the emitter puts it — a quoted value may hold the same text.
 static char *emission(const Config *c) {
     char *y = config_to_yaml(c), *p;
-    while ((p = strstr(y, "  # auto"))) memmove(p, p + 8, strlen(p + 8) + 1);
+    while ((p = strstr(y, "  # auto\n"))) memmove(p, p + 8, strlen(p + 8) + 1);
     return y;
 }
 
@@ -117,7 +118,8 @@ static void try_path_file(const char *key, const uint32_t *cps, int n) {
 int main(void) {
     static const char *hostile[] = {"q\"o", "a\\b", "o';touch INJECTED;'", "x: y", "a #b", " lead", "trail ", "#hash",
                                     "-dash", "[x]", "{x}", "&a", "*a", "!t", "%p", "@a", "`b`", "|x", ">x", "'", "\"",
-                                    "new\nline", "tab\there", "ü/ñ/日本/🙂", "\\n", "a\\\\\"b", "---", "...", "null", "~"};
+                                    "new\nline", "tab\there", "ü/ñ/日本/🙂", "\\n", "a\\\\\"b", "---", "...", "null", "~",
+                                    "  # auto", "x  # auto"};  // the emitter's own remark, inside a value
     static const uint32_t specials[] = {'"', '\\', '\n', '\r', '\t', ':', '#', ' ', 0x01, 0x1F, 0x7F, 0x80, 0x85, 0x9F,
                                         0xA0, 0x2028, 0x2029, 0xFEFF, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF,
                                         0xE000, 0xD7FF, 'a', '/', '\'', '!', '&', '*', '%', '@', '`', '|', '>', '{', '[', ','};
