@@ -22,19 +22,27 @@ cd "$(dirname "$0")/../.."
 # judge LOG: whose finding the report in LOG is. The frame judged is the first one after
 # the report that is neither libc's, the sanitizer runtime's (its interceptors — strdup,
 # memcpy, strlen… — are linked into the target without a source line: "(fuzz_T+0x…)"),
-# nor libFuzzer's. A memory error (or a deadly signal) there in libhdf5 is HDF5's, as is
-# an allocation over -malloc_limit_mb whose stack goes through libhdf5; anything else —
-# a frame in ddptok's code, a timeout, an exit, a leak in the parser — is ddptok's.
+# nor libFuzzer's. A memory error (or a deadly signal) there in libhdf5 is HDF5's — unless
+# the block it touched was allocated by ddptok's code (HDF5 then wrote or read past a
+# buffer ddptok sized) — as is an allocation over -malloc_limit_mb whose stack goes through
+# libhdf5; anything else — a frame in ddptok's code, a timeout, an exit, a leak in the
+# parser — is ddptok's.
+first_frame() {
+  grep -E '^ +#[0-9]+ ' \
+    | grep -vE 'libc\.so|sysdeps/|nptl/|stdlib/abort|__interceptor_|compiler-rt|libclang_rt|fuzzer::|__sanitizer|__asan|in (malloc|calloc|realloc) |\(/[^ )]*/fuzz_[a-z]+\+0x[0-9a-f]+\)' \
+    | head -1
+}
 judge() {
-  local frame oom
-  frame=$(sed -n '/ERROR: AddressSanitizer\|runtime error\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" \
-          | grep -E '^ +#[0-9]+ ' \
-          | grep -vE 'libc\.so|sysdeps/|nptl/|stdlib/abort|__interceptor_|compiler-rt|libclang_rt|fuzzer::|__sanitizer|__asan|in (malloc|calloc|realloc) |\(/[^ )]*/fuzz_[a-z]+\+0x[0-9a-f]+\)' \
-          | head -1)
+  local frame oom alloc
+  frame=$(sed -n '/ERROR: AddressSanitizer\|runtime error\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | first_frame)
+  alloc=$(sed -n '/allocated by thread/,/^$/p' "$1" | first_frame)
   oom=$(sed -n '/ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | grep -E '^ +#[0-9]+ ' | head -12)
   if grep -q 'ERROR: AddressSanitizer: \|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc' "$1" \
-     && { grep -q 'libhdf5' <<<"$frame" || grep -q 'libhdf5' <<<"$oom"; }; then
+     && { grep -q 'libhdf5' <<<"$frame" || grep -q 'libhdf5' <<<"$oom"; } \
+     && ! grep -qE '/(src|tests/fuzz)/[^ ]+\.c:[0-9]+' <<<"$alloc"; then
     echo "hdf5 $frame"
+  elif [ -n "$alloc" ] && grep -q 'libhdf5' <<<"$frame"; then
+    echo "ddptok $frame — on a block allocated in ddptok:$alloc"
   else
     echo "ddptok ${frame:-?}"
   fi
