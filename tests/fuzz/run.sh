@@ -33,15 +33,15 @@ first_frame() {
     | head -1
 }
 judge() {
-  local frame oom alloc
+  local frame oom alloc ours=0
   frame=$(sed -n '/ERROR: AddressSanitizer\|runtime error\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | first_frame)
   alloc=$(sed -n '/allocated by thread/,/^$/p' "$1" | first_frame)
+  grep -qE '/(src|tests/fuzz)/[^ ]+\.c:[0-9]+' <<<"$alloc" && ours=1
   oom=$(sed -n '/ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | grep -E '^ +#[0-9]+ ' | head -12)
   if grep -q 'ERROR: AddressSanitizer: \|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc' "$1" \
-     && { grep -q 'libhdf5' <<<"$frame" || grep -q 'libhdf5' <<<"$oom"; } \
-     && ! grep -qE '/(src|tests/fuzz)/[^ ]+\.c:[0-9]+' <<<"$alloc"; then
+     && { grep -q 'libhdf5' <<<"$frame" || grep -q 'libhdf5' <<<"$oom"; } && [ $ours -eq 0 ]; then
     echo "hdf5 $frame"
-  elif [ -n "$alloc" ] && grep -q 'libhdf5' <<<"$frame"; then
+  elif [ $ours -eq 1 ]; then
     echo "ddptok $frame — on a block allocated in ddptok:$alloc"
   else
     echo "ddptok ${frame:-?}"
