@@ -15,7 +15,7 @@
 CC      := mpicc
 PKGS    := hdf5 yaml-0.1 openblas libcrypto jansson
 CFLAGS  ?= -O2
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude
+CFLAGS  += -std=c11 -D_GNU_SOURCE -ffp-contract=off -Wall -Wextra -Iinclude
 LDLIBS  := -lm
 
 ifeq ($(DEBUG),1)
@@ -194,13 +194,20 @@ build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c tests/fuzz/fuzz_common.h $(FUZZ
 build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fuzz/fuzz_%: tests/fuzz/fuzz_h5.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
 
-# The CPU backend uses GCC vector extensions clang lacks; it is not what is fuzzed, so it is
-# linked in as GCC compiles it (uninstrumented).
-build/fuzz/model_cpu.o build/fuzz/cpu_kernels.o: build/fuzz/%.o: src/%.c $(wildcard include/*.h)
-	@mkdir -p build/fuzz
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -ftree-vectorize -fno-trapping-math -c -o $@ $<
 
 fuzz-bins: $(FUZZERS)
+
+# The CPU row kernels as clang compiles them (OMPI_CC=clang make builds ddptok with clang):
+# the same bits as GCC's, which takes -ffp-contract=off (clang's default contracts a*b+c into
+# one FMA where the target has it); the _contract build, with clang's default, is the
+# negative control (tests/test_unit.sh).
+CLANG ?= clang
+CLANG_BINS := build/clang/test_kernels build/clang/test_kernels_contract
+build/clang/test_kernels build/clang/test_kernels_contract: build/clang/%: tests/test_kernels.c src/cpu_kernels.c $(wildcard include/*.h)
+	@mkdir -p build/clang
+	$(CLANG) $(CFLAGS) -ftree-vectorize -fno-trapping-math $(if $(findstring contract,$*),-ffp-contract=on) -o $@ tests/test_kernels.c src/cpu_kernels.c $(LDLIBS)
+
+clang-bins: $(CLANG_BINS)
 
 fuzz: fuzz-bins
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
@@ -213,7 +220,7 @@ deps:
 
 test:
 	bash run/install-deps.sh --tests
-	$(MAKE) test-bins fuzz-bins
+	$(MAKE) test-bins fuzz-bins clang-bins
 	bash tests/run.sh
 
 protocol:
@@ -226,4 +233,4 @@ bench: ddptok build/bench_kernels
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test test-bins fuzz fuzz-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda

@@ -12,7 +12,14 @@
 #include "exp_f32.h"
 #include "tanh_f32.h"
 
-typedef uint32_t u32x4 __attribute__((vector_size(16)));  // GCC vector extension (__builtin_shuffle below is GCC-only)
+typedef uint32_t u32x4 __attribute__((vector_size(16)));  // a GCC/clang vector extension
+
+// Lanes i0..i3 of the 8 lanes of a and b (a's are 0-3, b's 4-7): GCC and clang spell it differently.
+#if defined(__clang__)
+#define SHUF4(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define SHUF4(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (u32x4){i0, i1, i2, i3})
+#endif
 
 // --- portable (and AVX2): the mask PHILOX_LANES blocks at a time ------------------------
 
@@ -34,10 +41,10 @@ static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, 
             u32x4 a, b, c, e;
             memcpy(&a, &r[0][j], sizeof a), memcpy(&b, &r[1][j], sizeof b);
             memcpy(&c, &r[2][j], sizeof c), memcpy(&e, &r[3][j], sizeof e);
-            u32x4 ab_lo = __builtin_shuffle(a, b, (u32x4){0, 4, 1, 5}), ab_hi = __builtin_shuffle(a, b, (u32x4){2, 6, 3, 7});
-            u32x4 ce_lo = __builtin_shuffle(c, e, (u32x4){0, 4, 1, 5}), ce_hi = __builtin_shuffle(c, e, (u32x4){2, 6, 3, 7});
-            u32x4 out[4] = {__builtin_shuffle(ab_lo, ce_lo, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_lo, ce_lo, (u32x4){2, 3, 6, 7}),
-                            __builtin_shuffle(ab_hi, ce_hi, (u32x4){0, 1, 4, 5}), __builtin_shuffle(ab_hi, ce_hi, (u32x4){2, 3, 6, 7})};
+            u32x4 ab_lo = SHUF4(a, b, 0, 4, 1, 5), ab_hi = SHUF4(a, b, 2, 6, 3, 7);
+            u32x4 ce_lo = SHUF4(c, e, 0, 4, 1, 5), ce_hi = SHUF4(c, e, 2, 6, 3, 7);
+            u32x4 out[4] = {SHUF4(ab_lo, ce_lo, 0, 1, 4, 5), SHUF4(ab_lo, ce_lo, 2, 3, 6, 7), SHUF4(ab_hi, ce_hi, 0, 1, 4, 5),
+                            SHUF4(ab_hi, ce_hi, 2, 3, 6, 7)};
             memcpy(mm + i + 4 * j, out, sizeof out);
         }
     }
