@@ -17,17 +17,21 @@ else
   # report with only its allocation stack renamed (HDF5 past a buffer that ddptok sized).
   ASAN_OPTIONS=detect_leaks=0 "$ROOT/build/fuzz/fuzz_checkpoint" "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" >"$F/overread.log" 2>&1
   v=$(bash "$ROOT/tests/fuzz/run.sh" --judge "$F/overread.log")
-  [[ $v == "hdf5 "*H5MM_strdup* ]] && ok "the judge: HDF5's over-read reported in the strdup interceptor is HDF5's (${v%% *}: H5MM_strdup)" \
-    || bad "the judge on HDF5's over-read" "— $v"
-  sed -E 's#\(/[^ ]*libhdf5[^)]*\)#/src/h5io.c:1:1#' "$F/overread.log" >"$F/renamed.log"
-  v=$(bash "$ROOT/tests/fuzz/run.sh" --judge "$F/renamed.log")
-  [[ $v == "ddptok "*src/h5io.c* ]] && ok "negative control: the same report with those frames in ddptok's source is ddptok's" \
-    || bad "the judge's negative control" "— $v"
-  awk '/allocated by thread/ { a = 1 } a && /libhdf5/ && !done { sub(/\(\/[^ ]*libhdf5[^)]*\)/, "/src/h5io.c:1:1"); done = 1 } { print }' \
-    "$F/overread.log" >"$F/ours.log"
-  v=$(bash "$ROOT/tests/fuzz/run.sh" --judge "$F/ours.log")
-  [[ $v == "ddptok "*"allocated in ddptok"* ]] && ok "negative control: HDF5 reading past a block that ddptok's code allocated is ddptok's" \
-    || bad "the judge's allocation control" "— $v"
+  if ! grep -q "ERROR: AddressSanitizer: heap-buffer-overflow" "$F/overread.log"; then
+    skip "the fuzz judge" "this libhdf5 ($(grep -o 'HDF5 [0-9.]*' <<<"$("$DDPTOK" --version)")) no longer over-reads on tests/hostile/checkpoint-hdf5-attr-name-overread.h5"
+  else
+    [[ $v == "hdf5 "*H5MM_strdup* ]] && ok "the judge: HDF5's over-read reported in the strdup interceptor is HDF5's (${v%% *}: H5MM_strdup)" \
+      || bad "the judge on HDF5's over-read" "— $v"
+    sed -E 's#\(/[^ ]*libhdf5[^)]*\)#/src/h5io.c:1:1#' "$F/overread.log" >"$F/renamed.log"
+    v=$(bash "$ROOT/tests/fuzz/run.sh" --judge "$F/renamed.log")
+    [[ $v == "ddptok "*src/h5io.c* ]] && ok "negative control: the same report with those frames in ddptok's source is ddptok's" \
+      || bad "the judge's negative control" "— $v"
+    awk '/allocated by thread/ { a = 1 } a && /libhdf5/ && !done { sub(/\(\/[^ ]*libhdf5[^)]*\)/, "/src/h5io.c:1:1"); done = 1 } { print }' \
+      "$F/overread.log" >"$F/ours.log"
+    v=$(bash "$ROOT/tests/fuzz/run.sh" --judge "$F/ours.log")
+    [[ $v == "ddptok "*"allocated in ddptok"* ]] && ok "negative control: HDF5 reading past a block that ddptok's code allocated is ddptok's" \
+      || bad "the judge's allocation control" "— $v"
+  fi
   # A fixed seed and number of inputs: every machine tries the inputs tried here (as near as
   # libFuzzer is deterministic), whatever its speed; exploring is `make fuzz`'s job (random
   # seeds, 300 s per target). The time is only a cap.
