@@ -43,6 +43,9 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s);
 // and checksum. 0 or -1 with one line naming the file and what is wrong.
 int checkpoint_load(const char *path, CheckpointState *s);
 
+// Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
+// of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
+int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
 // Path of rank r's file in a checkpoint directory.
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
 // Collective: the published step-NNNN directories under `root` (rank 0 lists them, every

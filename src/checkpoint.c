@@ -131,7 +131,9 @@ static int read_optimizer(hid_t f, const char *path, int version, const ModelSha
 // Every byte of a rank file is covered by the directory's manifest (sha256sum format):
 // HDF5 files have slack space that the in-file payload checksum cannot see. The rank
 // file's bytes, read once into `image`, are what is hashed here and what HDF5 then parses.
-static int verify_manifest(const char *path, const char *image, size_t len) {
+// Every line of the manifest counts, whatever precedes it (a blank line, a NUL byte); two
+// entries for the same file that disagree are refused.
+int checkpoint_verify_manifest(const char *path, const char *image, size_t len) {
     char dir[1100], manifest[1200], want[65] = "", got[65], why[256];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -143,13 +145,17 @@ static int verify_manifest(const char *path, const char *image, size_t len) {
     char *text = file_read_regular(manifest, 1 << 20, &mlen, why, sizeof why);
     if (!text) return error("%s: cannot read (%s): an incomplete or damaged checkpoint", manifest, why);
     char hex[65], name[1200];
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = 0;
-        if (sscanf(line, "%64s %1199s", hex, name) == 2 && !strcmp(name, base)) snprintf(want, sizeof want, "%s", hex);
+    int conflict = 0;
+    for (char *line = text, *end = text + mlen, *next; line < end; line = next) {
+        next = memchr(line, '\n', (size_t)(end - line));
+        next = next ? (*next = 0, next + 1) : end;  // a line holding a NUL byte ends there
+        if (sscanf(line, "%64s %1199s", hex, name) != 2 || strcmp(name, base) != 0) continue;
+        conflict |= want[0] && strcmp(want, hex) != 0;
+        snprintf(want, sizeof want, "%s", hex);
     }
     free(text);
     if (!want[0]) return error("%s: no entry for %s", manifest, base);
+    if (conflict) return error("%s: two entries for %s that differ: a damaged manifest", manifest, base);
     Sha256 *h = sha256_begin();
     sha256_add(h, image, len);
     sha256_hex(h, got);
@@ -264,7 +270,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     size_t len;
     char *image = file_read_regular(path, (size_t)memory_available(), &len, why, sizeof why);
     if (!image) return error("%s: cannot open: %s", path, why);
-    hid_t f = verify_manifest(path, image, len) ? -2 : h5_open_image(path, image, len);
+    hid_t f = checkpoint_verify_manifest(path, image, len) ? -2 : h5_open_image(path, image, len);
     free(image);
     if (f == -1) error("%s: not a readable HDF5 file (truncated or damaged?)", path);
     if (f < 0) return -1;

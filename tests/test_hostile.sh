@@ -108,6 +108,17 @@ OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
   || { bad "HDF5 over-read checkpoint" "— exit $rc"; echo "$OUT" | tail -3; }
 rm -rf artifacts/checkpoints/step-0006 && mv overread.keep artifacts/checkpoints/step-0006
 
+# --- a checkpoint's SHA256SUMS (tests/fuzz/fuzz_manifest.c): every line counts, whatever
+# precedes it; two entries for one file that differ are refused, not the last one believed
+cp artifacts/checkpoints/step-0006/SHA256SUMS sums.keep
+(cd artifacts/checkpoints/step-0006 && { sha256sum rank-0000.h5; printf '\n\0\n'; sha256sum rank-0001.h5; } >SHA256SUMS)
+expect_rc "SHA256SUMS with a blank line and a NUL byte between its entries: both count (was INVALID: no entry for rank-0001.h5)" \
+  0 one check-checkpoints --config "$cfg"
+(cd artifacts/checkpoints/step-0006 && { printf '%064d  rank-0000.h5\n' 0; cat ../../../sums.keep; } >SHA256SUMS)
+refused "SHA256SUMS with two entries for rank-0000.h5 that differ: a problem named (was exit 0, the last one believed)" 1 \
+  'step-0006/SHA256SUMS: two entries for rank-0000.h5 that differ' one check-checkpoints --config "$cfg"
+cp sums.keep artifacts/checkpoints/step-0006/SHA256SUMS
+
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
 refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
