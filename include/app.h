@@ -68,6 +68,24 @@ void load_corpus_or_die(App *app, Corpus *corpus);
 // Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
 // j); dies on failure.
 void write_json(const App *app, const char *rel, json_t *j);
+
+// Files ddptok reads back (their own functions: tests/fuzz/fuzz_json.c runs them on hostile bytes).
+// evaluate: the protocol's reports that report.json gathers — outputs/parity.json,
+// outputs/empty.json and the negative-control matrix outputs/matrix/<cell>/parity.json
+// (run/protocol.sh). An absent report is NULL; one that is there but not JSON, or nested
+// deeper than ddptok writes, is said in one line, NULL and not ok. The caller owns parity,
+// empty and matrix.
+typedef struct {
+    json_t *parity, *empty, *matrix;  // matrix: {cell: its parity.json or null}
+    int parity_ok, empty_ok;          // its "ok" is true
+    int cells, cells_ok;
+} ProtocolReports;
+void protocol_reports_read(const App *app, ProtocolReports *r);
+// plot: the loss curve of one run from its JSONL (one {"step", "loss", ...} per line; a line
+// that is not one, a run cut mid-write, is skipped) into a two-column .dat; returns the points
+// written, 0 when the JSONL is absent; dies (exit 2) when the .dat cannot be written.
+int plot_jsonl_to_dat(const char *jsonl, const char *dat);
+
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank). Collective.

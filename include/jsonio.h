@@ -33,6 +33,8 @@ int json_write_line(FILE *f, json_t *j, int digits);
 // Reads a JSON file (a regular file of at most 16 MiB); NULL, with one error() line naming
 // the file, when it cannot be read or is not JSON; an unreadable one quietly when `quiet`.
 json_t *json_read_file(const char *path, int quiet);
+// How deep j nests: 0 for a scalar, 1 + its deepest member's for an array or object.
+int json_depth(const json_t *j);
 // j["ok"] is true.
 static inline int json_ok(const json_t *j) { return json_is_true(json_object_get(j, "ok")); }
 

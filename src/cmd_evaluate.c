@@ -172,6 +172,48 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     return 0;
 }
 
+// ddptok's reports nest 3 levels. report.json carries them and indents every level on its
+// own lines, so a deeper one grew quadratically (a 4 MiB parity.json of nested arrays made
+// a 6.3 GB report.json and a 15 GB process): one nested deeper is refused, in one line.
+#define REPORT_MAX_DEPTH 8
+
+static json_t *read_report(const char *path, int quiet) {
+    json_t *j = json_read_file(path, quiet);
+    int depth = json_depth(j);
+    if (depth <= REPORT_MAX_DEPTH) return j;
+    error("%s: nested %d levels deep, at most %d expected (ddptok's reports nest 3): not read", path, depth,
+          REPORT_MAX_DEPTH);
+    json_decref(j);
+    return NULL;
+}
+
+// The reports that report.json gathers (app.h).
+void protocol_reports_read(const App *app, ProtocolReports *r) {
+    char ppath[1024], epath[1024];
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    // A missing report is quietly NULL ("missing" in evaluate's summary); one that is there
+    // but cannot be read or parsed is said once and not ok.
+    r->parity = read_report(ppath, access(ppath, F_OK) != 0), r->empty = read_report(epath, access(epath, F_OK) != 0);
+    r->parity_ok = json_ok(r->parity), r->empty_ok = json_ok(r->empty);
+    // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
+    r->matrix = json_object();
+    r->cells = 0, r->cells_ok = 0;
+    char mdir[1024];
+    out_path(app, mdir, sizeof mdir, "matrix");
+    DIR *d = opendir(mdir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
+        if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
+        json_t *cell = read_report(p, 0);
+        r->cells++, r->cells_ok += json_ok(cell);
+        json_object_set_new(r->matrix, e->d_name, cell ? cell : json_null());
+    }
+    if (d) closedir(d);
+}
+
 static int evaluate_run(App *app) {
     const Config *cfg = &app->cfg;
     int U = cfg->train.updates;
@@ -194,38 +236,19 @@ static int evaluate_run(App *app) {
     TestReport r = test_report(app, &corpus, resumed, hint);
     double diff = resume_diff(resumed, continuous);
 
-    char ppath[1024], epath[1024];
-    out_path(app, ppath, sizeof ppath, "parity.json");
-    out_path(app, epath, sizeof epath, "empty.json");
-    // A missing report is "missing" below; one that is there but not JSON is said once and not ok.
-    json_t *parity = json_read_file(ppath, access(ppath, F_OK) != 0), *empty = json_read_file(epath, access(epath, F_OK) != 0);
-    int parity_ok = json_ok(parity), empty_ok = json_ok(empty);
-    // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
-    json_t *matrix = json_object();
-    int cells = 0, cells_ok = 0;
-    char mdir[1024];
-    out_path(app, mdir, sizeof mdir, "matrix");
-    DIR *d = opendir(mdir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char p[1400];
-        snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
-        if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
-        json_t *cell = json_read_file(p, 0);
-        cells++, cells_ok += json_ok(cell);
-        json_object_set_new(matrix, e->d_name, cell ? cell : json_null());
-    }
-    if (d) closedir(d);
-    int ok = diff == 0 && parity_ok && empty_ok && r.loss < r.unigram && cells_ok == cells;
+    ProtocolReports rep;
+    protocol_reports_read(app, &rep);
+    int ok = diff == 0 && rep.parity_ok && rep.empty_ok && r.loss < r.unigram && rep.cells_ok == rep.cells;
 
     if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
     say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
-        parity ? (parity_ok ? "ok" : "NOT ok") : "missing", empty ? (empty_ok ? "ok" : "NOT ok") : "missing", cells_ok, cells);
+        rep.parity ? (rep.parity_ok ? "ok" : "NOT ok") : "missing", rep.empty ? (rep.empty_ok ? "ok" : "NOT ok") : "missing",
+        rep.cells_ok, rep.cells);
     write_json(app, "report.json",
-               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", parity ? parity : json_null(), "matrix", matrix,
-                         "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
-                         empty ? empty : json_null(), "test", test_json(&r), "ok", ok));
+               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(), "matrix",
+                         rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
+                         rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
     corpus_free(&corpus);
     say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
     return ok ? 0 : EXIT_CHECK_FAILED;

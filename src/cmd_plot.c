@@ -15,30 +15,25 @@
 #include "model.h"
 #include "objective.h"
 
-// Reads a whole text file, a regular one of at most 16 MiB (NULL when absent or not
-// one). Caller frees.
-static char *slurp(const char *path) {
-    size_t n;
+// The loss curve of one run (app.h). Every line counts, whatever precedes it (a blank line,
+// a NUL byte); a step keeps its 64 bits.
+int plot_jsonl_to_dat(const char *jsonl, const char *dat) {
+    size_t len;
     char why[256];
-    char *text = file_read_regular(path, 16 << 20, &n, why, sizeof why);
-    while (text && n && (text[n - 1] == '\n' || text[n - 1] == ' ')) text[--n] = 0;
-    return text;
-}
-
-// Loss curve of one run from its JSONL into a two-column .dat; returns lines written.
-static int jsonl_to_dat(const char *jsonl, const char *dat) {
-    char *text = slurp(jsonl);
+    char *text = file_read_regular(jsonl, 16 << 20, &len, why, sizeof why);  // NULL when absent or not a regular file
     if (!text) return 0;
     FILE *out = fopen_nofollow(dat, "w");
     if (!out) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
-    int n = 0, step;
+    int n = 0;
+    json_int_t step;
     double loss;
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = 0;
+    for (char *line = text, *end = text + len, *next; line < end; line = next) {
+        next = memchr(line, '\n', (size_t)(end - line));
+        next = next ? next + 1 : end;
         // One JSON value per line (JSONL); a line that is not one (a run cut mid-write) is skipped.
-        json_t *j = json_loads(line, 0, NULL);
-        if (j && !json_unpack(j, "{s:i, s:F}", "step", &step, "loss", &loss)) fprintf(out, "%d %.9g\n", step, loss), n++;
+        json_t *j = json_loadb(line, (size_t)(next - line), 0, NULL);
+        if (j && !json_unpack(j, "{s:I, s:F}", "step", &step, "loss", &loss))
+            fprintf(out, "%lld %.9g\n", (long long)step, loss), n++;
         json_decref(j);
     }
     free(text);
@@ -86,7 +81,7 @@ static int plot_run(App *app) {
         snprintf(rel, sizeof rel, "train/%s.jsonl", runs[i]);
         out_path(app, path, sizeof path, rel);
         snprintf(dat, sizeof dat, "%s/loss-%s.dat", dir, runs[i]);
-        have[i] = jsonl_to_dat(path, dat);
+        have[i] = plot_jsonl_to_dat(path, dat);
     }
     // Per-mode, per-tensor worst ratio |g - g_ref| / (atol + rtol |g_ref|) of grads.h5
     // against reference.h5: the parity test passes a tensor exactly when it is <= 1.

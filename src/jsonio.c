@@ -14,6 +14,16 @@ json_t *json_int_array(const int64_t *v, int n) {
     return a;
 }
 
+int json_depth(const json_t *j) {
+    int d = 0, c;
+    size_t i;
+    const char *key;
+    json_t *v;
+    if (json_is_array(j)) json_array_foreach(j, i, v) if ((c = json_depth(v)) > d) d = c;
+    if (json_is_object(j)) json_object_foreach((json_t *)j, key, v) if ((c = json_depth(v)) > d) d = c;
+    return json_is_array(j) || json_is_object(j) ? d + 1 : 0;
+}
+
 int json_write_file(const char *path, json_t *j) {
     ASSERT(j != NULL);  // a json_pack format or value refused is a bug of the caller
     char *text = json_dumps(j, JSON_INDENT(1) | JSON_REAL_PRECISION(17));

@@ -20,6 +20,16 @@ rm -rf artifacts/checkpoints/step-0012
 DDPTOK_TEST_RESUME_SKIP=rng ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
 expect_rc "evaluate fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg"
 rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
+# A parity.json nested 1001 levels deep: report.json, which carries it and indents every
+# level, grew quadratically (this 64 KiB file: 32 MB; 4 MiB: 6.3 GB). Refused in one line.
+cp outputs/parity.json parity.keep
+/usr/bin/python3 -c "import sys; sys.stdout.write('[' + ','.join(['[' * 1000 + ']' * 1000] * 32) + ']')" >outputs/parity.json
+OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && [ "$OUT" = "ddptok: error: outputs/parity.json: nested 1001 levels deep, at most 8 expected (ddptok's reports nest 3): not read" ] \
+  && [ "$(stat -c %s outputs/report.json)" -lt 100000 ] \
+  && ok "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small ($(stat -c %s outputs/report.json) bytes)" \
+  || bad "deep parity.json" "— exit $rc, report.json $(stat -c %s outputs/report.json) bytes: $OUT"
+mv parity.keep outputs/parity.json
 # evaluate with the factored first layer (its tables from the loaded θ): the dense test loss
 # within float rounding, on the same tokens.
 one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 >/dev/null 2>&1 && cp outputs/evaluate.json dense.json
@@ -46,6 +56,17 @@ for name, ratios in modes.items():
 assert max(modes["global-token"]) <= 1 and max(modes["mean-of-means"]) > 1
 PY
   grep -q "set key below" outputs/plot/figure.gp && grep -q "^1 with lines\|, 1 with lines" outputs/plot/figure.gp && ok "figure.gp: key outside the data, the bound drawn at ratio 1" || bad "figure.gp key/bound"
+  # A run's JSONL with a NUL byte and a blank line (found by tests/fuzz/fuzz_json.c) and a
+  # step beyond 32 bits: every record after them is a point, the step whole; the damaged and
+  # the cut lines are skipped (were: the curve ended at the NUL, step 4294967297 drawn at 1).
+  cp outputs/train/continuous.jsonl jsonl.keep
+  { head -2 jsonl.keep; printf '{"step": 3,\0 "loss": 1}\n\n'; sed -n 4,12p jsonl.keep
+    printf '{"step": 4294967297, "loss": 2.5}\n{"step": 13, "lo'; } >outputs/train/continuous.jsonl
+  one plot --config "$cfg" >/dev/null 2>&1
+  r=$(cut -d' ' -f1 outputs/plot/loss-continuous.dat | tr '\n' ' ')
+  [ "$r" = "1 2 4 5 6 7 8 9 10 11 12 4294967297 " ] && ok "plot: a JSONL with a NUL byte and a blank line loses no later point, a 64-bit step kept" \
+    || bad "plot on a damaged JSONL" "— steps drawn: $r"
+  mv jsonl.keep outputs/train/continuous.jsonl
 else bad "plot" "— gnuplot is not installed (run/install-deps.sh installs gnuplot-nox)"; fi
 expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
 expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
