@@ -5,7 +5,7 @@
 #   make CUDA=0|1     force the CUDA backend off / on
 #   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers (objects in build/*-asan)
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
-#   make fuzz         libFuzzer on the config parser and the HDF5 readers, FUZZ_SECONDS (300) per target
+#   make fuzz         libFuzzer on the config parser, HDF5 readers, manifest and JSON readers, FUZZ_SECONDS (300) per target
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
 #   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
@@ -172,7 +172,7 @@ test-bins: ddptok $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ)
 
 .PHONY: check-deps
 # --- Fuzzing: libFuzzer targets (clang + libclang-rt-14-dev from Debian) for the config
-# parser and the HDF5 readers, with AddressSanitizer and UBSan. The library objects are
+# parser, the HDF5 readers, the checkpoint manifest and the JSON read back, with AddressSanitizer and UBSan. The library objects are
 # compiled again with clang and coverage (build/fuzz/), MPI's flags from mpicc --showme.
 # `make fuzz` runs each target FUZZ_SECONDS (default 300) from the seed corpus in
 # tests/fuzz/corpus/ (tests/fuzz/run.sh); tests/test_fuzz.sh runs 6000 inputs each from a fixed seed.
@@ -181,14 +181,15 @@ FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Iinclude -Ibuild $(FUZZ_SAN) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS)
 FUZZ_LIBS   = $(PKG_LIBS) $(shell mpicc --showme:link 2>/dev/null) -lm
 FUZZ_OBJ   := $(filter-out build/fuzz/main.o,$(SRC:src/%.c=build/fuzz/%.o))
-FUZZERS    := build/fuzz/fuzz_config build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint
+FUZZERS    := build/fuzz/fuzz_config build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint \
+              build/fuzz/fuzz_manifest build/fuzz/fuzz_json
 FUZZ_SECONDS ?= 300
 
 build/fuzz/%.o: src/%.c $(wildcard include/*.h) build/version.h
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/fuzz_config: tests/fuzz/fuzz_config.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
+build/fuzz/fuzz_config build/fuzz/fuzz_manifest build/fuzz/fuzz_json: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
 
 build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fuzz/fuzz_%: tests/fuzz/fuzz_h5.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)

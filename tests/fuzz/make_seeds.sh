@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the HDF5 seeds of tests/fuzz/corpus/ from configs/tiny.yaml (the config the
 # fuzz targets read them under): corpus.h5, plan.h5 and rank 0's file of the step-6
-# checkpoint. The config seeds are written by hand. Usage: bash tests/fuzz/make_seeds.sh
+# checkpoint. The config, manifest and json seeds are written by hand (the json ones from a
+# protocol run's outputs, prefixed with the reader's byte: 0 evaluate, 1 plot). Usage: bash tests/fuzz/make_seeds.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD

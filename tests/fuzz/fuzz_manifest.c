@@ -1,0 +1,48 @@
+// fuzz_manifest.c — libFuzzer target for a checkpoint's manifest (SHA256SUMS, sha256sum
+// format), through checkpoint_verify_manifest, the check checkpoint_load makes before HDF5
+// sees a rank file: the input is the manifest of rank-0000.h5, whose bytes are fixed.
+// Property: an entry is never lost to what precedes it — the input followed by the right
+// line for rank-0000.h5 must verify, when the input names no rank-0000.h5 itself. A
+// difference aborts (a finding), as does a crash, a sanitizer report, a leak or an exit.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "common.h"
+#include "fuzz_common.h"
+
+static const char image[] = "the bytes of rank-0000.h5";  // what the manifest vouches for
+static char dir[256], file[300], manifest[300], good[100];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    default_signals();
+    snprintf(dir, sizeof dir, "%s/ddptok-fuzz-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    if (mkdir_p(dir)) abort();
+    snprintf(file, sizeof file, "%s/rank-0000.h5", dir);
+    snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
+    char sum[65];
+    Sha256 *h = sha256_begin();
+    sha256_add(h, image, sizeof image - 1);
+    sha256_hex(h, sum);
+    snprintf(good, sizeof good, "\n%s  rank-0000.h5\n", sum);
+    return 0;
+}
+
+static int verify(const uint8_t *data, size_t size, const char *tail) {
+    FILE *f = fopen(manifest, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || (tail && fputs(tail, f) == EOF) || fclose(f) != 0) abort();
+    return checkpoint_verify_manifest(file, image, sizeof image - 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    verify(data, size, NULL);
+    if (!memmem(data, size, "rank-0000.h5", 12) && verify(data, size, good) != 0) {
+        fprintf(stderr, "fuzz_manifest: the right entry for rank-0000.h5 after this input was not found:\n%.*s\n", (int)size, data);
+        abort();
+    }
+    return 0;
+}
