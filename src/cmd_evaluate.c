@@ -208,8 +208,11 @@ void protocol_reports_read(const App *app, ProtocolReports *r) {
         snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
         if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
         json_t *cell = read_report(p, 0);
-        r->cells++, r->cells_ok += json_ok(cell);
-        json_object_set_new(r->matrix, e->d_name, cell ? cell : json_null());
+        int ok = json_ok(cell);
+        r->cells++;
+        // report.json names a cell by its directory: a name that is not UTF-8 is no JSON key.
+        if (json_object_set_new(r->matrix, e->d_name, cell ? cell : json_null()) == 0) r->cells_ok += ok;
+        else error("%s/%s: a cell name that is not UTF-8 cannot be a key of report.json: not ok", mdir, e->d_name);
     }
     if (d) closedir(d);
 }

@@ -30,6 +30,17 @@ OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
   && ok "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small ($(stat -c %s outputs/report.json) bytes)" \
   || bad "deep parity.json" "— exit $rc, report.json $(stat -c %s outputs/report.json) bytes: $OUT"
 mv parity.keep outputs/parity.json
+# A negative-control cell whose directory name is not UTF-8 (no JSON key can name it) was
+# counted ok but left out of report.json; now it is named and not ok. A good name: carried.
+mkdir -p outputs/matrix/W2-A2 && cp outputs/parity.json outputs/matrix/W2-A2/
+expect_rc "evaluate with a matrix cell W2-A2 (control)" 0 one evaluate --config "$cfg"
+[ "$(json outputs/report.json "j['matrix']['W2-A2']['ok']")" = True ] && ok "... carried into report.json" || bad "matrix cell in report.json"
+bad_cell="outputs/matrix/$(printf 'W2-\377')" && mkdir -p "$bad_cell" && cp outputs/parity.json "$bad_cell/"
+OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && LC_ALL=C grep -aq "^ddptok: error: outputs/matrix/W2-.: a cell name that is not UTF-8 cannot be a key of report.json: not ok$" <<<"$OUT" \
+  && [ "$(grep -c . <<<"$OUT")" -eq 1 ] && ok "a matrix cell whose name is not UTF-8: named in one line, not ok (exit 1)" \
+  || bad "non-UTF-8 matrix cell" "— exit $rc: $OUT"
+rm -rf outputs/matrix
 # evaluate with the factored first layer (its tables from the loaded θ): the dense test loss
 # within float rounding, on the same tokens.
 one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 >/dev/null 2>&1 && cp outputs/evaluate.json dense.json
