@@ -46,6 +46,11 @@ int checkpoint_load(const char *path, CheckpointState *s);
 // Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
 // of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
 int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
+// The step of a published checkpoint directory's name: exactly what "step-%04d" prints for
+// it (step-0012, step-12345), 0..INT_MAX; -1 for any other name (step-0012.tmp, step-012,
+// step-00012, step-+12, step-99999999999): such a name is never taken for a checkpoint, so
+// a step is never read from one name and looked for under another.
+int checkpoint_step_of(const char *name);
 // Path of rank r's file in a checkpoint directory.
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
 // Collective: the published step-NNNN directories under `root` (rank 0 lists them, every

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,16 @@ out:
     return rc;
 }
 
+int checkpoint_step_of(const char *name) {
+    if (strncmp(name, "step-", 5) != 0 || name[5] < '0' || name[5] > '9') return -1;
+    char *end, canon[32];
+    errno = 0;
+    long long step = strtoll(name + 5, &end, 10);
+    if (*end || errno || step > INT_MAX) return -1;
+    snprintf(canon, sizeof canon, "step-%04d", (int)step);
+    return strcmp(canon, name) == 0 ? (int)step : -1;
+}
+
 static int step_desc(const void *a, const void *b) { return *(const int *)b - *(const int *)a; }
 
 int checkpoint_list(Comm *comm, const char *root, int **steps) {
@@ -350,9 +361,8 @@ int checkpoint_list(Comm *comm, const char *root, int **steps) {
     DIR *d = comm->rank == 0 ? opendir(root) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d))) {
-        int step, len = 0;
-        // published: exactly "step-" and digits (step-NNNN.tmp is an unpublished write)
-        if (sscanf(e->d_name, "step-%d%n", &step, &len) != 1 || e->d_name[len] || step < 0) continue;
+        int step = checkpoint_step_of(e->d_name);  // published (step-NNNN.tmp is an unpublished write)
+        if (step < 0) continue;
         if (n == cap) {
             list = realloc(list, (size_t)(cap *= 2) * sizeof *list);
             ASSERT(list);

@@ -74,12 +74,23 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
     return problems;
 }
 
-// scandir order: step-NNNN by number (step-0150 after step-0100 whatever the padding),
-// anything else by name after them.
+// The step of a checkpoint's name (checkpoint_step_of), or of an unpublished write's
+// step-NNNN.tmp with *tmp set; -1 for any other name.
+static int entry_step(const char *name, int *tmp) {
+    char base[256];
+    size_t n = strlen(name);
+    *tmp = n > 4 && n < sizeof base && !strcmp(name + n - 4, ".tmp");
+    if (!*tmp) return checkpoint_step_of(name);
+    memcpy(base, name, n - 4), base[n - 4] = 0;
+    return checkpoint_step_of(base);
+}
+
+// scandir order: step-NNNN by number (step-10000 after step-9999), a write after its
+// checkpoint, anything else by name after them.
 static int by_step(const struct dirent **a, const struct dirent **b) {
-    int sa, sb, na = sscanf((*a)->d_name, "step-%d", &sa), nb = sscanf((*b)->d_name, "step-%d", &sb);
-    if (na == 1 && nb == 1 && sa != sb) return sa < sb ? -1 : 1;
-    if (na != nb) return na == 1 ? -1 : 1;
+    int ta, tb, sa = entry_step((*a)->d_name, &ta), sb = entry_step((*b)->d_name, &tb);
+    if (sa >= 0 && sb >= 0 && sa != sb) return sa < sb ? -1 : 1;
+    if ((sa >= 0) != (sb >= 0)) return sa >= 0 ? -1 : 1;
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
@@ -102,14 +113,14 @@ static int check_checkpoints_run(App *app) {
         struct dirent **e;
         int n_entries = scandir(root, &e, NULL, by_step);  // in step order
         for (int k = 0; k < n_entries; k++) {
-            int step;
-            char tail = 0;
-            int n = sscanf(e[k]->d_name, "step-%d%c", &step, &tail);
+            int tmp, step = entry_step(e[k]->d_name, &tmp);
             char dir[1400];
             snprintf(dir, sizeof dir, "%s/%s", root, e[k]->d_name);
-            if (n == 2)  // step-NNNN.tmp: an unpublished (interrupted) write
+            if (step < 0 && !strncmp(e[k]->d_name, "step-", 5))  // what train never resumes from either
+                say("  %-40s ignored: not a checkpoint's name (train writes step-0012, step-12345)\n", dir);
+            else if (step >= 0 && tmp)  // step-NNNN.tmp: an unpublished (interrupted) write
                 say("  %-40s ignored: incomplete write, never published\n", dir);
-            else if (n == 1) {
+            else if (step >= 0) {
                 int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
                                                      step, (long long)U) != 0
                                              : check_one(app, dir, step, corpus.lock, plan, (int)U);

@@ -239,7 +239,7 @@ static int choose_start(App *app, const char *root, char *dir, size_t len) {
             die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
                                 "with --fresh (moves them aside)", how, root);
         const char *base = strrchr(dir, '/');
-        int step = atoi(base ? base + 6 : dir + 5);  // ".../step-NNNN"
+        int step = checkpoint_step_of(base ? base + 1 : dir);  // checkpoint_latest's ".../step-NNNN"
         if (auto_ && step >= app->cfg.train.updates) {
             say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", dir, step,
                 app->cfg.train.updates);
