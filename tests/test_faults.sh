@@ -88,6 +88,17 @@ kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
 [ $rc -eq 75 ] && ls -d lka/checkpoints/step-* >/dev/null 2>&1 && ok "... and the first run checkpointed and stopped as asked (exit 75)" || bad "first run disturbed" "— exit $rc"
 /usr/bin/python3 -c "import fcntl; f = open('lka/checkpoints/.lock', 'r+'); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)" \
   && ok "... its lock is released with it" || bad "lock still held after the run ended"
+# A holder's text is another process's words: terminal controls in it (here an OSC title
+# sequence) reach the message as '?', never raw.
+/usr/bin/python3 -c "
+import fcntl, time
+f = open('lka/checkpoints/.lock', 'r+'); f.truncate(); f.write('\x1b]0;owned\x07 pid 1\n'); f.flush()
+fcntl.lockf(f, fcntl.LOCK_EX); time.sleep(60)" & holder=$!
+sleep 1
+DDPTOK_LOCK_WAIT=1 expect_rc "a lock held with terminal controls in its holder text: refused" 2 ddp 2 train --config "$cfg" "${long[@]}"
+! grep -q $'\x1b' <<<"$OUT" && grep -q 'held by ?\]0;owned? pid 1: ' <<<"$OUT" && ok "... the controls printed as '?', not raw" \
+  || { bad "holder text raw" "— $(grep -a 'held by' <<<"$OUT" | head -1 | cat -v)"; }
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 rm -rf lk lka
 # Bounded everywhere: a rank that stops (SIGSTOP) at any phase — MPI start-up, the
 # start-up agreement, a broadcast, the checkpoint's gather, MPI_Finalize — ends the job
