@@ -72,6 +72,12 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *error_capture(int on);
 // Output only on rank 0 (stdout).
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Copies src to dst (at most len bytes with the NUL; dst may be src) with each control
+// character (a byte below 0x20 that `keep` does not name, or 0x7F) as '?'. What ddptok prints
+// can hold a file or directory name or another process's text: it must neither drive the
+// terminal nor break a one-line message. die, error and say print through it (say keeps
+// "\n\t"), each message still in one write.
+void text_clean(char *dst, size_t len, const char *src, const char *keep);
 
 void bug_at(const char *file, int line, const char *cond) __attribute__((noreturn));
 #define ASSERT(cond) do { if (!(cond)) bug_at(__FILE__, __LINE__, #cond); } while (0)

@@ -401,6 +401,7 @@ int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, si
         } else if (comm->world - first_bad == comm->rank) {
             char who[32] = "";
             if (g_id.world > 1) snprintf(who, sizeof who, "rank %d: ", g_id.rank);
+            text_clean(why, sizeof why, why, "");
             fprintf(stderr, "ddptok: %swarning: %s skipped (damaged): %s\n", who, dir, why);
             fflush(stderr);
         }

@@ -70,8 +70,6 @@ static int lock_lineage(const char *root, double comm_timeout) {
         ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
         holder[n > 0 ? n : 0] = 0;
         holder[strcspn(holder, "\n")] = 0;
-        for (char *c = holder; *c; c++)  // another process's words: no terminal controls in our message
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
         if (now_seconds() - start >= wait)
             return error("%s: held by %s: another `ddptok train` is writing this lineage (wait for it to end, or use "
                          "another paths.artifacts)", path, holder[0] ? holder : "another process");

@@ -34,8 +34,19 @@ void identity_init(int rank, int world) {
     if (world > 1 && init && !fin && g_die_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &g_die_comm);
 }
 
+void text_clean(char *dst, size_t len, const char *src, const char *keep) {
+    size_t i = 0;
+    for (; len && i < len - 1 && src[i]; i++) {
+        unsigned char c = (unsigned char)src[i];
+        dst[i] = (c < 0x20 && !strchr(keep, c)) || c == 0x7F ? '?' : (char)c;
+    }
+    if (len) dst[i] = 0;
+}
+
 static void print_report(const char *who, const char *line) {
-    fprintf(stderr, "ddptok: %s%serror: %s\n", who, who[0] ? ": " : "", line);
+    char clean[REPORT_LEN];
+    text_clean(clean, sizeof clean, line, "");
+    fprintf(stderr, "ddptok: %s%serror: %s\n", who, who[0] ? ": " : "", clean);  // one write (stderr is unbuffered)
     fflush(stderr);
 }
 
@@ -176,8 +187,13 @@ void say(const char *fmt, ...) {
     if (g_id.rank != 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    char *text;
+    int n = vasprintf(&text, fmt, ap);
     va_end(ap);
+    ASSERT(n >= 0);
+    text_clean(text, (size_t)n + 1, text, "\n\t");
+    fputs(text, stdout);
+    free(text);
     fflush(stdout);
 }
 

@@ -75,15 +75,19 @@ expect_grep "... steps 7..12" 'steps 7\.\.12' "$OUT"
 # checkpoint, and never read as one step and looked for under another name (step-99999999999
 # was listed as step 1215752191 and resumed from as "artifacts/checkpoints/step-1215752191",
 # step-00012 holding step 6's files was checked as step 12).
-for n in step-00012 step-99999999999 step-0012x; do cp -r artifacts/checkpoints/step-0006 artifacts/checkpoints/$n; done
-expect_rc "step-00012, step-99999999999, step-0012x beside step-0006: check-checkpoints passes" 0 one check-checkpoints --config "$cfg"
-[ "$(grep -c "ignored: not a checkpoint's name" <<<"$OUT")" -eq 3 ] && ! grep -q "step-1215752191" <<<"$OUT" \
+# A name is printed with its control characters as '?' (one with an OSC title sequence here).
+esc=$'step-\e]0;owned\a'
+for n in step-00012 step-99999999999 step-0012x "$esc"; do cp -r artifacts/checkpoints/step-0006 "artifacts/checkpoints/$n"; done
+expect_rc "step-00012, step-99999999999, step-0012x, step-ESC]0;owned BEL beside step-0006: check-checkpoints passes" 0 one check-checkpoints --config "$cfg"
+[ "$(grep -c "ignored: not a checkpoint's name" <<<"$OUT")" -eq 4 ] && ! grep -q "step-1215752191" <<<"$OUT" \
   && ok "... each named as not a checkpoint's name, none read as another step" || { bad "look-alike step names"; grep -v '^ ' <<<"$OUT" | head -4; }
+! grep -q $'\e' <<<"$OUT" && grep -qF 'step-?]0;owned? ' <<<"$OUT" && ok "... the control characters in a name printed as '?', not raw" \
+  || bad "a name's control characters printed raw" "— $(grep -a owned <<<"$OUT" | cat -v)"
 rm -rf artifacts/checkpoints/step-0012
 expect_rc "... --resume latest resumes from step-0006" 0 ddp 2 train --config "$cfg" --resume latest
 expect_grep "... steps 7..12, no warning" 'steps 7\.\.12' "$OUT"
 ! grep -q "warning" <<<"$OUT" && ok "... and skips nothing as damaged" || bad "look-alike names resumed from" "— $(grep warning <<<"$OUT" | head -1)"
-rm -rf artifacts/checkpoints/step-00012 artifacts/checkpoints/step-99999999999 artifacts/checkpoints/step-0012x
+rm -rf artifacts/checkpoints/step-00012 artifacts/checkpoints/step-99999999999 artifacts/checkpoints/step-0012x "artifacts/checkpoints/$esc"
 # check-checkpoints lists in step order (not directory order), and a step-NNNN beyond the
 # plan's U updates is refused: no run of this config can have written it.
 rm -rf artifacts/checkpoints/step-0009.tmp
