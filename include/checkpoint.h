@@ -59,8 +59,8 @@ int checkpoint_list(Comm *comm, const char *root, int **steps);
 // Collective: the newest published checkpoint under `root` whose every rank file is intact
 // (manifest, checksum: each rank checks its own, or with `file_rank` >= 0 that rank's file —
 // the one it will load: rank 0's for an elastic resume). A damaged or empty newer one is
-// skipped with one warning line. 0 and its path; -1 when there is no checkpoint; -2 when
-// there are some but none is intact.
+// skipped with one warning line. Its step (>= 0) and its path; -1 when there is no
+// checkpoint; -2 when there are some but none is intact.
 int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, size_t len);
 
 #ifdef __cplusplus

@@ -70,6 +70,8 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // then decides whether every rank failed the same way); error_capture(0) stops and returns
 // that line ("" when none).
 const char *error_capture(int on);
+// Prints one "warning:" line on stderr (this rank's, as error() does) and goes on.
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Output only on rank 0 (stdout).
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Copies src to dst (at most len bytes with the NUL; dst may be src) with each control

@@ -398,14 +398,10 @@ int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, si
         if (!first_bad) {
             snprintf(out, len, "%s", dir);
             found = i;
-        } else if (comm->world - first_bad == comm->rank) {
-            char who[32] = "";
-            if (g_id.world > 1) snprintf(who, sizeof who, "rank %d: ", g_id.rank);
-            text_clean(why, sizeof why, why, "");
-            fprintf(stderr, "ddptok: %swarning: %s skipped (damaged): %s\n", who, dir, why);
-            fflush(stderr);
-        }
+        } else if (comm->world - first_bad == comm->rank)
+            warning("%s skipped (damaged): %s", dir, why);
     }
+    int step = found < 0 ? (n ? -2 : -1) : steps[found];
     free(steps);
-    return found < 0 ? (n ? -2 : -1) : 0;
+    return step;
 }

@@ -232,14 +232,12 @@ static int choose_start(App *app, const char *root, char *dir, size_t len) {
         // The global sampler resumes from rank 0's file on any W (resume_from): that is the
         // file every rank must find intact.
         int file_rank = app->cfg.train.sampler == SAMPLER_GLOBAL ? 0 : -1;
-        int rc = checkpoint_latest(comm, root, file_rank, dir, len), auto_ = !strcmp(how, "auto");
-        if (rc == -1 && auto_) return 0;
-        if (rc == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
-        if (rc == -2)
+        int step = checkpoint_latest(comm, root, file_rank, dir, len), auto_ = !strcmp(how, "auto");
+        if (step == -1 && auto_) return 0;
+        if (step == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+        if (step == -2)
             die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
                                 "with --fresh (moves them aside)", how, root);
-        const char *base = strrchr(dir, '/');
-        int step = checkpoint_step_of(base ? base + 1 : dir);  // checkpoint_latest's ".../step-NNNN"
         if (auto_ && step >= app->cfg.train.updates) {
             say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", dir, step,
                 app->cfg.train.updates);

@@ -43,10 +43,10 @@ void text_clean(char *dst, size_t len, const char *src, const char *keep) {
     if (len) dst[i] = 0;
 }
 
-static void print_report(const char *who, const char *line) {
+static void print_report(const char *who, const char *kind, const char *line) {
     char clean[REPORT_LEN];
     text_clean(clean, sizeof clean, line, "");
-    fprintf(stderr, "ddptok: %s%serror: %s\n", who, who[0] ? ": " : "", clean);  // one write (stderr is unbuffered)
+    fprintf(stderr, "ddptok: %s%s%s: %s\n", who, who[0] ? ": " : "", kind, clean);  // one write (stderr is unbuffered)
     fflush(stderr);
 }
 
@@ -60,15 +60,16 @@ const char *error_capture(int on) {
     return g_captured;
 }
 
-static void vreport(const char *fmt, va_list ap) {
+// One "error:" line (kept instead while error_capture is on) or "warning:" line of this rank.
+static void vreport(const char *kind, const char *fmt, va_list ap) {
     char line[REPORT_LEN], who[32] = "";
     vsnprintf(line, sizeof line, fmt, ap);
-    if (g_capturing) {
+    if (g_capturing && !strcmp(kind, "error")) {
         if (!g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", line);
         return;
     }
     if (g_id.world > 1) snprintf(who, sizeof who, "rank %d", g_id.rank);
-    print_report(who, line);
+    print_report(who, kind, line);
 }
 
 static int mpi_running(void) {
@@ -124,7 +125,7 @@ static int report_together(const char *line) {
                 same[q] = !printed[q] && !strcmp(all + (size_t)q * REPORT_LEN, all + (size_t)r * REPORT_LEN);
             for (int q = 0; q < r; q++) same[q] = 0;
             rank_list(same, g_id.world, who, sizeof who);
-            print_report(who, all + (size_t)r * REPORT_LEN);
+            print_report(who, "error", all + (size_t)r * REPORT_LEN);
             for (int q = r; q < g_id.world; q++) printed[q] |= same[q];
         }
         free(same), free(printed), free(all);
@@ -170,7 +171,7 @@ void stop_abort(int code) {
 void die_abort(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vreport(fmt, ap);
+    vreport("error", fmt, ap);
     va_end(ap);
     stop_abort(code);
 }
@@ -178,9 +179,16 @@ void die_abort(int code, const char *fmt, ...) {
 int error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vreport(fmt, ap);
+    vreport("error", fmt, ap);
     va_end(ap);
     return -1;
+}
+
+void warning(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("warning", fmt, ap);
+    va_end(ap);
 }
 
 void say(const char *fmt, ...) {
