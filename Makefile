@@ -63,8 +63,11 @@ ifeq ($(SANITIZE),1)
   BUILD := $(BUILD)-asan
 endif
 
-SRC := $(wildcard src/*.c)
+# src/<layer>/*.c (ARCHITECTURE.md) and src/main.c; objects mirror the tree under $(BUILD).
+SRC := $(wildcard src/*.c src/*/*.c)
 OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
+HDR := $(wildcard include/*/*.h)
+BASE_SRC := $(wildcard src/base/*.c)
 
 # `ddptok --version`: the commit it was built from. build/version.h is rewritten only when
 # the version changes, so a rebuild happens exactly then.
@@ -75,13 +78,14 @@ $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/ver
 
 all: ddptok
 
-$(BUILD)/app.o: build/version.h
-$(BUILD)/app.o: CFLAGS += -Ibuild
+$(BUILD)/app/app.o: build/version.h
+$(BUILD)/app/app.o: CFLAGS += -Ibuild
 
 ddptok: $(OBJ) $(CU_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD) check-deps
+$(BUILD)/%.o: src/%.c $(HDR) | $(BUILD) check-deps
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 # Before anything compiles: mpicc, pkg-config and the libraries are there, or one message
@@ -94,27 +98,34 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model_cpu.o $(BUILD)/model_cpu_broken.o $(BUILD)/model_cpu_factored_broken.o $(BUILD)/cpu_kernels.o $(BUILD)/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model/model_cpu.o $(BUILD)/model/model_cpu_broken.o $(BUILD)/model/model_factored.o $(BUILD)/model/model_factored_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
-$(BUILD)/%.cu.o: cuda/%.cu $(wildcard include/*.h cuda/*.h) | $(BUILD)
+$(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD):
 	mkdir -p $@
 
+# The base (src/base/) links alone: plain cc, no MPI, no HDF5, no other layer (OpenSSL's
+# libcrypto for SHA-256 only). tests/test_unit.sh runs it.
+BASE_CC ?= cc
+build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
+	@mkdir -p build
+	$(BASE_CC) $(filter-out -Iinclude,$(CFLAGS)) -Iinclude -o $@ tests/test_base.c $(BASE_SRC) -lcrypto $(LDLIBS)
+
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
-TEST_BINS := build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
+TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock
 
-build/test_philox: tests/test_philox.c include/philox.h | $(BUILD)
+build/test_philox: tests/test_philox.c include/base/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
 
-build/test_tanh: tests/test_tanh.c include/tanh_f32.h include/exp_f32.h | $(BUILD)
+build/test_tanh: tests/test_tanh.c include/base/tanh_f32.h include/base/exp_f32.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # Every variant of the CPU row kernel this machine runs, against the scalar definition.
-build/test_kernels: tests/test_kernels.c $(BUILD)/cpu_kernels.o
+build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/test_model: tests/test_model.c $(LIBOBJ)
@@ -127,22 +138,22 @@ build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.
-$(BUILD)/model_cpu_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
+$(BUILD)/model/model_cpu_broken.o: src/model/model_cpu.c $(HDR) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
-build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_broken.o
+build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_cpu.o,$(LIBOBJ)) $(BUILD)/model/model_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # Negative control of the factored first layer: slot j's sums under slot j+1's id. The
 # finite-difference test (test_model_factored_broken) and `parity` (ddptok-factored-broken,
 # tests/test_parity.sh) must reject it.
-$(BUILD)/model_cpu_factored_broken.o: src/model_cpu.c $(wildcard include/*.h) | $(BUILD)
+$(BUILD)/model/model_factored_broken.o: src/model/model_factored.c $(HDR) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
 
-build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model_cpu.o,$(LIBOBJ)) $(BUILD)/model_cpu_factored_broken.o
+build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_factored.o,$(LIBOBJ)) $(BUILD)/model/model_factored_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
-build/ddptok-factored-broken: $(filter-out $(BUILD)/model_cpu.o,$(OBJ)) $(BUILD)/model_cpu_factored_broken.o $(CU_OBJ)
+build/ddptok-factored-broken: $(filter-out $(BUILD)/model/model_factored.o,$(OBJ)) $(BUILD)/model/model_factored_broken.o $(CU_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
@@ -154,7 +165,7 @@ build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # The CPU-only variant is built beside the CUDA one so neither can rot.
-build/ddptok-cpu: $(wildcard src/*.c include/*.h)
+build/ddptok-cpu: $(SRC) $(HDR)
 	$(MAKE) --no-print-directory CUDA=0 ddptok-cpu-inner
 
 ddptok-cpu-inner: $(OBJ)
@@ -162,7 +173,7 @@ ddptok-cpu-inner: $(OBJ)
 
 # The CPU-only variant with the address and undefined-behaviour sanitizers
 # (tests/test_sanitize.sh runs the commands and their failure paths under it).
-build/ddptok-asan: $(wildcard src/*.c include/*.h)
+build/ddptok-asan: $(SRC) $(HDR)
 	$(MAKE) --no-print-directory CUDA=0 SANITIZE=1 ddptok-asan-inner
 
 ddptok-asan-inner: $(OBJ)
@@ -185,8 +196,8 @@ FUZZERS    := build/fuzz/fuzz_config build/fuzz/fuzz_corpus build/fuzz/fuzz_plan
               build/fuzz/fuzz_manifest build/fuzz/fuzz_json
 FUZZ_SECONDS ?= 300
 
-build/fuzz/%.o: src/%.c $(wildcard include/*.h) build/version.h
-	@mkdir -p build/fuzz
+build/fuzz/%.o: src/%.c $(HDR) build/version.h
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/fuzz_config build/fuzz/fuzz_manifest build/fuzz/fuzz_json: build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
@@ -204,9 +215,9 @@ fuzz-bins: $(FUZZERS)
 # negative control (tests/test_unit.sh).
 CLANG ?= clang
 CLANG_BINS := build/clang/test_kernels build/clang/test_kernels_contract
-build/clang/test_kernels build/clang/test_kernels_contract: build/clang/%: tests/test_kernels.c src/cpu_kernels.c $(wildcard include/*.h)
+build/clang/test_kernels build/clang/test_kernels_contract: build/clang/%: tests/test_kernels.c src/model/cpu_kernels.c $(HDR)
 	@mkdir -p build/clang
-	$(CLANG) $(CFLAGS) -ftree-vectorize -fno-trapping-math $(if $(findstring contract,$*),-ffp-contract=on) -o $@ tests/test_kernels.c src/cpu_kernels.c $(LDLIBS)
+	$(CLANG) $(CFLAGS) -ftree-vectorize -fno-trapping-math $(if $(findstring contract,$*),-ffp-contract=on) -o $@ tests/test_kernels.c src/model/cpu_kernels.c $(LDLIBS)
 
 clang-bins: $(CLANG_BINS)
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "cuda_api.h"
 #include "cuda_common.h"
+#include "job/comm.h"
+#include "job/cuda_api.h"
 
 typedef struct {
     ncclComm_t nccl;

@@ -7,7 +7,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "common.h"
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/report.h"
 
 static inline void cuda_check(cudaError_t e, const char *file, int line) {
     if (e == cudaSuccess) return;

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_api.h"
 #include "cuda_common.h"
+#include "job/cuda_api.h"
 
 extern "C" int cuda_device_count(void) {
     int n = 0;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
 #include "cuda_common.h"
+#include "model/model.h"
 
 struct Compute {
     ModelShape m;

@@ -4,7 +4,7 @@
 // the default stream and the step synchronizes: the compute backend has finished the
 // gradient (param_buffer/grad_buffer synchronize its stream) before the step reads it.
 #include "cuda_common.h"
-#include "optimizer.h"
+#include "method/optimizer.h"
 
 static inline unsigned blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 

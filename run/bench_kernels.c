@@ -29,8 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
-#include "common.h"
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "job/comm.h"
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
-#include "commands.h"
-#include "common.h"
-#include "cuda_api.h"
-#include "h5io.h"
-#include "lifecycle.h"
+#include "app/commands.h"
+#include "base/buf.h"
+#include "base/hint.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "config/budget.h"
+#include "io/h5io.h"
+#include "job/cuda_api.h"
+#include "job/lifecycle.h"
 
 #define DDPTOK_COMMAND_ROW(name) &cmd_##name,
 static const Command *const commands[] = {DDPTOK_COMMANDS(DDPTOK_COMMAND_ROW)};

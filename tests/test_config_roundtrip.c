@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 
 static int failures, accepted, refused;
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "config.h"
-#include "corpus.h"
-#include "cuda_api.h"
-#include "model.h"
-#include "sampler.h"
+#include "base/mem.h"
+#include "config/config.h"
+#include "data/corpus.h"
+#include "data/sampler.h"
+#include "job/cuda_api.h"
+#include "model/model.h"
 
 static int failed = 0, passed = 0;
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "config.h"
-#include "corpus.h"
+#include "base/sha256.h"
+#include "config/config.h"
+#include "data/corpus.h"
 
 static int failures;
 

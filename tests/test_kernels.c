@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../include/cpu_kernels.h"
-#include "../include/exp_f32.h"
-#include "../include/tanh_f32.h"
+#include "model/cpu_kernels.h"
+#include "base/exp_f32.h"
+#include "base/tanh_f32.h"
 
 enum { HMAX = 2048 + 64 };
 

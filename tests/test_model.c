@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "config.h"
-#include "corpus.h"
-#include "model.h"
-#include "sampler.h"
+
+#include "config/config.h"
+#include "data/corpus.h"
+#include "data/sampler.h"
+#include "model/model.h"
 
 static const char *TINY =
     "seed: 7\n"

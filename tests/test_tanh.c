@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../include/exp_f32.h"
-#include "../include/tanh_f32.h"
+#include "base/exp_f32.h"
+#include "base/tanh_f32.h"
 
 static float naive_tanh(float x) { return 1.0f - 2.0f / (expf(2.0f * x) + 1.0f); }
 

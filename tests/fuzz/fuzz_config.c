@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {

@@ -14,13 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "common.h"
-#include "config.h"
+#include "base/fs.h"
+#include "base/report.h"
+#include "base/sha256.h"
+#include "config/config.h"
+#include "data/corpus.h"
+#include "data/sampler.h"
 #include "fuzz_common.h"
-#include "corpus.h"
-#include "h5io.h"
-#include "sampler.h"
+#include "io/h5io.h"
+#include "store/checkpoint.h"
 
 static const char tiny_yaml[] =
     "seed: 99\ndata:\n  vocab_size: 24\n  splits: {train: 96, validation: 8, test: 32}\n  min_length: 8\n  max_length: 24\n"

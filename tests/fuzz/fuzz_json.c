@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app.h"
-#include "common.h"
+#include "app/app.h"
+#include "base/fs.h"
 #include "fuzz_common.h"
 
 static App app;

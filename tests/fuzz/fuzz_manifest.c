@@ -10,9 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
-#include "common.h"
+#include "base/fs.h"
+#include "base/sha256.h"
 #include "fuzz_common.h"
+#include "store/checkpoint.h"
 
 static const char image[] = "the bytes of rank-0000.h5";  // what the manifest vouches for
 static char dir[256], file[300], manifest[300], good[100];

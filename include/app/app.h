@@ -1,0 +1,106 @@
+// app.h — what a command gets and what every command shares: the App (config, ranks,
+// backends, its own parsed options), the Command a src/cmd_<name>.c exports, and the run
+// helpers (output paths, the corpus, rank agreement, JSON output, comparisons, window 1).
+#ifndef DDPTOK_APP_H
+#define DDPTOK_APP_H
+
+#include "config/config.h"
+#include "data/corpus.h"
+#include "io/jsonio.h"
+#include "job/comm.h"
+#include "method/objective.h"
+#include "model/model.h"
+#include "train/trainer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *command;
+    const char *config_path;
+    Config cfg;
+    Comm comm;
+    const ComputeOps *compute;  // selected compute backend
+    const char *backend;        // "cpu" or "cuda"
+    double comm_timeout;        // seconds (NCCL waits)
+    const char *options;        // the command's own options as given (" --resume latest"): every rank must agree
+    void *opts;                 // the command's parsed options (its Command.opts_size bytes), NULL without options
+} App;
+
+// One option of a command: "--resume" with a value, "--fresh" without.
+typedef struct {
+    const char *name;
+    int takes_value;
+} CommandOption;
+
+// A command: src/cmd_<name>.c exports one `const Command cmd_<name>` and commands.h lists
+// it. main() parses the common options, hands each of the command's own to parse_option
+// (into zeroed opts_size bytes at App.opts), loads the config and calls run.
+typedef struct {
+    const char *name;
+    int (*run)(App *app);                  // returns the exit code
+    int distributed;                       // 1: runs on train.world_size ranks; 0: one process
+    const char *summary;                   // `ddptok --help` and `ddptok CMD --help`
+    const char *usage;                     // its options as help shows them (NULL: none)
+    const CommandOption *options;          // up to {NULL, 0}; NULL: none
+    size_t opts_size;                      // its parsed options' struct
+    void (*parse_option)(void *opts, const char *name, const char *value);  // value NULL for a flag; dies on a bad one
+    int skips_budget;                      // 1: runs whatever the config's sizes (clean)
+} Command;
+
+// The ranks of one job must run the same thing: a config edited on one node, or a GPU
+// visible on some nodes only (another default backend), would train diverging replicas or
+// hang in a collective. Every rank compares its config (all keys but paths.*, which may
+// name node-local disks) and its resolved options with rank 0's; one that differs names
+// the first difference and the whole job stops (exit 2) before any work. Collective.
+void agree_on_run(App *app, const char *comm_name);
+
+// One line: ddptok's commit, whether the CUDA backend is built in, and the MPI, HDF5,
+// libyaml and OpenBLAS it runs with (`ddptok --version`, check-env).
+void build_info(char *out, size_t len);
+
+// Paths under the configured outputs/ and artifacts/ directories.
+void out_path(const App *app, char *buf, size_t len, const char *rel);
+void art_path(const App *app, char *buf, size_t len, const char *rel);
+// Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.
+void load_corpus_or_die(App *app, Corpus *corpus);
+// Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
+// j); dies on failure.
+void write_json(const App *app, const char *rel, json_t *j);
+
+// Files ddptok reads back (their own functions: tests/fuzz/fuzz_json.c runs them on hostile bytes).
+// evaluate: the protocol's reports that report.json gathers — outputs/parity.json,
+// outputs/empty.json and the negative-control matrix outputs/matrix/<cell>/parity.json
+// (run/protocol.sh). An absent report is NULL; one that is there but not JSON, or nested
+// deeper than ddptok writes, is said in one line, NULL and not ok. The caller owns parity,
+// empty and matrix.
+typedef struct {
+    json_t *parity, *empty, *matrix;  // matrix: {cell: its parity.json or null}
+    int parity_ok, empty_ok;          // its "ok" is true
+    int cells, cells_ok;
+} ProtocolReports;
+void protocol_reports_read(const App *app, ProtocolReports *r);
+// plot: the loss curve of one run from its JSONL (one {"step", "loss", ...} per line; a line
+// that is not one, a run cut mid-write, is skipped) into a two-column .dat; returns the points
+// written, 0 when the JSONL is absent; dies (exit 2) when the .dat cannot be written.
+int plot_jsonl_to_dat(const char *jsonl, const char *dat);
+
+// Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
+// gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
+// counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank). Collective.
+int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode, float *grad,
+                    WindowStats *ws, WindowFacts *f, Counts *rank);
+
+// Per-tensor comparison |g − ref| ≤ atol + rtol·|ref| over P components.
+typedef struct {
+    int64_t compared, violations;
+    double max_abs_err;
+    int64_t worst;  // index of the largest violation (or largest error)
+} Compare;
+Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,152 @@
+// config.h — the run configuration (SPEC §4, §8): defaults, YAML file, --set overrides,
+// validation, canonical YAML emission, and key-by-key comparison for checkpoints.
+//
+// Every key is described once in a field table (config.c); parsing, overriding, range
+// checks, emission and diffing all walk that table, so adding a key is one line.
+#ifndef DDPTOK_CONFIG_H
+#define DDPTOK_CONFIG_H
+
+#include <stdint.h>
+
+#include "method/objective.h"  // LossUnit, Normalization
+#include "method/optimizer.h"  // OptimizerKind
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAX_WORLD 256
+#define PATH_MAX_LEN 512
+
+// Which sequences a window holds (SPEC §3; README "Global sampling").
+typedef enum {
+    SAMPLER_BANDS = 0,  // each rank draws A·B ids from its own length band with its own stream
+    SAMPLER_GLOBAL,     // one stream draws train.global_batch ids from the whole train split
+    SAMPLER_COUNT
+} SamplerKind;
+
+// How the global sampler gives each sequence of a window to one rank.
+typedef enum {
+    PARTITION_BANDS = 0,   // by length: train.rank_bands (auto: W contiguous bands)
+    PARTITION_BALANCED,    // longest first onto the rank with the fewest labels (ties: lowest rank)
+    PARTITION_ROUND_ROBIN, // window position i to rank i mod W
+    PARTITION_COUNT
+} PartitionKind;
+
+// How the backend computes the first layer Z = E·w1ᵀ + b1 (README "Performance"): the same
+// model and gradient either way, up to float rounding (different bits).
+typedef enum {
+    FIRST_LAYER_DENSE = 0,  // gather E (T, kD) and multiply by w1 every microbatch: the reference's bits
+    FIRST_LAYER_FACTORED,   // per-slot tables P_j = emb·w1_jᵀ (V, H) once per window; gradients per window
+    FIRST_LAYER_COUNT
+} FirstLayer;
+
+// When the gradient all-reduce runs (README "Overlap of the gradient all-reduce").
+typedef enum {
+    OVERLAP_NONE = 0,      // one all-reduce of the whole gradient after the last backward
+    OVERLAP_OUTPUT_LAYER,  // the output layer's bucket is reduced while the first layer's backward runs
+    OVERLAP_COUNT
+} OverlapKind;
+
+extern const char *const sampler_names[SAMPLER_COUNT];
+extern const char *const partition_names[PARTITION_COUNT];
+extern const char *const first_layer_names[FIRST_LAYER_COUNT];
+extern const char *const overlap_names[OVERLAP_COUNT];
+
+typedef struct {
+    uint32_t seed;
+    struct {
+        int vocab_size;           // V
+        int n_train, n_validation, n_test;
+        int min_length, max_length;
+        int unsupervised_prefix;  // positions t < P carry no label
+        int ignore_token;         // positions whose target is this id carry no label (-1: none)
+        int max_labels;           // at most this many labels per sequence, the first ones (0: all)
+        int markov_support;       // successors per token in the generating chain
+    } data;
+    struct {
+        int context;    // k
+        int embed_dim;  // D
+        int hidden;     // H
+        double dropout; // p
+    } model;
+    struct {
+        int world_size;                 // W
+        int bands_auto;                 // rank_bands: auto
+        int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
+        int n_bands;                    // bands given in the file (before auto resolution)
+        int batch_size_per_rank;        // B
+        int accumulation;               // A
+        int updates;                    // U
+        int interrupt_at;
+        int checkpoint_every;           // 0: only at interrupt_at and the end
+        int log_every;                  // rank 0's progress line every n steps (0: automatic)
+        Normalization normalization;
+        LossUnit loss_unit;
+        SamplerKind sampler;
+        PartitionKind partition;        // global sampler only
+        int global_batch;               // G: sequences per window, global sampler only
+        OverlapKind overlap;            // when the gradient all-reduce runs; the same bits either way
+        OptimizerKind optimizer;        // train.optimizer.name
+        double lr, momentum, weight_decay;
+        double betas[2], eps;           // AdamW's (β1, β2) and ε
+        FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
+    } train;
+    struct {
+        double atol, rtol;
+    } parity;
+    struct {
+        int short_tokens;  // rank 0's tokens in both cases
+        int long_tokens;   // rank 1's tokens in the second case (the first has short_tokens)
+    } exercise;
+    struct {
+        char outputs[PATH_MAX_LEN];
+        char artifacts[PATH_MAX_LEN];
+    } paths;
+    char source[PATH_MAX_LEN];  // the file it came from
+} Config;
+
+// The key table, for tests: key i's dotted name, kind ('i' int, 'u' uint32, 'd' double,
+// 'e' enum, 'b' rank bands, 'p' path), inclusive range (numbers) and names (enum).
+// 0, or -1 past the last key.
+typedef struct {
+    const char *key;
+    char kind;
+    double min, max;
+    const char *const *names;
+    int n_names;
+} ConfigKey;
+int config_key(int i, ConfigKey *out);
+
+// Loads `path`, applies `n_sets` "KEY=VALUE" overrides, validates and resolves bands.
+// On failure writes one line (file:line: key: what was expected) into `err` and returns -1.
+int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);
+// Applies one "KEY=VALUE" override to a loaded config and re-validates.
+int config_set(Config *cfg, const char *assignment, char *err, int errlen);
+// Re-validates and resolves derived fields (auto bands) after programmatic changes.
+int config_finish(Config *cfg, char *err, int errlen);
+// Canonical YAML of every key (resolved values). Caller frees.
+char *config_to_yaml(const Config *cfg);
+// Parses a YAML text (as written by config_to_yaml) into `cfg`; 0 or -1 with err.
+int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen);
+// First key (in table order) whose value differs, restricted to keys that decide the
+// trajectory of training (not updates, interrupt_at, paths; nor, when both use the global
+// sampler, the fields that only lay a window out on ranks). Writes "key: a vs b" into
+// `what` and returns 1; returns 0 when none differs.
+int config_diff_training(const Config *a, const Config *b, char *what, int len);
+// The same over every key but paths.* (which may name node-local disks): what the ranks of
+// one job must agree on.
+int config_diff_run(const Config *a, const Config *b, char *what, int len);
+// The config's lines of the data lock (corpus_lock hashes them before the corpus): the
+// keys the table marks as deciding the data, under this config's sampler. Returns the
+// length written (at most len - 1).
+int config_lock_fields(const Config *cfg, char *out, size_t len);
+// Key i (config_key's numbering) enters the data lock of this config.
+int config_key_in_lock(const Config *cfg, int i);
+// Key i's resolved value as config_to_yaml writes it.
+void config_key_value(const Config *cfg, int i, char *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

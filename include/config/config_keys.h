@@ -1,0 +1,35 @@
+// config_keys.h — the config's key table, shared by config.c (defaults, parsing, --set,
+// validation) and config_emit.c (YAML emission, comparison, the data lock's fields).
+// One row per key; adding a key is one row (and its Config field).
+#ifndef DDPTOK_CONFIG_KEYS_H
+#define DDPTOK_CONFIG_KEYS_H
+
+#include <stddef.h>
+
+#include "config/config.h"
+
+typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldType;  // F_PAIR: [a, b] of doubles in [min, max]
+
+// Field flags
+#define F_TRAJECTORY 1  // decides the training trajectory: a checkpoint refuses a change
+#define F_LAYOUT 2      // only lays a window out on ranks under the global sampler: elastic resume may change it
+#define F_LOCK_BANDS 4  // in the data lock under the bands sampler only (`lock` names it)
+#define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
+
+typedef struct {
+    const char *key;  // dotted key as in the YAML
+    FieldType type;
+    size_t offset;
+    double min, max;  // inclusive range for numbers
+    int flags;
+    const char *expect;  // what is expected, for error messages (F_ENUM: NULL, from `names`)
+    const char *const *names;  // F_ENUM: the accepted names (the value is the index)
+    int n_names;
+    const char *def;   // the default, as YAML (applied like a value from a file)
+    const char *lock;  // its name in the data lock (corpus_lock), NULL: the data does not depend on it
+} Field;
+
+extern const Field config_fields[];
+extern const int config_n_fields;
+
+#endif

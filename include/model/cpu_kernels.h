@@ -1,0 +1,47 @@
+// cpu_kernels.h — the CPU backend's per-position element-wise kernels: the hidden layer
+// (tanh, the dropout mask and the masked activation of one row of H units), the log-softmax
+// of one row of V logits and the backward through tanh and the mask, in one variant per
+// instruction set. Every variant
+// gives the same bits as the portable one (tests/test_kernels.c compares them on every
+// machine that can run them); the backend uses the first one this CPU supports.
+#ifndef DDPTOK_CPU_KERNELS_H
+#define DDPTOK_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "base/philox.h"
+
+// One position's hidden layer, in place: hh (H) holds z = E·w1ᵀ + b1 and becomes tanh(z);
+// with dropout (mm non-NULL) mm (H) is filled with the unit scales (inv where unit i's draw,
+// word i mod 4 of dropout_block(s, block, pos, i / 4), is >= thr, else +0.0f) and
+// hd (H) = tanh(z)·mm; without (mm NULL) hd = tanh(z).
+typedef void (*HiddenRowFn)(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
+                            uint32_t thr, float inv);
+
+// One row of the log-softmax: e (V) = exp_f32(y[v] − mx) for the logits y (V) whose maximum
+// is mx; returns s = Σ_v e[v] in double, as eight partial sums over v mod 8 (v ascending in
+// each) added pairwise: ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)).
+typedef double (*SumExpFn)(const float *y, float *e, int V, float mx);
+// The row's softmax, scaled: y[v] = sw · (float)(e[v] · inv_s), inv_s = 1/s in double.
+typedef void (*ScaledSoftmaxFn)(float *y, const float *e, int V, double inv_s, float sw);
+
+// The backward through tanh and the mask of one position, with its b1 column sums:
+// dz (H) = dz·(mm·(1 − hh²)), or dz·(1 − hh²) without dropout (mm NULL); gb (H) += dz.
+typedef void (*TanhBackwardFn)(float *dz, float *gb, const float *hh, const float *mm, int H);
+
+typedef struct {
+    const char *name;
+    int (*supported)(void);  // this CPU (and OS) can run it
+    HiddenRowFn hidden_row;
+    SumExpFn sum_exp;
+    ScaledSoftmaxFn scaled_softmax;
+    TanhBackwardFn tanh_backward;
+} CpuKernels;
+
+// Every variant, fastest first; the last one (portable) runs everywhere.
+extern const CpuKernels cpu_kernels_all[];
+extern const int cpu_kernels_count;
+// The first variant of cpu_kernels_all this CPU supports (chosen once, then cached).
+const CpuKernels *cpu_kernels_select(void);
+
+#endif

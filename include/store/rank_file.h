@@ -1,0 +1,58 @@
+// rank_file.h — one rank's checkpoint file (docs/file-formats.md): HDF5, format 2, the
+// model, the optimizer's named state tensors and hyper-parameters, the sampler history and
+// the RNG streams, a payload checksum over all of it, and the directory manifest entry
+// (SHA256SUMS) that covers every byte of the file.
+#ifndef DDPTOK_RANK_FILE_H
+#define DDPTOK_RANK_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/philox.h"
+#include "method/optimizer.h"
+#include "model/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHECKPOINT_FORMAT "ddptok-checkpoint"
+#define CHECKPOINT_VERSION 2  // 2: generic optimizer state; version 1 (SGD momentum) still loads
+#define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
+
+typedef struct {
+    int version;          // of the file read (a saved one is always CHECKPOINT_VERSION)
+    int step, world_size, rank;
+    int A, B;             // a drawn window's shape (sampler_window_shape): (A, B), global (1, G)
+    char *config_yaml;    // the resolved config
+    char lock[65];
+    ModelShape m;
+    float *theta;         // (P)
+    OptimizerSnapshot opt;  // kind, hyper-parameters, step count, state tensors (P each): /optimizer
+    int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
+    RngStream sampler_rng, dropout_rng;
+} CheckpointState;
+
+void checkpoint_state_free(CheckpointState *s);
+
+// Writes one rank file at `path` (temporary name, fsync, rename); `file_sum` gets the
+// SHA-256 of its bytes (for the manifest). 0 or -1 with one line.
+int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65]);
+
+// Loads one rank file (shapes from its own stored config) and verifies format, version
+// and checksum. 0 or -1 with one line naming the file and what is wrong.
+int checkpoint_load(const char *path, CheckpointState *s);
+
+// Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
+// of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
+int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
+// Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
+// of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
+int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
+// Path of rank r's file in a checkpoint directory.
+void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

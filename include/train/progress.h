@@ -1,0 +1,34 @@
+// progress.h — what a run tells its user while it works: rank 0's training progress lines
+// (step/U, loss, tokens/s, ms/step, ETA) at `train.log_every`, the end-of-run summary, and
+// the same figures in each JSONL line. (Timestamps and the "still working" line of long
+// single-process work are the base's: base/clock.h.)
+#ifndef DDPTOK_PROGRESS_H
+#define DDPTOK_PROGRESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "train/trainer.h"
+
+typedef struct {
+    int first_step;     // the step this run started after (0, or the resumed checkpoint's)
+    int stop_at;        // the step this run ends at (U, or train.interrupt_at)
+    int updates;        // U
+    int every;          // a progress line every `every` steps (and at the first and last)
+    double start;       // now_seconds() when the loop began
+    double last_print;  // now_seconds() at the last progress line
+    int last_print_step;
+    int64_t tokens;     // Σ N over this run's steps
+    double loss;        // the last step's loss
+    int step;           // the last step done
+} TrainProgress;
+
+// log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.
+void train_progress_init(TrainProgress *p, int first_step, int stop_at, int updates, int log_every);
+// Records one step; writes its JSONL line when `jsonl` is not NULL (rank 0) and prints the
+// progress line (rank 0) when due.
+void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *jsonl);
+// The end-of-run summary line (rank 0): steps, wall time, tokens/s, final loss.
+void train_progress_summary(const TrainProgress *p, const char *run);
+
+#endif

@@ -1,0 +1,18 @@
+// snapshot.h — the trainer's state in and out of checkpoints (docs/checkpoints.md).
+#ifndef DDPTOK_SNAPSHOT_H
+#define DDPTOK_SNAPSHOT_H
+
+#include "train/trainer.h"
+
+// Collective: publishes root/step-NNNN with the trainer's state at its step (every rank's
+// file, then the directory). Nothing non-finite is published: the run stops (exit 1); a
+// failed write stops every rank (exit 2).
+void trainer_checkpoint(Trainer *t, const char *root, const char *lock);
+
+// Collective: loads this rank's file of `dir` (rank 0's under the global sampler: the
+// elastic resume) after checking that it belongs to this run (world size, rank, data lock,
+// stored config, step < updates); every rank agrees before anyone restores; any mismatch
+// stops every rank (exit 2) with one line naming the file.
+void trainer_resume(Trainer *t, const char *dir, const char *lock);
+
+#endif

@@ -1,0 +1,141 @@
+// app.c — what every command shares: output paths, the corpus of this config, the
+// agreement of all ranks on the config and options, JSON output, the vector comparison,
+// the build line, and window 1 through the distributed path.
+#include <cblas.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "app/app.h"
+#include "base/buf.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "data/corpus.h"
+#include "io/h5io.h"
+#include "io/jsonio.h"
+#include "job/cuda_api.h"
+#include "train/trainer.h"
+#include "version.h"  // build/version.h, written by the Makefile
+
+void out_path(const App *app, char *buf, size_t len, const char *rel) {
+    snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);
+}
+
+void art_path(const App *app, char *buf, size_t len, const char *rel) {
+    snprintf(buf, len, "%s/%s", app->cfg.paths.artifacts, rel);
+}
+
+void load_corpus_or_die(App *app, Corpus *corpus) {
+    char path[1024];
+    out_path(app, path, sizeof path, "data/corpus.h5");
+    error_capture(1);
+    int rc = corpus_read(corpus, &app->cfg, path);
+    const char *why = error_capture(0);
+    // Every rank missing the same corpus (the usual case: not prepared yet) says it once.
+    if (!comm_agree(&app->comm, rc == 0)) die(EXIT_BAD_INPUT, "%s", why);
+    if (rc) error("%s", why);
+    char what[1100];
+    snprintf(what, sizeof what, "reading %s", path);
+    comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);
+}
+
+void agree_on_run(App *app, const char *comm_name) {
+    Comm *comm = &app->comm;
+    if (comm->world == 1) return;
+    Buf ob = {0};
+    buf_printf(&ob, "%s --backend %s --comm %s --comm-timeout %g%s", app->command, app->backend, comm_name, app->comm_timeout,
+               app->options ? app->options : "");
+    const char *opts = ob.s;
+    char *yaml = config_to_yaml(&app->cfg);
+    int64_t n[2] = {(int64_t)strlen(yaml) + 1, (int64_t)strlen(opts) + 1};
+    comm_bcast(comm, n, sizeof n, 0);
+    char *yaml0 = xmalloc((size_t)n[0]), *opts0 = xmalloc((size_t)n[1]);
+    if (comm->rank == 0) memcpy(yaml0, yaml, (size_t)n[0]), memcpy(opts0, opts, (size_t)n[1]);
+    comm_bcast(comm, yaml0, (size_t)n[0], 0);
+    comm_bcast(comm, opts0, (size_t)n[1], 0);
+    Config cfg0;
+    char err[512], what[600];
+    int bad = 0;
+    if (config_from_yaml(&cfg0, yaml0, "rank 0's config", err, sizeof err)) bad = error("%s", err);
+    else if (config_diff_run(&app->cfg, &cfg0, what, sizeof what))
+        bad = error("%s: differs from rank 0's config at %s (here vs rank 0): every rank must run the same config",
+                    app->config_path, what);
+    else if (strcmp(opts, opts0) != 0)
+        bad = error("options differ from rank 0's: '%s' here, '%s' on rank 0", opts, opts0);
+    free(yaml), free(yaml0), free(opts0);
+    buf_free(&ob);
+    comm_stop_if_any(comm, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
+}
+
+void write_json(const App *app, const char *rel, json_t *j) {
+    char path[1024];
+    out_path(app, path, sizeof path, rel);
+    if (json_write_file(path, j)) stop_abort(EXIT_BAD_INPUT);
+}
+
+Compare compare_vectors(const float *g, const float *ref, size_t n, double atol, double rtol) {
+    Compare c = {(int64_t)n, 0, 0, -1};
+    double worst_excess = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs((double)g[i] - (double)ref[i]);
+        double excess = err - (atol + rtol * fabs((double)ref[i]));
+        if (!(excess <= 0)) c.violations++;  // NaN counts as a violation
+        if (err > c.max_abs_err || isnan(err)) c.max_abs_err = isnan(err) ? INFINITY : err;
+        if (excess > worst_excess || isnan(excess)) worst_excess = isnan(excess) ? INFINITY : excess, c.worst = (int64_t)i;
+    }
+    return c;
+}
+
+// Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
+// gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
+// counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
+int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
+                    float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
+    Trainer t;
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+                     "setting up the window");
+    int rc = trainer_window(&t, mode, 0, ws);
+    if (!rc) {
+        float *g = xmalloc((t.m.total + 1) * sizeof *g);
+        trainer_gradient(&t, g);
+        memcpy(grad, g, t.m.total * sizeof *g);
+        free(g);
+    }
+    if (f) {
+        f->W = t.W, f->A = t.A;
+        f->global = ws->global;
+        for (int r = 0; r < t.W; r++) rank[r] = count_exchange_rank(&t.counts, r);
+        f->ns_max = comm_agree(&app->comm, ws->ns_max);
+        f->ns_min = -comm_agree(&app->comm, ws->local.sequences ? -ws->ns_min : -(1 << 30));
+    }
+    ws->rank_counts = ws->rank_seqs = NULL;
+    trainer_free(&t);
+    return rc;
+}
+
+void build_info(char *out, size_t len) {
+    char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(mpi, &n);
+    mpi[strcspn(mpi, ",\n")] = 0;  // "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"
+    unsigned h5[3] = {0, 0, 0};
+    H5get_libversion(&h5[0], &h5[1], &h5[2]);
+    char cuda[64] = "CUDA backend: not built in";
+#ifdef DDPTOK_CUDA
+    char nccl[32];
+    nccl_version_string(nccl, sizeof nccl);
+    snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s", nccl);
+#endif
+    // The sgemm kernel OpenBLAS picked at run time (OPENBLAS_CORETYPE overrides it): an
+    // OpenBLAS older than the CPU falls back to its SSE3 kernel, ~3x slower on sgemm.
+    const char *core = openblas_get_corename();
+    int generic = (!strcasecmp(core, "prescott") || !strcasecmp(core, "core2") || !strcasecmp(core, "katmai")) &&
+                  __builtin_cpu_supports("avx2");
+    snprintf(out, len, "ddptok %s (%s); %s, HDF5 %u.%u.%u, libyaml %s, jansson %s, %s; BLAS kernel %s%s", DDPTOK_VERSION, cuda,
+             mpi, h5[0], h5[1], h5[2], yaml_get_version_string(), jansson_version_str(), openblas_get_config(), core,
+             generic ? " (a generic kernel on an AVX2 CPU: OPENBLAS_CORETYPE=Haswell or SkylakeX makes sgemm ~3x faster)"
+                     : "");
+}

@@ -1,0 +1,59 @@
+// mem.c — allocation that never returns NULL, and the memory this process may use (see mem.h).
+#include "base/mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/report.h"
+
+void *xmalloc_impl(size_t n, const char *file, int line) {
+    void *p = malloc(n ? n : 1);
+    if (!p) die_abort(EXIT_INTERNAL, "out of memory allocating %zu bytes at %s:%d", n, file, line);
+    return p;
+}
+
+void *xcalloc_impl(size_t n, size_t size, const char *file, int line) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) die_abort(EXIT_INTERNAL, "out of memory allocating %zu x %zu bytes at %s:%d", n, size, file, line);
+    return p;
+}
+
+uint64_t memory_available(void) {
+    uint64_t avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = size_mul(kb, 1024);
+        fclose(f);
+    }
+    if (!avail) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0) avail = size_mul((uint64_t)pages, (uint64_t)page);
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < avail)
+        avail = (uint64_t)rl.rlim_cur;
+    // DDPTOK_MEMORY_LIMIT=N[KMG]: a lower budget (a shared node; the fuzz targets).
+    const char *env = getenv("DDPTOK_MEMORY_LIMIT");
+    char *end;
+    unsigned long long lim = env ? strtoull(env, &end, 10) : 0;
+    if (lim) {
+        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+        uint64_t bytes = size_mul(lim, (uint64_t)1 << shift);
+        if (!avail || bytes < avail) avail = bytes;
+    }
+    return avail ? avail : UINT64_MAX;  // unknown: do not refuse on a guess
+}
+
+void format_bytes(uint64_t bytes, char *out, size_t len) {
+    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) v /= 1024, u++;
+    if (u == 0) snprintf(out, len, "%llu bytes", (unsigned long long)bytes);
+    else snprintf(out, len, "%.1f %s", v, units[u]);
+}

@@ -1,0 +1,272 @@
+// evaluate.c — `evaluate`: test metrics and baselines, the resume check and the
+// protocol's report (outputs/report.json); with --checkpoint, one model's test metrics.
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/app.h"
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "data/corpus.h"
+#include "io/h5io.h"
+#include "io/jsonio.h"
+#include "store/checkpoint.h"
+#include "train/progress.h"
+#include "train/trainer.h"
+
+typedef struct {
+    const char *checkpoint;  // --checkpoint DIR
+} EvaluateOptions;
+
+static void evaluate_option(void *opts, const char *name, const char *value) {
+    (void)name;
+    ((EvaluateOptions *)opts)->checkpoint = value;
+}
+
+typedef struct {
+    int64_t sequences, tokens, correct;
+    double loss_sum;
+} Metrics;
+
+// Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
+static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
+    const Config *cfg = &app->cfg;
+    enum { EB = 16 };
+    Compute *cc = app->compute->create(m, EB * cfg->data.max_length, cfg->train.first_layer);
+    app->compute->set_params(cc, theta);
+    Batch b;
+    batch_init(&b, EB * cfg->data.max_length, m->k);
+    int32_t ids[EB];
+    int n = 0;
+    LabelRule rule = label_rule(cfg);
+    Metrics r = {0, 0, 0, 0};
+    WorkProgress progress;
+    work_progress_init(&progress, "evaluate: sequences");
+    for (int i = 0; i <= corpus->n; i++) {
+        if (i < corpus->n && corpus->split[i] == split) ids[n++] = i, r.sequences++;
+        if (n == EB || (i == corpus->n && n > 0)) {
+            work_progress(&progress, i, corpus->n);
+            batch_build(&b, corpus, ids, n, &rule, UNIT_TOKEN);
+            r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
+            r.tokens += b.T;
+            n = 0;
+        }
+    }
+    batch_free(&b);
+    app->compute->destroy(cc);
+    return r;
+}
+
+// The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
+// the train split (add-one smoothing), over the supervised test positions.
+static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss, double *best_acc, double *unigram) {
+    Chain ch;
+    chain_build(&ch, cfg);
+    int V = cfg->data.vocab_size;
+    LabelRule rule = label_rule(cfg);
+    double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
+    for (int i = 0; i < corpus->n; i++)
+        if (corpus->split[i] == SPLIT_TRAIN)
+            for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
+    for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
+    double ll = 0, lu = 0;
+    int64_t hits = 0, n = 0;
+    // The supervised positions are the ones batch_build labels (the model is scored on the
+    // same); the last context token is the previous one (0 at the start).
+    int k = cfg->model.context;
+    Batch b;
+    batch_init(&b, cfg->data.max_length, k);
+    for (int32_t i = 0; i < corpus->n; i++) {
+        if (corpus->split[i] != SPLIT_TEST) continue;
+        batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
+        for (int p = 0; p < b.T; p++) {
+            int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
+            ll -= log(chain_prob(&ch, prev, next));
+            lu -= log(freq[next]);
+            int arg = 0;
+            for (int j = 1; j < ch.S; j++)
+                if (ch.prob[(size_t)prev * ch.S + j] > ch.prob[(size_t)prev * ch.S + arg]) arg = j;
+            hits += ch.succ[(size_t)prev * ch.S + arg] == next;
+            n++;
+        }
+    }
+    batch_free(&b);
+    *best_loss = n ? ll / n : 0;
+    *best_acc = n ? (double)hits / n : 0;
+    *unigram = n ? lu / n : 0;
+    free(freq);
+    chain_free(&ch);
+}
+
+// Max |Δ| between the model and optimizer state of two checkpoints' rank-0 files; -1 if missing.
+static double resume_diff(const char *a, const char *b) {
+    char pa[1200], pb[1200];
+    checkpoint_rank_path(pa, sizeof pa, a, 0);
+    checkpoint_rank_path(pb, sizeof pb, b, 0);
+    CheckpointState sa, sb;
+    if (checkpoint_load(pa, &sa)) return -1;
+    if (checkpoint_load(pb, &sb)) {
+        checkpoint_state_free(&sa);
+        return -1;
+    }
+    double d = -1;
+    if (sa.m.total == sb.m.total && sa.step == sb.step && sa.opt.kind == sb.opt.kind) {
+        d = sa.opt.steps == sb.opt.steps ? 0 : INFINITY;
+        for (size_t i = 0; i < sa.m.total; i++) {
+            d = fmax(d, fabs((double)sa.theta[i] - sb.theta[i]));
+            for (int k = 0; k < optimizers[sa.opt.kind].n_states; k++)
+                d = fmax(d, fabs((double)sa.opt.state[k][i] - sb.opt.state[k][i]));
+        }
+    } else error("%s and %s are not comparable (step %d vs %d)", pa, pb, sa.step, sb.step);
+    checkpoint_state_free(&sa);
+    checkpoint_state_free(&sb);
+    return d;
+}
+
+// The test metrics of one checkpoint's model (rank 0's replica), the baselines printed
+// beside them; dies (exit 2) when the checkpoint is unreadable or of other data.
+typedef struct {
+    Metrics t;
+    int step;
+    double loss, acc, best_loss, best_acc, unigram;
+} TestReport;
+
+static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
+    char path[1200];
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    CheckpointState s;
+    if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
+    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
+    if (strcmp(s.lock, corpus->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    TestReport r;
+    r.step = s.step;
+    r.t = evaluate_split(app, corpus, &s.m, s.theta, SPLIT_TEST);
+    checkpoint_state_free(&s);
+    baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
+    r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
+    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
+        (long long)r.t.sequences, (long long)r.t.tokens);
+    say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
+    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
+        100 * r.best_acc);
+    return r;
+}
+
+static json_t *test_json(const TestReport *r) {
+    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "loss", json_num(r->loss), "token_accuracy", json_num(r->acc),
+                     "sequences", (json_int_t)r->t.sequences, "tokens", (json_int_t)r->t.tokens, "unigram_loss",
+                     json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy", json_num(r->best_acc));
+}
+
+// evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
+// test metrics only -> outputs/evaluate.json; the protocol's report.json is left alone.
+static int evaluate_checkpoint(App *app, const Corpus *corpus) {
+    char dir[1100], hint[1300];
+    snprintf(dir, sizeof dir, "%s", ((const EvaluateOptions *)app->opts)->checkpoint);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+    snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
+             "rank-0000.h5)", dir);
+    TestReport r = test_report(app, corpus, dir, hint);
+    write_json(app, "evaluate.json", json_pack("{s:s, s:i, s:o}", "checkpoint", dir, "step", r.step, "test", test_json(&r)));
+    return 0;
+}
+
+// ddptok's reports nest 3 levels. report.json carries them and indents every level on its
+// own lines, so a deeper one grew quadratically (a 4 MiB parity.json of nested arrays made
+// a 6.3 GB report.json and a 15 GB process): one nested deeper is refused, in one line.
+#define REPORT_MAX_DEPTH 8
+
+static json_t *read_report(const char *path, int quiet) {
+    json_t *j = json_read_file(path, quiet);
+    int depth = json_depth(j);
+    if (depth <= REPORT_MAX_DEPTH) return j;
+    error("%s: nested %d levels deep, at most %d expected (ddptok's reports nest 3): not read", path, depth,
+          REPORT_MAX_DEPTH);
+    json_decref(j);
+    return NULL;
+}
+
+// The reports that report.json gathers (app.h).
+void protocol_reports_read(const App *app, ProtocolReports *r) {
+    char ppath[1024], epath[1024];
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    // A missing report is quietly NULL ("missing" in evaluate's summary); one that is there
+    // but cannot be read or parsed is said once and not ok.
+    r->parity = read_report(ppath, access(ppath, F_OK) != 0), r->empty = read_report(epath, access(epath, F_OK) != 0);
+    r->parity_ok = json_ok(r->parity), r->empty_ok = json_ok(r->empty);
+    // The negative-control matrix of run/protocol.sh: outputs/matrix/<cell>/parity.json.
+    r->matrix = json_object();
+    r->cells = 0, r->cells_ok = 0;
+    char mdir[1024];
+    out_path(app, mdir, sizeof mdir, "matrix");
+    DIR *d = opendir(mdir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s/parity.json", mdir, e->d_name);
+        if (e->d_name[0] == '.' || access(p, F_OK) != 0) continue;
+        json_t *cell = read_report(p, 0);
+        int ok = json_ok(cell);
+        r->cells++;
+        // report.json names a cell by its directory: a name that is not UTF-8 is no JSON key.
+        if (json_object_set_new(r->matrix, e->d_name, cell ? cell : json_null()) == 0) r->cells_ok += ok;
+        else error("%s/%s: a cell name that is not UTF-8 cannot be a key of report.json: not ok", mdir, e->d_name);
+    }
+    if (d) closedir(d);
+}
+
+static int evaluate_run(App *app) {
+    const Config *cfg = &app->cfg;
+    int U = cfg->train.updates;
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
+    if (((const EvaluateOptions *)app->opts)->checkpoint) {
+        int rc = evaluate_checkpoint(app, &corpus);
+        corpus_free(&corpus);
+        return rc;
+    }
+    char resumed[1100], continuous[1100], path[1200], root[1024];
+    art_path(app, root, sizeof root, "checkpoints");
+    snprintf(resumed, sizeof resumed, "%s/step-%04d", root, U);
+    art_path(app, root, sizeof root, "continuous");
+    snprintf(continuous, sizeof continuous, "%s/step-%04d", root, U);
+    checkpoint_rank_path(path, sizeof path, resumed, 0);
+    char hint[1500];
+    snprintf(hint, sizeof hint, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume "
+             "(or name any checkpoint: evaluate --checkpoint DIR)", U, path);
+    TestReport r = test_report(app, &corpus, resumed, hint);
+    double diff = resume_diff(resumed, continuous);
+
+    ProtocolReports rep;
+    protocol_reports_read(app, &rep);
+    int ok = diff == 0 && rep.parity_ok && rep.empty_ok && r.loss < r.unigram && rep.cells_ok == rep.cells;
+
+    if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
+    else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
+    say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
+        rep.parity ? (rep.parity_ok ? "ok" : "NOT ok") : "missing", rep.empty ? (rep.empty_ok ? "ok" : "NOT ok") : "missing",
+        rep.cells_ok, rep.cells);
+    write_json(app, "report.json",
+               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(), "matrix",
+                         rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
+                         rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
+    corpus_free(&corpus);
+    say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
+    return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+const Command cmd_evaluate = {
+    .name = "evaluate",
+    .run = evaluate_run,
+    .distributed = 0,
+    .summary = "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
+               "model's test metrics -> outputs/evaluate.json",
+    .usage = "[--checkpoint DIR]",
+    .options = (const CommandOption[]){{"--checkpoint", 1}, {NULL, 0}},
+    .opts_size = sizeof(EvaluateOptions),
+    .parse_option = evaluate_option,
+};

@@ -1,0 +1,65 @@
+// prepare.c — `prepare`: the corpus, the plan and the data lock -> outputs/data/.
+#include <stdlib.h>
+
+#include "app/app.h"
+#include "base/report.h"
+#include "data/corpus.h"
+#include "data/sampler.h"
+#include "io/h5io.h"
+
+static int write_plan(const char *path, const Config *cfg, const int32_t *plan, const char *lock) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    // bands: ids (U, W, A, B); global: ids (U, G), each rank's share being the partition's
+    // pure function of the window and W (README "Global sampling").
+    int global = cfg->train.sampler == SAMPLER_GLOBAL;
+    hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
+                       (hsize_t)cfg->train.batch_size_per_rank};
+    if (global) dims[1] = (hsize_t)cfg->train.global_batch;
+    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, global ? 2 : 4, dims, plan) ||
+        (global && h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler])) || h5_attr_str(o.file, "data_lock", lock))
+        return h5out_fail(&o, "the plan");
+    return h5out_commit(&o, NULL);
+}
+
+static int prepare_run(App *app) {
+    const Config *cfg = &app->cfg;
+    Corpus corpus;
+    corpus_generate(&corpus, cfg);
+    int32_t *plan = plan_build(cfg, &corpus);
+    if (!plan) stop(EXIT_BAD_INPUT);
+    char cpath[1024], ppath[1024];
+    out_path(app, cpath, sizeof cpath, "data/corpus.h5");
+    out_path(app, ppath, sizeof ppath, "data/plan.h5");
+    if (corpus_write(&corpus, cfg, cpath) || write_plan(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
+    for (int i = 0; i < corpus.n; i++) tok[corpus.split[i]] += corpus_len(&corpus, i), seqs[corpus.split[i]]++;
+    say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", corpus.n,
+        (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)corpus.n_tokens, (long long)tok[0],
+        (long long)tok[1], (long long)tok[2]);
+    if (cfg->train.sampler == SAMPLER_GLOBAL)
+        say("  global sampler: %d sequences per window from the whole train split, partition %s over %d ranks\n",
+            cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size);
+    for (int r = 0; r < cfg->train.world_size && cfg->train.sampler == SAMPLER_BANDS; r++) {
+        Sampler s;
+        if (sampler_init(&s, cfg, &corpus, r)) stop(EXIT_BAD_INPUT);
+        say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
+            s.n_pool);
+        sampler_free(&s);
+    }
+    if (cfg->train.sampler == SAMPLER_GLOBAL)
+        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, ppath, corpus.lock);
+    else
+        say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
+            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, corpus.lock);
+    free(plan);
+    corpus_free(&corpus);
+    return 0;
+}
+
+const Command cmd_prepare = {
+    .name = "prepare",
+    .run = prepare_run,
+    .distributed = 0,
+    .summary = "corpus, plan and data lock -> outputs/data/",
+};

@@ -1,0 +1,142 @@
+// train.c — `train`: the training loop of one run (optimizer updates, logs, checkpoints);
+// its lineage (lineage.h), logs (runlog.h) and state in and out of checkpoints (snapshot.h)
+// are the train layer's.
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app/app.h"
+#include "base/clock.h"
+#include "base/report.h"
+#include "data/corpus.h"
+#include "job/lifecycle.h"
+#include "train/lineage.h"
+#include "train/progress.h"
+#include "train/runlog.h"
+#include "train/snapshot.h"
+#include "train/trainer.h"
+
+typedef struct {
+    int continuous;      // --continuous
+    const char *resume;  // --resume DIR|latest|auto
+    int fresh;           // --fresh: move the lineage's checkpoints aside, start at step 1
+} TrainOptions;
+
+static void train_option(void *opts, const char *name, const char *value) {
+    TrainOptions *o = opts;
+    if (!strcmp(name, "--continuous")) o->continuous = 1;
+    else if (!strcmp(name, "--resume")) o->resume = value;
+    else o->fresh = 1;
+    if (o->fresh && o->resume) die(EXIT_BAD_INPUT, "train: --fresh (start over) and --resume exclude each other");
+}
+
+static const TrainOptions *train_options(const App *app) { return app->opts; }
+
+// A non-finite loss or gradient (trainer_update): every rank is here together; rank 0
+// names the step and the rank whose own loss sum is not finite, and the run stops (exit 1).
+static void stop_diverged(App *app, const WindowStats *ws) {
+    int from = comm_agree(&app->comm, isfinite(ws->S_r) ? 0 : app->comm.rank + 1);  // the highest such rank, + 1
+    char where[64] = "after the gradient average (every rank's own loss sum is finite)";
+    if (from) snprintf(where, sizeof where, "from rank %d (its loss sum is %g)", from - 1, ws->S_r);
+    if (app->comm.rank == 0)
+        error("step %d: non-finite %s %s: the run diverged (train.optimizer.lr = %g too high?); nothing of this step is "
+              "applied or published", ws->step, isfinite(ws->loss) ? "gradient" : "loss", where, app->cfg.train.lr);
+    stop(EXIT_CHECK_FAILED);
+}
+
+static int train_run(App *app) {
+    const Config *cfg = &app->cfg;
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
+    ModelShape m;
+    float *theta0 = model_initial(cfg, &m);
+    Trainer t;
+    comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
+                     "setting up training");
+    free(theta0);
+
+    // The continuous run is the witness: its checkpoints live apart from the main lineage.
+    char root[1024], dir[1100];
+    art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
+    comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lineage_lock(root, app->comm.timeout) : 0, EXIT_BAD_INPUT, "locking the lineage");
+    const LineageStart how = {.resume = train_options(app)->resume, .fresh = train_options(app)->fresh,
+                              .global = cfg->train.sampler == SAMPLER_GLOBAL, .updates = cfg->train.updates};
+    int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
+    if (resuming < 0) {  // --resume auto on a finished lineage
+        trainer_free(&t);
+        corpus_free(&corpus);
+        return 0;
+    }
+    if (resuming) trainer_resume(&t, dir, corpus.lock);
+    const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
+    int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
+    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
+        app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
+        normalization_names[cfg->train.normalization]);
+    if (cfg->train.normalization != loss_units[cfg->train.loss_unit].product)
+        say("train: WARNING: train.normalization %s is a negative control for the %s unit (its product is %s)\n",
+            normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
+            normalization_names[loss_units[cfg->train.loss_unit].product]);
+
+    // Logs: one JSON line per update (rank 0), one line per window per rank; per run.
+    char jsonl_path[1200], log_path[1200], rel[256];
+    FILE *jsonl = NULL, *log = NULL;
+    snprintf(rel, sizeof rel, "train/%s.jsonl", run);
+    out_path(app, jsonl_path, sizeof jsonl_path, rel);
+    snprintf(rel, sizeof rel, "logs/%s/rank-%d.log", run, t.rank);
+    out_path(app, log_path, sizeof log_path, rel);
+    int bad = app->comm.rank == 0 && !(jsonl = runlog_create(jsonl_path));
+    if (!bad && !(log = runlog_create(log_path))) bad = 1;
+    comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
+
+    int rc = 0, log_bad = 0;
+    TrainProgress progress;
+    train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
+    while (t.step < stop_at) {
+        WindowStats ws;
+        int wrc = trainer_update(&t, stop_requested() || log_bad, &ws);
+        if (wrc == EXIT_EMPTY_WINDOW)
+            die(EXIT_EMPTY_WINDOW, "step %d: no supervised position in the window on any rank (N = 0); every rank stops "
+                                   "(nothing applied, nothing written for this step)", ws.step);
+        if (wrc == EXIT_CHECK_FAILED) stop_diverged(app, &ws);
+        char when[40];
+        utc_timestamp(when, sizeof when);
+        fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", when, run, t.rank,
+                ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
+        train_progress_step(&progress, &ws, t.W, jsonl);
+        // A line that did not reach the disk is not ignored: the rank asks to stop at the
+        // next window boundary (through the count all-reduce), then every rank stops (exit 2).
+        if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
+        if (ws.stop_requested) {
+            comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
+            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
+                t.step, EXIT_REQUEUE);
+            trainer_checkpoint(&t, root, corpus.lock);
+            rc = EXIT_REQUEUE;
+            break;
+        }
+        if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
+            trainer_checkpoint(&t, root, corpus.lock);
+    }
+    if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
+    if (fclose(log) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", log_path, strerror(errno));
+    comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
+    if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
+    train_progress_summary(&progress, run);
+    trainer_free(&t);
+    corpus_free(&corpus);
+    return rc;
+}
+
+const Command cmd_train = {
+    .name = "train",
+    .run = train_run,
+    .distributed = 1,
+    .summary = "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
+               "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
+    .usage = "[--continuous] [--resume DIR|latest|auto | --fresh]",
+    .options = (const CommandOption[]){{"--continuous", 0}, {"--resume", 1}, {"--fresh", 0}, {NULL, 0}},
+    .opts_size = sizeof(TrainOptions),
+    .parse_option = train_option,
+};

@@ -1,0 +1,358 @@
+// config.c — the key table (type, range, default, trajectory/layout flags, place in the
+// data lock) and what it drives: defaults, parsing a YAML tree (yaml_tree.c) into a
+// Config, --set, validation. Emission, comparison and the lock's fields: config_emit.c.
+// Errors are returned to the caller as one line.
+#include "config/config.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/hint.h"
+#include "base/report.h"
+#include "config/config_keys.h"
+#include "config/yaml_tree.h"
+
+const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
+const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
+const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
+const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer"};
+
+// ---------------------------------------------------------------------------------------
+// The key table: one row per key (config_keys.h): type, range, flags, what is expected,
+// its default (YAML) and its name in the data lock. corpus_lock hashes the lock keys'
+// lines in table order: moving a lock key's row changes every data lock (format v1).
+
+#define OFF(f) offsetof(Config, f)
+const Field config_fields[] = {
+    {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY, "an integer in [0, 2^32)", NULL, 0, "1234", "seed"},
+    {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY, "an integer in [3, 2^20]", NULL, 0, "128", "vocab"},
+    {"data.splits.train", F_INT, OFF(data.n_train), 1, 1 << 24, F_TRAJECTORY, "a positive integer", NULL, 0, "1024", "splits"},
+    {"data.splits.validation", F_INT, OFF(data.n_validation), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer", NULL, 0, "128", "splits"},
+    {"data.splits.test", F_INT, OFF(data.n_test), 0, 1 << 24, F_TRAJECTORY, "a non-negative integer", NULL, 0, "256", "splits"},
+    {"data.min_length", F_INT, OFF(data.min_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "16", "lengths"},
+    {"data.max_length", F_INT, OFF(data.max_length), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "128", "lengths"},
+    {"data.unsupervised_prefix", F_INT, OFF(data.unsupervised_prefix), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer", NULL, 0, "0", "labels"},
+    {"data.ignore_token", F_INT, OFF(data.ignore_token), -1, 1 << 20, F_TRAJECTORY, "a token id, or -1 for none", NULL, 0, "-1", "labels"},
+    {"data.max_labels", F_INT, OFF(data.max_labels), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer (0: every label)", NULL, 0, "0", "labels"},
+    {"data.markov_support", F_INT, OFF(data.markov_support), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "4", "support"},
+    {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0, "8", NULL},
+    {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "32", NULL},
+    {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "512", NULL},
+    {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "an integer in [1, 256]", NULL, 0, "2", "world"},
+    {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
+    {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "2", "accumulation"},
+    {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
+    {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0, "100", NULL},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
+    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
+    {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
+    {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
+    {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},
+    {"train.partition", F_ENUM, OFF(train.partition), 0, 0, F_TRAJECTORY | F_LAYOUT, NULL, partition_names, PARTITION_COUNT, "bands", NULL},
+    {"train.global_batch", F_INT, OFF(train.global_batch), 1, 1 << 20, F_TRAJECTORY | F_LOCK_GLOBAL, "a positive integer (sequences per window, global sampler)", NULL, 0, "16", "global_batch"},
+    {"train.overlap", F_ENUM, OFF(train.overlap), 0, 0, 0, NULL, overlap_names, OVERLAP_COUNT, "none", NULL},
+    {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
+    {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0.1", NULL},
+    {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.9", NULL},
+    {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0", NULL},
+    {"train.optimizer.betas", F_PAIR, OFF(train.betas), 0, 0.9999999999, F_TRAJECTORY, "[beta1, beta2], each a number in [0, 1) (adamw)", NULL, 0, "[0.9, 0.999]", NULL},
+    {"train.optimizer.eps", F_DOUBLE, OFF(train.eps), 0, 1, F_TRAJECTORY, "a number in [0, 1] (adamw)", NULL, 0, "1e-8", NULL},
+    // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
+    {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
+    {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
+    {"parity.rtol", F_DOUBLE, OFF(parity.rtol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-4", NULL},
+    {"exercise.short_tokens", F_INT, OFF(exercise.short_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0, "12", NULL},
+    {"exercise.long_tokens", F_INT, OFF(exercise.long_tokens), 1, 1 << 16, 0, "a positive integer", NULL, 0, "36", NULL},
+    {"paths.outputs", F_PATH, OFF(paths.outputs), 0, 0, 0, "a non-empty path", NULL, 0, "outputs", NULL},
+    {"paths.artifacts", F_PATH, OFF(paths.artifacts), 0, 0, 0, "a non-empty path", NULL, 0, "artifacts", NULL},
+};
+const int config_n_fields = (int)(sizeof config_fields / sizeof config_fields[0]);
+
+int config_key(int i, ConfigKey *out) {
+    if (i < 0 || i >= config_n_fields) return -1;
+    static const char kinds[] = {[F_INT] = 'i', [F_U32] = 'u', [F_DOUBLE] = 'd', [F_ENUM] = 'e', [F_BANDS] = 'b', [F_PATH] = 'p', [F_PAIR] = 'l'};
+    const Field *f = &config_fields[i];
+    *out = (ConfigKey){f->key, kinds[f->type], f->min, f->max, f->names, f->n_names};
+    return 0;
+}
+
+// What a field expects, for error messages: its text, or "one of A, B, …" for an enum.
+static const char *expected(const Field *f, char *buf, size_t len) {
+    if (f->type != F_ENUM) return f->expect;
+    int n = snprintf(buf, len, "one of");
+    for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
+    return buf;
+}
+_Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
+                   sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
+                   sizeof(FirstLayer) == sizeof(int) && sizeof(OverlapKind) == sizeof(int),
+               "F_ENUM stores an int");
+
+// ---------------------------------------------------------------------------------------
+// Setting one field from a node
+
+static const Field *field_find(const char *key) {
+    for (int i = 0; i < config_n_fields; i++)
+        if (strcmp(config_fields[i].key, key) == 0) return &config_fields[i];
+    return NULL;
+}
+
+// " (did you mean 'train.updates'?)" for the field key nearest to `key`, or "".
+static const char *did_you_mean(const char *key, char *buf, size_t len) {
+    const char *names[config_n_fields];
+    for (int i = 0; i < config_n_fields; i++) names[i] = config_fields[i].key;
+    const char *near = closest_name(key, names, config_n_fields);
+    if (near) snprintf(buf, len, " (did you mean '%s'?)", near);
+    else buf[0] = 0;
+    return buf;
+}
+
+// A finite number. An underflow (ERANGE with a result at most DBL_MIN: a subnormal or 0) is
+// the nearest double like any other rounding: refusing it refused the decimal emission of a
+// subnormal that a hex float (0x1p-1074) had set, so that config did not round-trip.
+static int parse_number(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if ((errno && !(errno == ERANGE && fabs(v) <= DBL_MIN)) || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ctx) {
+    char *base = (char *)cfg;
+    const char *what = n->kind == N_SCALAR ? n->text : (n->kind == N_SEQ ? "a list" : "a mapping");
+    char eb[256];
+#define BAD() yaml_fail(ctx, "%s: %s: expected %s, got '%s'", yaml_at(ctx, n->line), f->key, expected(f, eb, sizeof eb), what)
+    if (f->type == F_BANDS) {
+        if (n->kind == N_SCALAR) {
+            if (strcmp(n->text, "auto") != 0) return BAD();
+            cfg->train.bands_auto = 1;
+            cfg->train.n_bands = 0;
+            return 0;
+        }
+        if (n->kind != N_SEQ || n->n == 0 || n->n > MAX_WORLD) return BAD();
+        for (int r = 0; r < n->n; r++) {
+            const YamlNode *b = n->kids[r];
+            double lo, hi;
+            if (b->kind != N_SEQ || b->n != 2 || b->kids[0]->kind != N_SCALAR || b->kids[1]->kind != N_SCALAR ||
+                parse_number(b->kids[0]->text, &lo) || parse_number(b->kids[1]->text, &hi) || lo != floor(lo) ||
+                hi != floor(hi) || lo < 1 || lo > 1 << 16 || hi < 1 || hi > 1 << 16)
+                return yaml_fail(ctx, "%s: %s: band %d: expected [lo, hi] with integer lengths in [1, 65536]", yaml_at(ctx, b->line),
+                            f->key, r);
+            cfg->train.bands[r][0] = (int)lo;
+            cfg->train.bands[r][1] = (int)hi;
+        }
+        cfg->train.bands_auto = 0;
+        cfg->train.n_bands = n->n;
+        return 0;
+    }
+    if (f->type == F_PAIR) {
+        double v[2];
+        if (n->kind != N_SEQ || n->n != 2) return BAD();
+        for (int i = 0; i < 2; i++)
+            if (n->kids[i]->kind != N_SCALAR || !n->kids[i]->plain || parse_number(n->kids[i]->text, &v[i]) ||
+                v[i] < f->min || v[i] > f->max)
+                return BAD();
+        memcpy(base + f->offset, v, sizeof v);
+        return 0;
+    }
+    if (n->kind != N_SCALAR) return BAD();
+    if (f->type == F_ENUM) {
+        for (int i = 0; i < f->n_names; i++)
+            if (strcmp(n->text, f->names[i]) == 0) {
+                *(int *)(base + f->offset) = i;
+                return 0;
+            }
+        return BAD();
+    }
+    if (f->type == F_PATH) {
+        if (!n->text[0] || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
+        strcpy(base + f->offset, n->text);
+        return 0;
+    }
+    double v;
+    if (parse_number(n->text, &v) || !n->plain) return BAD();
+    if (f->type != F_DOUBLE && v != floor(v)) return BAD();
+    if (v < f->min || v > f->max)
+        return yaml_fail(ctx, "%s: %s: expected %s, got %s (out of range)", yaml_at(ctx, n->line), f->key, expected(f, eb, sizeof eb),
+                    n->text);
+    if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
+    else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
+    else *(double *)(base + f->offset) = v;
+    return 0;
+#undef BAD
+}
+
+// Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
+static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx) {
+    if (map->kind != N_MAP)
+        return yaml_fail(ctx, "%s: %s: expected a mapping", yaml_at(ctx, map->line), prefix[0] ? prefix : "top level");
+    for (int i = 0; i + 1 < map->n; i += 2) {
+        const YamlNode *k = map->kids[i], *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR) return yaml_fail(ctx, "%s: expected a scalar key", yaml_at(ctx, k->line));
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        // Duplicate keys are a common silent mistake: refuse them.
+        for (int j = 0; j < i; j += 2)
+            if (strcmp(map->kids[j]->text, k->text) == 0)
+                return yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
+        const Field *f = field_find(key);
+        if (f) {
+            if (set_field(cfg, f, v, ctx)) return -1;
+            continue;
+        }
+        // A group (prefix of some field)?
+        size_t kl = strlen(key);
+        int group = 0;
+        for (int j = 0; j < config_n_fields && !group; j++)
+            group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
+        char hint[300];
+        if (!group) return yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
+        if (apply_map(cfg, v, key, ctx)) return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation across fields and band resolution
+
+int config_finish(Config *cfg, char *err, int errlen) {
+    YamlCtx ctx = {.name = cfg->source, .err = err, .errlen = errlen};
+    const char *src = cfg->source[0] ? cfg->source : "config";
+    int W = cfg->train.world_size;
+    if (cfg->data.min_length > cfg->data.max_length)
+        return yaml_fail(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, cfg->data.min_length,
+                    cfg->data.max_length);
+    if (cfg->data.markov_support > cfg->data.vocab_size - 1)
+        return yaml_fail(&ctx, "%s: data.markov_support (%d) must not exceed vocab_size - 1 (%d)", src,
+                    cfg->data.markov_support, cfg->data.vocab_size - 1);
+    if (cfg->data.ignore_token >= cfg->data.vocab_size)
+        return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
+                    cfg->data.vocab_size);
+    // Positions of a microbatch and ids of a window are counted in int (pos is the 32-bit
+    // dropout counter word): their products must fit.
+    if ((int64_t)cfg->train.batch_size_per_rank * cfg->data.max_length > INT32_MAX)
+        return yaml_fail(&ctx, "%s: train.batch_size_per_rank x data.max_length = %lld positions per microbatch, at most %d", src,
+                    (long long)cfg->train.batch_size_per_rank * cfg->data.max_length, INT32_MAX);
+    if ((int64_t)cfg->train.batch_size_per_rank * cfg->train.accumulation > INT32_MAX)
+        return yaml_fail(&ctx, "%s: train.batch_size_per_rank x train.accumulation = %lld sequences per window, at most %d", src,
+                    (long long)cfg->train.batch_size_per_rank * cfg->train.accumulation, INT32_MAX);
+    if (cfg->train.interrupt_at > cfg->train.updates)
+        return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
+                    cfg->train.updates);
+    if (cfg->train.bands_auto) {
+        int lo = cfg->data.min_length, n = cfg->data.max_length - cfg->data.min_length + 1;
+        if (n < W)
+            return yaml_fail(&ctx, "%s: train.rank_bands: auto cannot split lengths [%d, %d] into %d bands", src,
+                        cfg->data.min_length, cfg->data.max_length, W);
+        for (int r = 0; r < W; r++) {
+            cfg->train.bands[r][0] = lo + (int)((int64_t)r * n / W);
+            cfg->train.bands[r][1] = lo + (int)((int64_t)(r + 1) * n / W) - 1;
+        }
+        return 0;
+    }
+    if (cfg->train.n_bands != W)
+        return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto: "
+                    "add --set train.rank_bands=auto for %d contiguous bands over [%d, %d])",
+                    src, cfg->train.n_bands, W, W, cfg->data.min_length, cfg->data.max_length);
+    for (int r = 0; r < W; r++) {
+        int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
+        if (lo > hi) return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
+        if (hi < cfg->data.min_length || lo > cfg->data.max_length)
+            return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] leaves rank %d empty (lengths are in [%d, %d])",
+                        src, r, lo, hi, r, cfg->data.min_length, cfg->data.max_length);
+        for (int q = 0; q < r; q++)
+            if (lo <= cfg->train.bands[q][1] && cfg->train.bands[q][0] <= hi)
+                return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] overlaps band %d [%d, %d]", src, r, lo, hi,
+                            q, cfg->train.bands[q][0], cfg->train.bands[q][1]);
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Loading
+
+#define MAX_CONFIG_BYTES (1 << 20)
+
+// Every key's default, from the table (its YAML text, set as a value from a file is).
+static void config_defaults(Config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    char err[256];
+    for (int i = 0; i < config_n_fields; i++) {
+        const Field *f = &config_fields[i];
+        YamlCtx ctx = {.name = f->key, .err = err, .errlen = sizeof err, .strict = 1};
+        YamlNode *v = yaml_parse(f->def, strlen(f->def), &ctx);
+        if (!v || set_field(cfg, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);
+        yaml_node_free(v);
+    }
+}
+
+// Applies one "KEY=VALUE" (VALUE parsed as YAML, so lists and 'auto' work) without the
+// cross-field checks.
+static int apply_set(Config *cfg, const char *assignment, char *err, int errlen) {
+    const char *eq = strchr(assignment, '=');
+    YamlCtx ctx = {.name = assignment, .err = err, .errlen = errlen, .strict = 1};
+    if (!eq || eq == assignment) return yaml_fail(&ctx, "--set %s: expected KEY=VALUE", assignment);
+    char key[256], name[300];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+    const Field *f = field_find(key);
+    char hint[300];
+    if (!f) return yaml_fail(&ctx, "--set %s: unknown key '%s'%s", assignment, key, did_you_mean(key, hint, sizeof hint));
+    snprintf(name, sizeof name, "--set %s", key);
+    ctx.name = name;  // a YAML syntax error names the key
+    YamlNode *v = yaml_parse(eq + 1, strlen(eq + 1), &ctx);
+    if (!v) return -1;
+    ctx.name = "--set";  // value errors name the key themselves
+    char eb[256];
+    int rc = v->kind == N_MAP && v->n == 0 ? yaml_fail(&ctx, "--set %s: expected %s, got an empty value", key, expected(f, eb, sizeof eb))
+                                           : set_field(cfg, f, v, &ctx);
+    yaml_node_free(v);
+    return rc;
+}
+
+int config_set(Config *cfg, const char *assignment, char *err, int errlen) {
+    return apply_set(cfg, assignment, err, errlen) ? -1 : config_finish(cfg, err, errlen);
+}
+
+static int config_apply_text(Config *cfg, const char *text, size_t len, const char *name, char *err, int errlen) {
+    YamlCtx ctx = {.name = name, .err = err, .errlen = errlen};
+    YamlNode *root = yaml_parse(text, len, &ctx);
+    if (!root) return -1;
+    int rc = apply_map(cfg, root, "", &ctx);
+    yaml_node_free(root);
+    return rc;
+}
+
+int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
+    config_defaults(cfg);
+    snprintf(cfg->source, sizeof cfg->source, "%s", path);
+    size_t len;
+    char why[256];
+    char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
+    if (!text) {
+        snprintf(err, (size_t)errlen, "%s: cannot read config file: %s", path, why);
+        return -1;
+    }
+    int rc = config_apply_text(cfg, text, len, path, err, errlen);
+    free(text);
+    for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(cfg, sets[i], err, errlen);
+    return rc ? rc : config_finish(cfg, err, errlen);
+}
+
+int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen) {
+    config_defaults(cfg);
+    snprintf(cfg->source, sizeof cfg->source, "%s", name);
+    int rc = config_apply_text(cfg, text, strlen(text), name, err, errlen);
+    return rc ? rc : config_finish(cfg, err, errlen);
+}
+

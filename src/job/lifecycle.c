@@ -1,0 +1,143 @@
+// lifecycle.c — signals, the watchdog, the start-up agreement and the stall hook (see
+// lifecycle.h).
+#include "job/lifecycle.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "base/report.h"
+#include "job/together.h"
+
+static volatile sig_atomic_t g_stop = 0;
+static double g_timeout = 300;
+static char g_watchdog_msg[512];  // written by watchdog_arm, printed by the handler
+static size_t g_watchdog_len;
+
+static void on_sigusr1(int sig) {
+    (void)sig;
+    g_stop = 1;
+}
+
+// SIGALRM: the armed phase overran. Only async-signal-safe calls: write and _exit.
+static void on_watchdog(int sig) {
+    (void)sig;
+    (void)!write(STDERR_FILENO, g_watchdog_msg, g_watchdog_len);
+    _exit(EXIT_COMM_FAILURE);
+}
+
+// The launcher's rank and size, before MPI_Init can tell (mpirun, srun with PMIx, Slurm).
+static int env_int(const char *const *names, int fallback) {
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return atoi(v);
+    }
+    return fallback;
+}
+
+static void install_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_flags = SA_RESTART;
+    sa.sa_handler = on_sigusr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    sa.sa_handler = on_watchdog;
+    sigaction(SIGALRM, &sa, NULL);
+}
+
+// The handlers go in before the shared libraries' constructors run (.preinit_array):
+// those take ~0.1 s here (the CUDA libraries, OpenBLAS), and a SIGUSR1 forwarded by the
+// launcher in that time would otherwise kill the rank (exit 138).
+__attribute__((section(".preinit_array"), used)) static void (*const preinit_handlers)(void) = install_handlers;
+
+// A process that no launcher started (no mpirun, no srun --mpi=pmix or pmi2) becomes an MPI
+// singleton, a world of one: Open MPI would fork its daemon for it and open every transport
+// (0.42 s of `ddptok --version` here, 0.10 s without). The user's own settings win.
+static void singleton_defaults(void) {
+    static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_MCA_orte_hnp_uri", "PMIX_RANK", "PMI_RANK", "PMI_FD", NULL};
+    for (int i = 0; launched[i]; i++)
+        if (getenv(launched[i])) return;
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    setenv("OMPI_MCA_pml", "ob1", 0);
+    setenv("OMPI_MCA_btl", "self", 0);
+}
+
+double lifecycle_init(int argc, char **argv) {
+    together_install();  // die()/stop() end a job of several ranks together (together.h)
+    install_handlers();
+    singleton_defaults();
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
+    identity_init(env_int(ranks, 0), env_int(sizes, 1));
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--comm-timeout")) {
+            char *end;
+            double t = strtod(argv[i + 1], &end);
+            if (!*end && comm_timeout_ok(t)) g_timeout = t;  // main refuses any other value
+        }
+    return g_timeout;
+}
+
+int stop_requested(void) { return g_stop; }
+
+void watchdog_arm(const char *phase) {
+    double seconds = g_timeout;
+    char who[96];
+    if (g_id.world > 1) snprintf(who, sizeof who, "rank %d: ", g_id.rank);
+    else who[0] = 0;
+    int n = snprintf(g_watchdog_msg, sizeof g_watchdog_msg,
+                     "ddptok: %serror: no progress in %s on %s for %g s (--comm-timeout): another rank is stuck or gone; "
+                     "ending the job (exit %d)\n",
+                     who, phase, g_id.host, seconds, EXIT_COMM_FAILURE);
+    g_watchdog_len = n < (int)sizeof g_watchdog_msg ? (size_t)n : sizeof g_watchdog_msg - 1;
+    struct itimerval it = {{0, 0}, {(time_t)seconds, (suseconds_t)((seconds - floor(seconds)) * 1e6)}};
+    if (!it.it_value.tv_sec && !it.it_value.tv_usec) it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void watchdog_disarm(void) {
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+// ---------------------------------------------------------------------------------------
+// Start-up agreement. The agreed value packs the exit code above the failed rank + 1, so
+// the largest is the highest code, and among those the highest rank.
+
+static Comm *g_startup;
+
+static void startup_failed(int code) {  // stop() on a rank that failed during start-up
+    Comm *comm = g_startup;
+    g_startup = NULL;
+    stop_hook_set(NULL);
+    comm_agree(comm, code << 16 | (comm->rank + 1));
+}
+
+void startup_begin(Comm *comm) {
+    g_startup = comm;
+    stop_hook_set(startup_failed);
+}
+
+void startup_end(Comm *comm) {
+    g_startup = NULL;
+    stop_hook_set(NULL);
+    int v = comm_agree(comm, 0);
+    if (!v) return;
+    error("stopping: rank %d failed to start (see its message)", (v & 0xffff) - 1);
+    stop(v >> 16);
+}
+
+void test_stall(const char *phase) {
+    const char *want = getenv("DDPTOK_TEST_STALL"), *r = getenv("DDPTOK_TEST_STALL_RANK");
+    static int done = 0;
+    if (done || !want || strcmp(want, phase) != 0 || g_id.rank != (r ? atoi(r) : 1)) return;
+    done = 1;
+    fprintf(stderr, "ddptok: rank %d: TEST HOOK: stopping myself (SIGSTOP) at %s (DDPTOK_TEST_STALL)\n", g_id.rank, phase);
+    fflush(stderr);
+    raise(SIGSTOP);
+}

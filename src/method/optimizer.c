@@ -1,0 +1,79 @@
+// optimizer.c — the algorithm rows and the backend-independent half of the optimizer
+// interface (see optimizer.h): state allocation, the step count, host snapshots.
+#include "method/optimizer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/report.h"
+
+const char *const optimizer_names[OPT_COUNT] = {[OPT_SGD] = "sgd", [OPT_ADAMW] = "adamw"};
+
+const OptimizerRow optimizers[OPT_COUNT] = {
+    [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}},
+    [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}},
+};
+
+#define HYPER(f) {#f, offsetof(OptimizerHyper, f)}
+const HyperField optimizer_hyper_fields[] = {HYPER(lr), HYPER(weight_decay), HYPER(momentum),
+                                             HYPER(beta1), HYPER(beta2), HYPER(eps)};
+const int optimizer_n_hyper_fields = (int)(sizeof optimizer_hyper_fields / sizeof optimizer_hyper_fields[0]);
+
+Optimizer *optimizer_create(OptimizerKind kind, const OptimizerHyper *h, const OptimizerOps *ops, size_t P) {
+    ASSERT((int)kind >= 0 && kind < OPT_COUNT && ops->step[kind]);
+    Optimizer *o = xcalloc(1, sizeof *o);
+    o->kind = kind, o->ops = ops, o->h = *h, o->P = P;
+    for (int i = 0; i < optimizers[kind].n_states; i++) o->state[i] = ops->alloc(P);
+    return o;
+}
+
+void optimizer_free(Optimizer *o) {
+    if (!o) return;
+    for (int i = 0; i < OPT_MAX_STATES; i++)
+        if (o->state[i]) o->ops->release(o->state[i]);
+    free(o);
+}
+
+void optimizer_step(Optimizer *o, float *theta, const float *grad, float grad_div) {
+    o->steps++;
+    o->ops->step[o->kind](o, theta, grad, grad_div);
+}
+
+void optimizer_snapshot(const Optimizer *o, OptimizerSnapshot *s) {
+    memset(s, 0, sizeof *s);
+    s->kind = o->kind, s->h = o->h, s->steps = o->steps;
+    for (int i = 0; i < optimizers[o->kind].n_states; i++) {
+        s->state[i] = xmalloc(o->P * sizeof(float));
+        o->ops->download(s->state[i], o->state[i], o->P);
+    }
+}
+
+void optimizer_snapshot_free(OptimizerSnapshot *s) {
+    for (int i = 0; i < OPT_MAX_STATES; i++) free(s->state[i]), s->state[i] = NULL;
+}
+
+void optimizer_restore(Optimizer *o, const OptimizerSnapshot *s, const char *skip) {
+    ASSERT(s->kind == o->kind);
+    o->steps = s->steps;
+    for (int i = 0; i < optimizers[o->kind].n_states; i++)
+        if (!skip || strcmp(skip, optimizers[o->kind].state_names[i]) != 0) o->ops->upload(o->state[i], s->state[i], o->P);
+}
+
+int optimizer_state_index(OptimizerKind kind, const char *name) {
+    for (int i = 0; i < optimizers[kind].n_states; i++)
+        if (!strcmp(optimizers[kind].state_names[i], name)) return i;
+    return -1;
+}
+
+void adamw_scalars(const Optimizer *o, AdamWScalars *s) {
+    double t = (double)o->steps;
+    s->decay = (float)(1.0 - o->h.lr * o->h.weight_decay);
+    s->beta1 = (float)o->h.beta1, s->beta2 = (float)o->h.beta2;
+    s->one_minus_beta1 = (float)(1.0 - o->h.beta1), s->one_minus_beta2 = (float)(1.0 - o->h.beta2);
+    s->step_size = (float)(o->h.lr / (1.0 - pow(o->h.beta1, t)));
+    s->bias2_sqrt = (float)sqrt(1.0 - pow(o->h.beta2, t));
+    s->eps = (float)o->h.eps;
+}
+

@@ -1,0 +1,222 @@
+// cpu_kernels.c — the CPU backend's row kernels (cpu_kernels.h) in one variant per
+// instruction set: portable C (the definition of the bits), the same C compiled for AVX2,
+// and for AVX-512 with the Philox rounds written out in intrinsics. The floating-point
+// arithmetic is the same C in every variant (tanh_f32, exp_f32, the mask multiply, the
+// fixed-order partial sums) and is never contracted into FMAs (-std=c11 keeps
+// -ffp-contract=off), so every variant gives the same bits; the Philox words are integers,
+// exact by construction.
+#include <immintrin.h>
+#include <string.h>
+
+#include "model/cpu_kernels.h"
+#include "base/exp_f32.h"
+#include "base/tanh_f32.h"
+
+typedef uint32_t u32x4 __attribute__((vector_size(16)));  // a GCC/clang vector extension
+
+// Lanes i0..i3 of the 8 lanes of a and b (a's are 0-3, b's 4-7): GCC and clang spell it differently.
+#if defined(__clang__)
+#define SHUF4(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define SHUF4(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (u32x4){i0, i1, i2, i3})
+#endif
+
+// --- portable (and AVX2): the mask PHILOX_LANES blocks at a time ------------------------
+
+// The dropout scale of one position's H units (0 or inv): unit i is kept iff word i mod 4
+// of dropout_block(block, pos, i / 4) >= thr; PHILOX_LANES blocks at a time (dropout_lanes,
+// the same bits), the last H mod 32 units one block at a time.
+static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, const RngStream *s, uint64_t block,
+                                                              uint32_t pos, uint32_t thr, float inv) {
+    uint32_t inv_bits;  // kept: the bits of inv, dropped: those of +0.0f, selected without a branch
+    memcpy(&inv_bits, &inv, sizeof inv_bits);
+    int i = 0;
+    for (; i + 4 * PHILOX_LANES <= H; i += 4 * PHILOX_LANES) {
+        uint32_t r[4][PHILOX_LANES];
+        dropout_lanes(s, block, pos, (uint32_t)i >> 2, r);
+        for (int w = 0; w < 4; w++)  // word w of every chunk: the scale bits
+            for (int j = 0; j < PHILOX_LANES; j++) r[w][j] = -(uint32_t)(r[w][j] >= thr) & inv_bits;
+        // unit 4j + w is word w of chunk j: 4x4 transposes put each chunk's words side by side
+        for (int j = 0; j < PHILOX_LANES; j += 4) {
+            u32x4 a, b, c, e;
+            memcpy(&a, &r[0][j], sizeof a), memcpy(&b, &r[1][j], sizeof b);
+            memcpy(&c, &r[2][j], sizeof c), memcpy(&e, &r[3][j], sizeof e);
+            u32x4 ab_lo = SHUF4(a, b, 0, 4, 1, 5), ab_hi = SHUF4(a, b, 2, 6, 3, 7);
+            u32x4 ce_lo = SHUF4(c, e, 0, 4, 1, 5), ce_hi = SHUF4(c, e, 2, 6, 3, 7);
+            u32x4 out[4] = {SHUF4(ab_lo, ce_lo, 0, 1, 4, 5), SHUF4(ab_lo, ce_lo, 2, 3, 6, 7), SHUF4(ab_hi, ce_hi, 0, 1, 4, 5),
+                            SHUF4(ab_hi, ce_hi, 2, 3, 6, 7)};
+            memcpy(mm + i + 4 * j, out, sizeof out);
+        }
+    }
+    for (; i < H; i += 4) {
+        Philox4 r = dropout_block(s, block, pos, (uint32_t)i >> 2);
+        for (int q = 0; q < 4 && i + q < H; q++) mm[i + q] = r.v[q] >= thr ? inv : 0.0f;
+    }
+}
+
+// tanh and the masked activation of a row whose mask is in mm (or NULL: no dropout, the
+// mask would be 1 and x·1 = x). The loops vectorize in whichever variant inlines them.
+static inline __attribute__((always_inline)) void tanh_row(float *hh, float *hd, const float *mm, int H) {
+    if (mm) {
+        for (int i = 0; i < H; i++) {
+            float h = tanh_f32(hh[i]);
+            hh[i] = h, hd[i] = h * mm[i];
+        }
+    } else {
+        for (int i = 0; i < H; i++) hh[i] = hd[i] = tanh_f32(hh[i]);
+    }
+}
+
+// The log-softmax row (SumExpFn, ScaledSoftmaxFn): the loops vectorize in every variant,
+// the eight partial sums being eight lanes.
+static inline __attribute__((always_inline)) double sum_exp_row(const float *y, float *e, int V, float mx) {
+    double acc[8] = {0};
+    int v = 0;
+    for (; v + 8 <= V; v += 8)
+        for (int l = 0; l < 8; l++) {
+            float x = exp_f32(y[v + l] - mx);
+            e[v + l] = x, acc[l] += (double)x;
+        }
+    for (int l = 0; v + l < V; l++) {
+        float x = exp_f32(y[v + l] - mx);
+        e[v + l] = x, acc[l] += (double)x;
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+static inline __attribute__((always_inline)) void scaled_softmax_row(float *y, const float *e, int V, double inv_s, float sw) {
+    for (int v = 0; v < V; v++) y[v] = sw * (float)((double)e[v] * inv_s);
+}
+
+// TanhBackwardFn: the product keeps its order (dz·(mm·(1 − hh²))); the mask 1 is left out
+// without dropout (1·x = x, the same bits).
+static inline __attribute__((always_inline)) void tanh_backward_row(float *restrict dz, float *restrict gb, const float *restrict hh,
+                                                                    const float *restrict mm, int H) {
+    if (mm)
+        for (int i = 0; i < H; i++) dz[i] *= mm[i] * (1.0f - hh[i] * hh[i]), gb[i] += dz[i];
+    else
+        for (int i = 0; i < H; i++) dz[i] *= 1.0f - hh[i] * hh[i], gb[i] += dz[i];
+}
+
+// Each variant: its row kernels are the inline bodies above compiled for its instruction set.
+#define ROW_VARIANT(isa, attr)                                                                                          \
+    attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
+    attr static void scaled_softmax_##isa(float *y, const float *e, int V, double inv_s, float sw) {                 \
+        scaled_softmax_row(y, e, V, inv_s, sw);                                                                       \
+    }                                                                                                                 \
+    attr static void tanh_backward_##isa(float *dz, float *gb, const float *hh, const float *mm, int H) {             \
+        tanh_backward_row(dz, gb, hh, mm, H);                                                                         \
+    }
+ROW_VARIANT(portable, )
+ROW_VARIANT(avx2, __attribute__((target("avx2"))))
+
+// The hidden row of the C variants: the mask PHILOX_LANES blocks at a time, then tanh.
+#define HIDDEN_ROW_C(isa, attr)                                                                                       \
+    attr static void hidden_row_##isa(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block,   \
+                                      uint32_t pos, uint32_t thr, float inv) {                                      \
+        if (mm) dropout_row(mm, H, s, block, pos, thr, inv);                                                          \
+        tanh_row(hh, hd, mm, H);                                                                                      \
+    }
+HIDDEN_ROW_C(portable, )
+HIDDEN_ROW_C(avx2, __attribute__((target("avx2"))))
+
+// --- AVX-512: 16 Philox blocks (64 units) per step ---------------------------------------
+// Each 32-bit Philox word sits in the low half of a 64-bit lane, so vpmuludq gives the
+// whole 32×32 → 64 product of a round (hi = the upper half, lo = the lane itself; the upper
+// halves of lanes are ignored until the words are packed). 16 blocks = two registers per word.
+// The counter of block j is (block, pos, q0 + j): only word 3 differs between blocks, so
+// round 1 differs in word 2 only and round 2 in words 0 and 1: they are computed once per
+// row (scalar) and the rounds that differ per block start from there (the same bits).
+
+#define AVX512 __attribute__((target("avx512f")))
+
+ROW_VARIANT(avx512, AVX512)
+
+AVX512 static inline __m512i xor3(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi64(a, b, c, 0x96); }
+
+// Words 0..3 of 16 blocks (q0 .. q0+15) in 64-bit lanes: w[2·word + half].
+AVX512 static inline void philox16(__m512i w[8], const RngStream *s, uint32_t c0_r1, uint32_t c1_r1, uint32_t c3_r1,
+                                   uint32_t hi0_k1_r1, uint32_t q0) {
+    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
+    const __m512i m0 = _mm512_set1_epi64(M0), m1 = _mm512_set1_epi64(M1);
+    // after round 1: c0, c1, c3 are the row's; c2 = hi(M0·block_lo) ^ (q0 + j) ^ k1
+    __m512i q_lo = _mm512_add_epi64(_mm512_set1_epi64(q0), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    __m512i q_hi = _mm512_add_epi64(q_lo, _mm512_set1_epi64(8));
+    __m512i c2[2] = {_mm512_xor_si512(q_lo, _mm512_set1_epi64(hi0_k1_r1)), _mm512_xor_si512(q_hi, _mm512_set1_epi64(hi0_k1_r1))};
+    // round 2: words 2 and 3 come from the row's c0 (scalar), words 0 and 1 from c2
+    uint32_t k0 = s->key[0] + W0, k1 = s->key[1] + W1;
+    uint64_t p0 = (uint64_t)M0 * c0_r1;
+    __m512i c0[2], c1[2], c2n = _mm512_set1_epi64((uint32_t)(p0 >> 32) ^ c3_r1 ^ k1), c3n = _mm512_set1_epi64((uint32_t)p0);
+    __m512i kv0 = _mm512_set1_epi64(k0 ^ c1_r1);
+    for (int h = 0; h < 2; h++) {
+        __m512i p1 = _mm512_mul_epu32(c2[h], m1);
+        c0[h] = _mm512_xor_si512(_mm512_srli_epi64(p1, 32), kv0);
+        c1[h] = p1;
+    }
+    __m512i c3[2] = {c3n, c3n};
+    c2[0] = c2[1] = c2n;
+    // rounds 3..10
+    for (int round = 2; round < 10; round++) {
+        k0 += W0, k1 += W1;
+        __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+        for (int h = 0; h < 2; h++) {
+            __m512i a = _mm512_mul_epu32(c0[h], m0), b = _mm512_mul_epu32(c2[h], m1);
+            __m512i n0 = xor3(_mm512_srli_epi64(b, 32), c1[h], kk0), n2 = xor3(_mm512_srli_epi64(a, 32), c3[h], kk1);
+            c0[h] = n0, c1[h] = b, c2[h] = n2, c3[h] = a;
+        }
+    }
+    for (int h = 0; h < 2; h++) w[0 + h] = c0[h], w[2 + h] = c1[h], w[4 + h] = c2[h], w[6 + h] = c3[h];
+}
+
+AVX512 static void hidden_row_avx512(float *hh, float *hd, float *mm, int H, const RngStream *s, uint64_t block, uint32_t pos,
+                                     uint32_t thr, float inv) {
+    if (mm) {
+        const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
+        // round 1 of every block of the row (counter (block, pos, q), key (k0, k1))
+        uint64_t p0 = (uint64_t)M0 * (uint32_t)block, p1 = (uint64_t)M1 * pos;
+        uint32_t c0_r1 = (uint32_t)(p1 >> 32) ^ (uint32_t)(block >> 32) ^ s->key[0], c1_r1 = (uint32_t)p1, c3_r1 = (uint32_t)p0;
+        uint32_t hi0_k1 = (uint32_t)(p0 >> 32) ^ s->key[1];
+        const __m512i thrv = _mm512_set1_epi32((int)thr);
+        const __m512 invv = _mm512_set1_ps(inv);
+        // unit 4j + w is word w of block j: pair words (0, 1) and (2, 3) of each block in one
+        // 64-bit lane, then interleave the pairs of consecutive blocks
+        const __m512i lo4 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi4 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        for (int i = 0; i < H; i += 64) {
+            __m512i w[8];
+            philox16(w, s, c0_r1, c1_r1, c3_r1, hi0_k1, (uint32_t)i >> 2);
+            float tail[64];
+            float *dst = i + 64 <= H ? mm + i : tail;
+            for (int h = 0; h < 2; h++) {
+                __m512i w01 = _mm512_mask_shuffle_epi32(w[0 + h], 0xAAAA, w[2 + h], _MM_PERM_CCAA);
+                __m512i w23 = _mm512_mask_shuffle_epi32(w[4 + h], 0xAAAA, w[6 + h], _MM_PERM_CCAA);
+                __m512i u[2] = {_mm512_permutex2var_epi64(w01, lo4, w23), _mm512_permutex2var_epi64(w01, hi4, w23)};
+                for (int e = 0; e < 2; e++) {
+                    __mmask16 keep = _mm512_cmp_epu32_mask(u[e], thrv, _MM_CMPINT_NLT);
+                    _mm512_storeu_ps(dst + 32 * h + 16 * e, _mm512_maskz_mov_ps(keep, invv));
+                }
+            }
+            if (dst == tail) memcpy(mm + i, tail, (size_t)(H - i) * sizeof(float));
+        }
+    }
+    tanh_row(hh, hd, mm, H);
+}
+
+static int always(void) { return 1; }
+static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+
+#define KERNELS(isa, has)                                                                                              \
+    {.name = #isa, .supported = has, .hidden_row = hidden_row_##isa, .sum_exp = sum_exp_##isa,                       \
+     .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa}
+const CpuKernels cpu_kernels_all[] = {KERNELS(avx512, has_avx512), KERNELS(avx2, has_avx2), KERNELS(portable, always)};
+const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
+
+const CpuKernels *cpu_kernels_select(void) {
+    static const CpuKernels *chosen;
+    if (!chosen) {
+        int i = 0;
+        while (!cpu_kernels_all[i].supported()) i++;  // the last one always is
+        chosen = &cpu_kernels_all[i];
+    }
+    return chosen;
+}

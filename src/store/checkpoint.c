@@ -1,0 +1,141 @@
+// checkpoint.c — the collective checkpoint protocol: publish a step directory of rank files
+// atomically, list the published ones, find the newest intact one (see checkpoint.h).
+#include "store/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/fs.h"
+#include "base/mem.h"
+#include "base/report.h"
+
+// A directory ddptok replaces or empties (step-NNNN, step-NNNN.tmp) must be absent or a
+// real directory: a symbolic link or anything else in its place is refused and left as it
+// is (its target untouched). 0 or -1 (error printed).
+static int absent_or_directory(const char *dir) {
+    struct stat st;
+    if (lstat(dir, &st) != 0) return errno == ENOENT ? 0 : error("%s: %s", dir, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return error("%s: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is", dir);
+    if (!S_ISDIR(st.st_mode)) return error("%s: not a directory: refused, left as it is", dir);
+    return 0;
+}
+
+int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
+    char tmp[1100], path[1200], parent[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", dir);
+    int rc = 0;
+    if (comm->rank == 0) {  // leftovers of a crashed write go; tmp is then made afresh, by this process
+        dir_of(dir, parent, sizeof parent);
+        rc = absent_or_directory(tmp) || absent_or_directory(dir) || remove_tree(tmp) || mkdir_p(parent);
+        if (!rc && mkdir(tmp, 0777) != 0) rc = error("%s: cannot create directory: %s", tmp, strerror(errno));
+    }
+    if (comm_agree(comm, rc ? 1 : 0)) return -1;
+    checkpoint_rank_path(path, sizeof path, tmp, s->rank);
+    char sum[65] = "";
+    rc = rank_file_write(path, s, sum);
+    if (comm_agree(comm, rc ? 1 : 0)) {
+        if (comm->rank == 0) remove_tree(tmp);
+        return -1;
+    }
+    // Rank 0 writes the manifest of every rank file's SHA-256 ...
+    char *sums = comm->rank == 0 ? xcalloc((size_t)comm->world, 65) : NULL;
+    comm_gather_str(comm, sum, sums, 65);
+    if (comm->rank == 0) {
+        Buf m = {0};
+        for (int r = 0; r < comm->world; r++) buf_printf(&m, "%s  rank-%04d.h5\n", sums + (size_t)r * 65, r);
+        // Every rank wrote into the same directory only if paths.artifacts is shared.
+        for (int r = 0; r < comm->world && !rc; r++) {
+            checkpoint_rank_path(path, sizeof path, tmp, r);
+            if (access(path, R_OK) != 0)
+                rc = error("%s: rank %d wrote it, but rank 0 cannot see it: paths.artifacts must be on a file system "
+                           "that every rank shares", path, r);
+        }
+        snprintf(path, sizeof path, "%s/" CHECKPOINT_MANIFEST, tmp);
+        if (!rc) rc = write_file_atomic(path, m.s, m.n);
+        buf_free(&m);
+        free(sums);
+    }
+    // ... and, every file complete, publishes the directory atomically.
+    // remove_tree never follows a link, so even a link swapped in for `dir` meanwhile only
+    // loses its name.
+    if (comm->rank == 0 && !rc) {
+        if (fsync_dir(tmp)) rc = -1;
+        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_tree(tmp);  // replaced
+        else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+        if (!rc) rc = fsync_dir(parent);
+    }
+    if (comm->rank == 0 && rc) remove_tree(tmp);  // nothing published, nothing left
+    return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
+}
+
+int checkpoint_step_of(const char *name) {
+    if (strncmp(name, "step-", 5) != 0 || name[5] < '0' || name[5] > '9') return -1;
+    char *end, canon[32];
+    errno = 0;
+    long long step = strtoll(name + 5, &end, 10);
+    if (*end || errno || step > INT_MAX) return -1;
+    snprintf(canon, sizeof canon, "step-%04d", (int)step);
+    return strcmp(canon, name) == 0 ? (int)step : -1;
+}
+
+static int step_desc(const void *a, const void *b) { return *(const int *)b - *(const int *)a; }
+
+int checkpoint_list(Comm *comm, const char *root, int **steps) {
+    int n = 0, cap = 16;
+    int *list = xmalloc((size_t)cap * sizeof *list);
+    DIR *d = comm->rank == 0 ? opendir(root) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int step = checkpoint_step_of(e->d_name);  // published (step-NNNN.tmp is an unpublished write)
+        if (step < 0) continue;
+        if (n == cap) {
+            list = realloc(list, (size_t)(cap *= 2) * sizeof *list);
+            ASSERT(list);
+        }
+        list[n++] = step;
+    }
+    if (d) closedir(d);
+    qsort(list, (size_t)n, sizeof *list, step_desc);
+    int64_t count = n;  // rank 0 lists (every rank must try the same candidates)
+    comm_bcast(comm, &count, sizeof count, 0);
+    if (comm->rank != 0) {
+        list = realloc(list, ((size_t)count + 1) * sizeof *list);
+        ASSERT(list);
+    }
+    if (count) comm_bcast(comm, list, (size_t)count * sizeof *list, 0);
+    *steps = list;
+    return (int)count;
+}
+
+int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, size_t len) {
+    int *steps, n = checkpoint_list(comm, root, &steps), found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        char dir[1100], path[1200], why[1024];
+        snprintf(dir, sizeof dir, "%s/step-%04d", root, steps[i]);
+        checkpoint_rank_path(path, sizeof path, dir, file_rank >= 0 ? file_rank : comm->rank);
+        CheckpointState s;
+        error_capture(1);  // a damaged file is a warning here, not an error
+        int bad = checkpoint_load(path, &s) != 0;
+        snprintf(why, sizeof why, "%s", error_capture(0));
+        if (!bad) checkpoint_state_free(&s);
+        // The lowest rank with a damaged file says why, in one line; all go to the next.
+        int first_bad = comm_agree(comm, bad ? comm->world - comm->rank : 0);
+        if (!first_bad) {
+            snprintf(out, len, "%s", dir);
+            found = i;
+        } else if (comm->world - first_bad == comm->rank)
+            warning("%s skipped (damaged): %s", dir, why);
+    }
+    int step = found < 0 ? (n ? -2 : -1) : steps[found];
+    free(steps);
+    return step;
+}

@@ -1,0 +1,281 @@
+// rank_file.c — one rank's checkpoint file: its HDF5 layout, the payload checksum and the
+// manifest entry that covers its bytes (see rank_file.h). The collective protocol that
+// publishes a directory of them is checkpoint.c.
+#include "store/rank_file.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fs.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "base/sha256.h"
+#include "config/budget.h"
+#include "data/sampler.h"
+#include "io/h5io.h"
+
+void checkpoint_state_free(CheckpointState *s) {
+    free(s->config_yaml);
+    free(s->theta);
+    free(s->history);
+    optimizer_snapshot_free(&s->opt);
+    s->config_yaml = NULL, s->theta = NULL, s->history = NULL;
+}
+
+void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
+    snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
+}
+
+// Hyper-parameter i of optimizer_hyper_fields.
+static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
+static double hyper_value(const OptimizerHyper *h, int i) {
+    return *(const double *)((const char *)h + optimizer_hyper_fields[i].offset);
+}
+
+// SHA-256 over everything the file carries, in a fixed order. The header line names the
+// optimizer's scalars; version 1 named SGD's fixed fields (kept to verify old files).
+static void state_checksum(const CheckpointState *s, int version, char out[65]) {
+    Sha256 *h = sha256_begin();
+    const OptimizerSnapshot *o = &s->opt;
+    char head[1024];
+    int n;
+    if (version == 1)
+        n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d mv=%d lr=%.17g mu=%.17g wd=%.17g\n",
+                     CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, o->steps > 0, o->h.lr,
+                     o->h.momentum, o->h.weight_decay);
+    else {
+        n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d optimizer=%s steps=%lld",
+                     CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, optimizer_names[o->kind],
+                     (long long)o->steps);
+        for (int i = 0; i < optimizer_n_hyper_fields; i++)
+            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+        n += snprintf(head + n, sizeof head - (size_t)n, "\n");
+    }
+    sha256_add(h, head, (size_t)n);
+    sha256_add(h, s->config_yaml, strlen(s->config_yaml));
+    sha256_add(h, s->lock, 64);
+    sha256_add(h, s->theta, s->m.total * sizeof(float));
+    for (int i = 0; i < optimizers[o->kind].n_states; i++) sha256_add(h, o->state[i], s->m.total * sizeof(float));
+    sha256_add(h, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
+    sha256_add(h, &s->sampler_rng, sizeof s->sampler_rng);
+    sha256_add(h, &s->dropout_rng, sizeof s->dropout_rng);
+    sha256_hex(h, out);
+}
+
+// /optimizer/<state>/<param> for each state tensor; /optimizer attributes `name`, `step`
+// (updates applied) and every hyper-parameter.
+static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot *o) {
+    char name[128];
+    for (int i = 0; i < optimizers[o->kind].n_states; i++) {
+        snprintf(name, sizeof name, "optimizer/%s", optimizers[o->kind].state_names[i]);
+        if (h5_write_params(f, name, m, o->state[i])) return -1;
+    }
+    hid_t g = H5Lexists(f, "optimizer", H5P_DEFAULT) > 0 ? H5Gopen2(f, "optimizer", H5P_DEFAULT)
+                                                          : H5Gcreate2(f, "optimizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return error("cannot create /optimizer");
+    int rc = h5_attr_str(g, "name", optimizer_names[o->kind]) || h5_attr_i64(g, "step", o->steps);
+    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    H5Gclose(g);
+    return rc ? -1 : 0;
+}
+
+// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each);
+// `step` is the checkpoint's step (an SGD version-1 file says only whether momentum is
+// valid, which means step updates were applied). 0 or -1 with one line.
+static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o) {
+    memset(o, 0, sizeof *o);
+    hid_t g = H5Gopen2(f, "optimizer", H5P_DEFAULT);
+    if (g < 0) return error("%s: no /optimizer group", path);
+    int bad = 0;
+    if (version == 1) {
+        int64_t mv = -1;
+        o->kind = OPT_SGD;
+        bad = h5_attr_read_f64(g, path, "lr", &o->h.lr) || h5_attr_read_f64(g, path, "momentum", &o->h.momentum) ||
+              h5_attr_read_f64(g, path, "weight_decay", &o->h.weight_decay) || h5_attr_read_i64(g, path, "momentum_valid", &mv);
+        if (!bad && mv != 0 && mv != 1) bad = error("%s: optimizer momentum_valid %lld, expected 0 or 1", path, (long long)mv);
+        o->steps = mv == 1 ? step : 0;
+    } else {
+        char *name = h5_attr_read_str(g, path, "name");
+        bad = !name;
+        if (name) {
+            int k = 0;
+            while (k < OPT_COUNT && strcmp(name, optimizer_names[k]) != 0) k++;
+            if (k == OPT_COUNT) bad = error("%s: /optimizer name '%.40s' is no optimizer this ddptok knows", path, name);
+            o->kind = k < OPT_COUNT ? (OptimizerKind)k : OPT_SGD;
+            free(name);
+        }
+        bad = bad || h5_attr_read_i64(g, path, "step", &o->steps);
+        for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
+            bad = h5_attr_read_f64(g, path, optimizer_hyper_fields[i].name, hyper_field(&o->h, i));
+        if (!bad && (o->steps < 0 || o->steps > step))
+            bad = error("%s: optimizer step %lld outside [0, %lld]", path, (long long)o->steps, (long long)step);
+    }
+    H5Gclose(g);
+    for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
+        if (!isfinite(*hyper_field(&o->h, i)))
+            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    char name[128];
+    for (int i = 0; i < optimizers[o->kind].n_states && !bad; i++) {
+        o->state[i] = xmalloc(m->total * sizeof(float));
+        snprintf(name, sizeof name, "optimizer/%s", optimizers[o->kind].state_names[i]);
+        bad = h5_read_params(f, path, name, m, o->state[i]);
+    }
+    if (bad) optimizer_snapshot_free(o);
+    return bad ? -1 : 0;
+}
+
+// Every byte of a rank file is covered by the directory's manifest (sha256sum format):
+// HDF5 files have slack space that the in-file payload checksum cannot see. The rank
+// file's bytes, read once into `image`, are what is hashed here and what HDF5 then parses.
+// Every line of the manifest counts, whatever precedes it (a blank line, a NUL byte); two
+// entries for the same file that disagree are refused.
+int checkpoint_verify_manifest(const char *path, const char *image, size_t len) {
+    char dir[1100], manifest[1200], want[65] = "", got[65], why[256];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) *slash = 0;
+    else strcpy(dir, ".");
+    snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
+    size_t mlen;
+    char *text = file_read_regular(manifest, 1 << 20, &mlen, why, sizeof why);
+    if (!text) return error("%s: cannot read (%s): an incomplete or damaged checkpoint", manifest, why);
+    char hex[65], name[1200];
+    int conflict = 0;
+    for (char *line = text, *end = text + mlen, *next; line < end; line = next) {
+        next = memchr(line, '\n', (size_t)(end - line));
+        next = next ? (*next = 0, next + 1) : end;  // a line holding a NUL byte ends there
+        if (sscanf(line, "%64s %1199s", hex, name) != 2 || strcmp(name, base) != 0) continue;
+        conflict |= want[0] && strcmp(want, hex) != 0;
+        snprintf(want, sizeof want, "%s", hex);
+    }
+    free(text);
+    if (!want[0]) return error("%s: no entry for %s", manifest, base);
+    if (conflict) return error("%s: two entries for %s that differ: a damaged manifest", manifest, base);
+    Sha256 *h = sha256_begin();
+    sha256_add(h, image, len);
+    sha256_hex(h, got);
+    if (strcmp(want, got) != 0)
+        return error("%s: SHA-256 %.12s… differs from %s's %.12s…: the file is damaged", path, got, CHECKPOINT_MANIFEST, want);
+    return 0;
+}
+
+static int write_rng(hid_t f, const char *group, const RngStream *r) {
+    char name[64];
+    hsize_t two = 2, one = 1;
+    snprintf(name, sizeof name, "rng/%s/key", group);
+    if (h5_write(f, name, H5T_NATIVE_UINT32, 1, &two, r->key)) return -1;
+    snprintf(name, sizeof name, "rng/%s/counter", group);
+    return h5_write(f, name, H5T_NATIVE_UINT64, 1, &one, &r->counter);
+}
+
+static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) {
+    char name[64];
+    snprintf(name, sizeof name, "rng/%s/key", group);
+    if (h5_read(f, path, name, H5T_NATIVE_UINT32, 2, r->key)) return -1;
+    snprintf(name, sizeof name, "rng/%s/counter", group);
+    return h5_read(f, path, name, H5T_NATIVE_UINT64, 1, &r->counter);
+}
+
+int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65]) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    char sum[65];
+    state_checksum(s, CHECKPOINT_VERSION, sum);
+    hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
+    hid_t f = o.file;
+    int rc = h5_write_params(f, "model", &s->m, s->theta) || write_optimizer(f, &s->m, &s->opt) ||
+             h5_write(f, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
+             write_rng(f, "sampler", &s->sampler_rng) || write_rng(f, "dropout", &s->dropout_rng);
+    if (!rc)
+        rc = h5_attr_str(f, "format", CHECKPOINT_FORMAT) || h5_attr_i64(f, "version", CHECKPOINT_VERSION) ||
+             h5_attr_i64(f, "step", s->step) || h5_attr_i64(f, "world_size", s->world_size) ||
+             h5_attr_i64(f, "rank", s->rank) || h5_attr_str(f, "config", s->config_yaml) ||
+             h5_attr_str(f, "data_lock", s->lock) || h5_attr_str(f, "checksum", sum);
+    if (rc) return h5out_fail(&o, "the checkpoint");
+    return h5out_commit(&o, file_sum);
+}
+
+int checkpoint_load(const char *path, CheckpointState *s) {
+    memset(s, 0, sizeof *s);
+    struct stat st;
+    char dir[1100], why[256];
+    dir_of(path, dir, sizeof dir);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return error("%s: no such checkpoint directory", dir);
+    size_t len;
+    char *image = file_read_regular(path, (size_t)memory_available(), &len, why, sizeof why);
+    if (!image) return error("%s: cannot open: %s", path, why);
+    hid_t f = checkpoint_verify_manifest(path, image, len) ? -2 : h5_open_image(path, image, len);
+    free(image);
+    if (f == -1) error("%s: not a readable HDF5 file (truncated or damaged?)", path);
+    if (f < 0) return -1;
+    int rc = -1;
+    char *format = NULL, *sum = NULL, *lock = NULL;
+    int64_t version, step, world, rank;
+    if (!(format = h5_attr_read_str(f, path, "format"))) goto out;
+    if (strcmp(format, CHECKPOINT_FORMAT) != 0) {
+        error("%s: format is '%s', expected '%s'", path, format, CHECKPOINT_FORMAT);
+        goto out;
+    }
+    if (h5_attr_read_i64(f, path, "version", &version)) goto out;
+    if (version != 1 && version != CHECKPOINT_VERSION) {
+        error("%s: checkpoint version %lld, this ddptok reads versions 1 and %d", path, (long long)version, CHECKPOINT_VERSION);
+        goto out;
+    }
+    s->version = (int)version;
+    if (h5_attr_read_i64(f, path, "step", &step) || h5_attr_read_i64(f, path, "world_size", &world) ||
+        h5_attr_read_i64(f, path, "rank", &rank) || !(s->config_yaml = h5_attr_read_str(f, path, "config")) ||
+        !(lock = h5_attr_read_str(f, path, "data_lock")) || !(sum = h5_attr_read_str(f, path, "checksum")))
+        goto out;
+    if (world < 1 || world > MAX_WORLD || rank < 0 || rank >= world || !is_sha256_hex(lock) || !is_sha256_hex(sum)) {
+        error("%s: world size %lld or rank %lld out of range, or its data_lock or checksum not a SHA-256 (damaged)", path,
+              (long long)world, (long long)rank);
+        goto out;
+    }
+    s->step = (int)step, s->world_size = (int)world, s->rank = (int)rank;
+    snprintf(s->lock, sizeof s->lock, "%s", lock);
+    // The shape comes from the checkpoint's own config, checked like any config, and its
+    // buffers must fit before they are allocated.
+    Config cc;
+    char err[1024];
+    if (config_from_yaml(&cc, s->config_yaml, path, err, sizeof err)) {
+        error("%s: stored config unreadable: %s", path, err);
+        goto out;
+    }
+    if (budget_check(&cc, err, sizeof err)) {
+        error("%s: stored config: %s", path, err);
+        goto out;
+    }
+    model_shape(&s->m, &cc);
+    sampler_window_shape(&cc, &s->A, &s->B);  // the history's shape
+    if (step < 0 || step > cc.train.updates) {
+        error("%s: step %lld outside [0, %d]", path, (long long)step, cc.train.updates);
+        goto out;
+    }
+    s->theta = xmalloc(s->m.total * sizeof(float));
+    s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
+    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt) ||
+        h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
+        read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
+        goto out;
+    if (s->opt.kind != cc.train.optimizer) {
+        error("%s: holds %s state, its config says train.optimizer.name %s", path, optimizer_names[s->opt.kind],
+              optimizer_names[cc.train.optimizer]);
+        goto out;
+    }
+    char want[65];
+    state_checksum(s, s->version, want);
+    if (strcmp(want, sum) != 0) {
+        error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(format), free(sum), free(lock);
+    h5_close(f);
+    if (rc) checkpoint_state_free(s);
+    return rc;
+}

@@ -1,0 +1,133 @@
+// lineage.c — a lineage is the sequence of checkpoints one training run and its resumptions
+// publish under one root (artifacts/checkpoints, or artifacts/continuous for the witness):
+// its lock, where a run starts in it, and moving it aside (see lineage.h).
+#include "train/lineage.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/report.h"
+#include "store/checkpoint.h"
+
+// One training run per lineage (`root` = artifacts/checkpoints or artifacts/continuous) at
+// a time: two — a requeued job whose first incarnation is still ending, a job submitted
+// twice — would publish into each other's lineage. Rank 0 holds an fcntl lock on
+// root/.lock for the whole run; the system releases it when the process ends, however it
+// ends. A held lock is waited for DDPTOK_LOCK_WAIT seconds (default 30, at most half of
+// --comm-timeout), then refused
+// naming the holder; a file system without locks is used unprotected, with a warning.
+int lineage_lock(const char *root, double comm_timeout) {
+    static int fd = -1;  // kept open: closing it would release the lock
+    char path[1100], holder[256] = "";
+    snprintf(path, sizeof path, "%s/.lock", root);
+    if (mkdir_p(root)) return -1;
+    // Never through a link (its target would be overwritten with the holder's name), and a
+    // regular file only (O_NONBLOCK: a FIFO cannot block the open).
+    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
+    if (fd < 0) return error("%s: cannot open: %s", path, write_error(errno));
+    // The other ranks wait for this one in the next agreement, against --comm-timeout: a
+    // longer wait here would end them with exit 4 instead of the holder's name.
+    const char *w = getenv("DDPTOK_LOCK_WAIT");
+    char *end = NULL;
+    double wait = w ? strtod(w, &end) : 30, start = now_seconds();
+    if (w && (end == w || *end || !(wait >= 0 && wait <= 1e6)))
+        return error("DDPTOK_LOCK_WAIT=%s: expected a number of seconds in [0, 1e6]", w);
+    if (wait > comm_timeout / 2) wait = comm_timeout / 2;
+    for (int tries = 0;; tries++) {
+        struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(fd, F_SETLK, &fl) == 0) break;
+        if (errno != EACCES && errno != EAGAIN) {
+            say("train: WARNING: %s: no lock (%s): nothing stops a second run of this lineage\n", path, strerror(errno));
+            return 0;
+        }
+        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
+        holder[n > 0 ? n : 0] = 0;
+        holder[strcspn(holder, "\n")] = 0;
+        if (now_seconds() - start >= wait)
+            return error("%s: held by %s: another `ddptok train` is writing this lineage (wait for it to end, or use "
+                         "another paths.artifacts)", path, holder[0] ? holder : "another process");
+        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", path, holder[0] ? holder : "another process", wait);
+        usleep(200 * 1000);
+    }
+    snprintf(holder, sizeof holder, "pid %d on %s\n", (int)getpid(), g_id.host);
+    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, holder, strlen(holder), 0);  // for a second run's message
+    return 0;
+}
+
+// A lineage's checkpoints go aside, not away: into <root>.old-<UTC time>/ beside it.
+// Rank 0, under the lineage lock.
+static int lineage_move_aside(const char *root, int count) {
+    char aside[1200], stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    snprintf(aside, sizeof aside, "%s.old-%s", root, stamp);
+    for (int k = 2; mkdir(aside, 0777) != 0; k++) {
+        if (errno != EEXIST || k > 99) return error("%s: cannot create: %s", aside, strerror(errno));
+        snprintf(aside, sizeof aside, "%s.old-%s-%d", root, stamp, k);
+    }
+    DIR *d = opendir(root);
+    if (!d) return error("%s: cannot list: %s", root, strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d))) {
+        if (strncmp(e->d_name, "step-", 5) != 0) continue;  // step-NNNN and step-NNNN.tmp
+        char from[1600], to[1600];
+        snprintf(from, sizeof from, "%s/%s", root, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", aside, e->d_name);
+        if (rename(from, to) != 0) rc = error("%s: cannot move aside to %s: %s", from, aside, strerror(errno));
+    }
+    closedir(d);
+    if (!rc) rc = fsync_dir(root) || fsync_dir(aside);
+    if (!rc) say("train: --fresh: the %d checkpoint(s) of %s moved aside to %s/\n", count, root, aside);
+    return rc;
+}
+
+// Where this run starts. No --resume: a fresh start, refused on a lineage that holds
+// checkpoints (a second `train` would silently restart at step 1 beside the first run's
+// later checkpoints) unless --fresh moves them aside first. --resume DIR: that checkpoint.
+// --resume latest: the newest intact checkpoint (damaged newer ones skipped with a
+// warning). --resume auto (requeued jobs): the same; a fresh start on an empty lineage;
+// nothing at all when the lineage is finished (step U published). Collective.
+int lineage_start(Comm *comm, const LineageStart *how_, const char *root, char *dir, size_t len) {
+    const char *how = how_->resume;
+    if (how && strcmp(how, "latest") != 0 && strcmp(how, "auto") != 0) {
+        snprintf(dir, len, "%s", how);
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
+        return 1;
+    }
+    if (how) {
+        // The global sampler resumes from rank 0's file on any W (resume_from): that is the
+        // file every rank must find intact.
+        int file_rank = how_->global ? 0 : -1;
+        int step = checkpoint_latest(comm, root, file_rank, dir, len), auto_ = !strcmp(how, "auto");
+        if (step == -1 && auto_) return 0;
+        if (step == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+        if (step == -2)
+            die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
+                                "with --fresh (moves them aside)", how, root);
+        if (auto_ && step >= how_->updates) {
+            say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", dir, step,
+                how_->updates);
+            return -1;
+        }
+        return 1;
+    }
+    int *steps, n = checkpoint_list(comm, root, &steps), newest = n ? steps[0] : 0;
+    free(steps);
+    if (n && !how_->fresh)
+        die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: continue it with --resume latest, or "
+                            "start over with --fresh (moves them aside)", root, n, newest);
+    if (n) comm_stop_if_any(comm, comm->rank == 0 ? lineage_move_aside(root, n) : 0, EXIT_BAD_INPUT, "moving the lineage aside");
+    return 0;
+}

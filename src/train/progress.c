@@ -1,0 +1,75 @@
+// progress.c — progress lines, summaries and timestamps (see progress.h).
+#include "train/progress.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/report.h"
+#include "io/jsonio.h"
+
+void train_progress_init(TrainProgress *p, int first_step, int stop_at, int updates, int log_every) {
+    p->first_step = p->step = p->last_print_step = first_step;
+    p->stop_at = stop_at;
+    p->updates = updates;
+    int steps = stop_at - first_step;
+    p->every = log_every > 0 ? log_every : steps <= 20 ? 1 : (steps + 19) / 20;
+    p->start = p->last_print = now_seconds();
+    p->tokens = 0;
+    p->loss = 0;
+}
+
+// Seconds to the microsecond, as a JSON number.
+static json_t *seconds_us(double s) { return json_num(round(s * 1e6) / 1e6); }
+
+void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *jsonl) {
+    double now = now_seconds(), elapsed = now - p->start;
+    p->step = ws->step;
+    p->loss = ws->loss;
+    p->tokens += ws->global.tokens;
+    int done = p->step - p->first_step;
+    double tokens_per_s = elapsed > 0 ? (double)p->tokens / elapsed : 0;
+    double eta = done > 0 ? elapsed / done * (p->stop_at - p->step) : 0;
+    if (jsonl) {  // step, loss, tokens, rank_tokens, sequences, seconds: read by protocol, plot, tests
+        char when[40];
+        utc_timestamp(when, sizeof when);
+        // reals with 9 significant digits (the loss as before; the seconds to the microsecond)
+        json_t *split = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "draw", seconds_us(ws->t_draw), "count_allreduce",
+                                  seconds_us(ws->t_count), "compute", seconds_us(ws->t_compute), "grad_allreduce",
+                                  seconds_us(ws->t_allreduce), "optimizer", seconds_us(ws->t_optimizer), "overlap",
+                                  seconds_us(ws->t_overlap));
+        json_t *rank_tokens = json_int_array(ws->rank_counts, W);
+        // A failed write shows in the stream's error flag, which the caller checks (log_check).
+        json_write_line(jsonl,
+                        json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
+                                  "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, "rank_tokens",
+                                  rank_tokens, "sequences", (json_int_t)ws->global.sequences, "seconds",
+                                  seconds_us(ws->seconds), "updates", p->updates, "elapsed", seconds_us(elapsed),
+                                  "tokens_per_s", json_num(round(tokens_per_s * 10) / 10), "ms_per_step",
+                                  json_num(round(done > 0 ? 1e6 * elapsed / done : 0) / 1e3), "eta_seconds",
+                                  json_num(round(eta * 1e3) / 1e3), "time", when, "window_split", split),
+                        9);
+    }
+    if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at) {
+        int since = p->step - p->last_print_step;
+        double ms = since > 0 ? 1e3 * (now - p->last_print) / since : 0;  // over the steps since the last line
+        char eta_text[32];
+        format_duration(eta_text, sizeof eta_text, eta);
+        int width = snprintf(NULL, 0, "%d", p->updates);
+        say("  step %*d/%d  loss %.5f  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s\n", width, p->step,
+            p->updates, ws->loss, (long long)ws->global.tokens, tokens_per_s, ms, eta_text);
+        p->last_print = now;
+        p->last_print_step = p->step;
+    }
+}
+
+void train_progress_summary(const TrainProgress *p, const char *run) {
+    double elapsed = now_seconds() - p->start;
+    int steps = p->step - p->first_step;
+    char took[32];
+    format_duration(took, sizeof took, elapsed);
+    say("train (%s): summary: %d steps (%d..%d of %d) in %s, %.0f tokens/s, %.1f ms/step, final loss %.5f\n", run, steps,
+        steps ? p->first_step + 1 : p->first_step, p->step, p->updates, took, elapsed > 0 ? (double)p->tokens / elapsed : 0,
+        steps ? 1e3 * elapsed / steps : 0, p->loss);
+}

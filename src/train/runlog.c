@@ -1,0 +1,49 @@
+// runlog.c — a run's own log files, never appended to or overwritten (see runlog.h).
+#include "train/runlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/fs.h"
+#include "base/report.h"
+
+FILE *runlog_create(const char *path) {
+    char dir[1200];
+    dir_of(path, dir, sizeof dir);
+    if (mkdir_p(dir)) return NULL;
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            error("%s: cannot write: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+            return NULL;
+        }
+        char stamp[32], aside[1300];
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+        for (int k = 1;; k++) {
+            char n[16] = "";
+            if (k > 1) snprintf(n, sizeof n, "-%d", k);
+            snprintf(aside, sizeof aside, "%.*s.%s%s%s", stem, path, stamp, n, path + stem);
+            if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) break;
+            if (errno != EEXIST || k > 99) {
+                error("%s: cannot move the earlier run's log aside to %s: %s", path, aside, strerror(errno));
+                return NULL;
+            }
+        }
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) error("%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+int runlog_check(FILE *f, const char *path) {
+    if (!f) return 0;
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    return error("%s: cannot write: %s", path, errno ? strerror(errno) : "write error");
+}

@@ -1,0 +1,106 @@
+// snapshot.c — the trainer's state in and out of a checkpoint: a snapshot published as a
+// step directory, and a resume that checks a checkpoint belongs to this run before any of
+// it is restored (see snapshot.h).
+#include "train/snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/report.h"
+#include "config/config.h"
+#include "store/checkpoint.h"
+
+static void trainer_to_state(const Trainer *t, const char *lock, CheckpointState *s) {
+    memset(s, 0, sizeof *s);
+    s->step = t->step, s->world_size = t->W, s->rank = t->rank, s->A = t->sampler.A, s->B = t->sampler.B;
+    s->config_yaml = config_to_yaml(t->cfg);
+    snprintf(s->lock, sizeof s->lock, "%s", lock);
+    s->m = t->m;
+    s->theta = xmalloc(t->m.total * sizeof(float));
+    t->ops->get_params(t->cc, s->theta);
+    optimizer_snapshot(t->opt, &s->opt);
+    s->history = t->history;  // borrowed
+    s->sampler_rng = t->sampler.rng;
+    s->dropout_rng = t->dropout;
+}
+
+// The state of `s` into the trainer (shapes already checked by trainer_resume).
+static void trainer_restore(Trainer *t, const CheckpointState *s) {
+    // Negative controls for the exact-resume test: DDPTOK_TEST_RESUME_SKIP names one part
+    // of the state not to restore (rng, sampler, or an optimizer state tensor: momentum,
+    // exp_avg, exp_avg_sq); the result must then differ.
+    const char *skip = getenv("DDPTOK_TEST_RESUME_SKIP");
+    skip = skip ? skip : "";
+    t->step = s->step;
+    t->ops->set_params(t->cc, s->theta);
+    optimizer_restore(t->opt, &s->opt, skip);
+    memcpy(t->history, s->history, (size_t)s->step * t->sampler.A * t->sampler.B * sizeof *t->history);
+    if (strcmp(skip, "sampler") != 0) t->sampler.rng = s->sampler_rng;
+    if (strcmp(skip, "rng") != 0) t->dropout = s->dropout_rng;
+    if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", skip);
+}
+
+
+void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);  // checkpoint_save creates it
+    CheckpointState s;
+    trainer_to_state(t, lock, &s);
+    // Nothing non-finite is published: an update can overflow the parameters even when
+    // the window's loss and gradient were finite. Replicas are identical: all agree.
+    int finite = all_finite(s.theta, s.m.total);
+    for (int i = 0; i < optimizers[s.opt.kind].n_states; i++) finite = finite && all_finite(s.opt.state[i], s.m.total);
+    if (!finite) {
+        if (t->rank == 0)
+            error("step %d: the parameters after the update are not finite: the run diverged (train.optimizer.lr = %g "
+                  "too high?); %s not published", t->step, t->cfg->train.lr, dir);
+        stop(EXIT_CHECK_FAILED);
+    }
+    int rc = checkpoint_save(t->comm, dir, &s);
+    s.history = NULL;  // borrowed from the trainer
+    checkpoint_state_free(&s);
+    if (rc) {  // the ranks that failed have said why; rank 0 says what it means
+        if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
+        stop(EXIT_BAD_INPUT);
+    }
+    say("checkpoint: %s (%d rank files)\n", dir, t->W);
+}
+
+// Loads this rank's file of `dir` into the trainer after checking that it belongs to this
+// run. Every rank checks its own file; all agree before anyone goes on. Under the global
+// sampler every rank loads rank 0's file: model, optimizer, the global stream and the
+// windows drawn are the same in every rank file, and nothing in them depends on W, so the
+// checkpoint resumes on any world size (elastic resume; docs/sampling.md "Elastic resume").
+void trainer_resume(Trainer *t, const char *dir, const char *lock) {
+    char path[1200], why[2600] = "";
+    int elastic = t->global;
+    checkpoint_rank_path(path, sizeof path, dir, elastic ? 0 : t->rank);
+    CheckpointState s;
+    int bad = checkpoint_load(path, &s) != 0;
+    if (!bad) {
+        Config stored;
+        char err[512], what[512];
+        int stored_ok = config_from_yaml(&stored, s.config_yaml, path, err, sizeof err) == 0;
+        int stored_global = stored_ok && stored.train.sampler == SAMPLER_GLOBAL;
+        if (s.world_size != t->W && !(elastic && stored_global))
+            snprintf(why, sizeof why, "%s: written by %d ranks, this run has %d: the %s sampler cannot re-partition its "
+                     "windows (each rank draws its own); only train.sampler: global resumes on another world size",
+                     path, s.world_size, t->W, "bands");
+        else if (s.rank != (elastic ? 0 : t->rank)) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, elastic ? 0 : t->rank);
+        else if (strcmp(s.lock, lock) != 0)
+            snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
+        else if (!stored_ok)
+            snprintf(why, sizeof why, "%s: stored config unreadable: %s", path, err);
+        else if (config_diff_training(&stored, t->cfg, what, sizeof what))
+            snprintf(why, sizeof why, "%s: config differs (checkpoint vs now) at %s", path, what);
+        else if (s.step >= t->cfg->train.updates)
+            snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, t->cfg->train.updates);
+        if (why[0]) error("%s", why), bad = 1;
+    }
+    char what[1200];
+    snprintf(what, sizeof what, "resuming from %s", dir);
+    comm_stop_if_any(t->comm, bad, EXIT_BAD_INPUT, what);
+    trainer_restore(t, &s);
+    checkpoint_state_free(&s);
+}

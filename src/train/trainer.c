@@ -1,0 +1,252 @@
+// trainer.c — the training window of SPEC §5.
+//
+//   1. draw this rank's window (A microbatches of B ids) from its own sampler stream; or,
+//      with the global sampler, draw the global window (G ids, the same on every rank) and
+//      take this rank's share of its partition (A microbatches of up to ceil(n_r / A));
+//   2. count its supervised positions N_r (and labelled sequences M_r);
+//   3. all-reduce the integer counts (before any backward): N = Σ N_r, M = Σ M_r;
+//   4. forward + backward every microbatch into one gradient with scale W/N — no
+//      communication between microbatches;
+//   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N). The
+//      all-reduce sums; the 1/W is applied in the optimizer pass (trainer_gradient for
+//      a caller that wants the average itself). With train.overlap: output-layer the sum
+//      goes in two buckets: the output layer's [w2, b2, W·S_r] starts as soon as the last
+//      microbatch's backward has finished it (the backend's tail hook), the rest after the
+//      backward; the same sums of the same values.
+// For the sequence unit, S_r becomes Q_r (each position weighted by 1/n_s of its
+// sequence) and N becomes M.
+// The loss sum rides in the last element of the gradient buffer, so the logged loss is
+// the true global mean ΣS_r/N at no extra collective.
+#include "train/trainer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/report.h"
+
+int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const ComputeOps *ops, Comm *comm,
+                 const float *theta0) {
+    memset(t, 0, sizeof *t);
+    t->cfg = cfg;
+    t->corpus = corpus;
+    t->comm = comm;
+    t->ops = ops;
+    t->W = comm->world;
+    t->rank = comm->rank;
+    t->A = cfg->train.accumulation;
+    t->B = cfg->train.batch_size_per_rank;
+    model_shape(&t->m, cfg);
+    if (sampler_init(&t->sampler, cfg, corpus, t->rank)) return -1;
+    t->global = cfg->train.sampler == SAMPLER_GLOBAL;
+    t->dropout = t->global ? rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0) : rng_stream(cfg->seed, RNG_DROPOUT, (uint32_t)t->rank);
+    if (t->global) {
+        partition_init(&t->part, cfg, corpus, t->W);
+        t->window = xmalloc((size_t)cfg->train.global_batch * sizeof *t->window);
+        t->B = partition_max_slots(cfg);
+    }
+    t->Bw = t->B;
+    t->history_cap = cfg->train.updates;
+    t->history = xmalloc((size_t)t->history_cap * t->sampler.A * t->sampler.B * sizeof *t->history);
+    t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
+    t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
+    int cap = t->B * cfg->data.max_length;
+    for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
+    count_exchange_init(&t->counts, t->W);
+    if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
+    t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
+    ops->set_params(t->cc, theta0);
+    OptimizerHyper h = {.lr = cfg->train.lr, .weight_decay = cfg->train.weight_decay, .momentum = cfg->train.momentum,
+                        .beta1 = cfg->train.betas[0], .beta2 = cfg->train.betas[1], .eps = cfg->train.eps};
+    t->opt = optimizer_create(cfg->train.optimizer, &h, ops->optimizer, t->m.total);
+    // The overlap needs the backend's tail hook and a bucketed host reduction (else one
+    // all-reduce after the backward, as with train.overlap: none).
+    t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;
+    t->test.dropout_per_rank = getenv("DDPTOK_TEST_DROPOUT_PER_RANK") != NULL;
+    t->test.bucket_gap = getenv("DDPTOK_TEST_BUCKET_GAP") != NULL;
+    t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
+                 comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
+    return 0;
+}
+
+void trainer_free(Trainer *t) {
+    optimizer_free(t->opt);
+    if (t->cc) t->ops->destroy(t->cc);
+    for (int a = 0; t->micro && a < t->A; a++) batch_free(&t->micro[a]);
+    free(t->micro);
+    free(t->ids);
+    free(t->window);
+    if (t->global) partition_free(&t->part);
+    free(t->history);
+    count_exchange_free(&t->counts);
+    free(t->staging);
+    sampler_free(&t->sampler);
+    memset(t, 0, sizeof *t);
+}
+
+// The tail bucket of the overlapped gradient sum: [offset[P_W2], P + 1), the output
+// layer's gradient and the extra element, which takes W·S_r here (S_r: the earlier
+// microbatches' loss sums, plus this one's).
+typedef struct {
+    Trainer *t;
+    float *grad;     // (P + 1) the backend's gradient buffer, taken before the backward (whose
+                     // factored first layer leaves gw1, gemb pending: the buffer is not readable then)
+    double S_r;      // Σ of the window's earlier microbatches' losses
+    double started;  // now_seconds() when the bucket started (0: not yet)
+} TailBucket;
+
+static void tail_bucket_start(void *ctx, double loss) {
+    TailBucket *tail = ctx;
+    Trainer *t = tail->t;
+    size_t from = t->m.offset[P_W2];
+    t->ops->set_grad_extra(t->cc, (float)(t->W * (tail->S_r + loss)));
+    tail->started = now_seconds();
+    t->comm->ops->sum_f32_start(t->comm, tail->grad + from, t->m.total + 1 - from);
+}
+
+int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws) {
+    double t0 = now_seconds();
+    const Config *cfg = t->cfg;
+    int W = t->W, A = t->A, B = t->B;
+    memset(ws, 0, sizeof *ws);
+    ws->step = t->step + 1;
+    t->comm->step = ws->step;
+
+    // 1–2. draw and count
+    int32_t *drawn = t->global ? t->window : t->ids;
+    size_t per = (size_t)t->sampler.A * t->sampler.B;
+    sampler_next(&t->sampler, drawn);
+    if (t->step < t->history_cap) memcpy(t->history + (size_t)t->step * per, drawn, per * sizeof *drawn);
+    if (t->global) {
+        partition_assign(&t->part, t->window);
+        t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
+        // Negative control for the invariance and elastic-resume tests: rank 0 loses the
+        // last sequence of its share (a partition that is not one), the check must fail.
+        if (t->rank == 0 && t->test.partition_drop)
+            for (int i = A * B - 1; i >= 0; i--)
+                if (t->ids[i] >= 0) {
+                    t->ids[i] = -1;
+                    break;
+                }
+    }
+    LabelRule rule = label_rule(cfg);
+    LossUnit weighting = objective_unit(mode, cfg->train.loss_unit);  // token: 1 per position; sequence: 1/n_s
+    const UnitRow *unit = &loss_units[weighting];
+    Counts *l = &ws->local, *g = &ws->global;
+    for (int a = 0; a < A; a++) {
+        Batch *b = &t->micro[a];
+        batch_build(b, t->corpus, t->ids + (size_t)a * B, B, &rule, weighting);
+        if (b->sequences) {  // fewest and most labels of this rank's labelled sequences
+            if (!l->sequences || b->ns_min < ws->ns_min) ws->ns_min = b->ns_min;
+            if (b->ns_max > ws->ns_max) ws->ns_max = b->ns_max;
+        }
+        l->tokens += b->T, l->sequences += b->sequences, l->padded += b->padded, l->slots += B;
+    }
+
+    // 3. all-reduce the integer counts (per rank N_r and M_r, the padded totals and the
+    //    stop requests) before any backward
+    double t1 = now_seconds();
+    ws->t_draw = t1 - t0;
+    CountExchange *exchange = &t->counts;
+    count_exchange_fill(exchange, t->rank, l, stop_local);
+    t->comm->ops->allreduce_sum_i64(t->comm, exchange->data, (int)exchange->n);
+    double t2 = now_seconds();
+    ws->t_count = t2 - t1;
+    *g = count_exchange_global(exchange);
+    ws->rank_counts = exchange->tokens, ws->rank_seqs = exchange->sequences;
+    ws->stop_requested = *exchange->stop > 0;
+    if (g->tokens == 0) {
+        // Every rank sees the same N after the all-reduce, so every rank stops here
+        // together; the dropout stream is not advanced and nothing is applied.
+        ws->seconds = now_seconds() - t0;
+        return EXIT_EMPTY_WINDOW;
+    }
+
+    // 4. accumulate every microbatch, no communication
+    float scale = (float)objective_scale(mode, cfg->train.loss_unit, W, A, g, l);
+    t->ops->zero_grad(t->cc);
+    double S_r = 0;
+    TailBucket tail = {.t = t, .grad = t->overlap ? t->ops->grad_buffer(t->cc) : NULL};
+    for (int a = 0; a < A; a++) {
+        if (t->overlap && a == A - 1) tail.S_r = S_r, t->ops->set_tail_hook(t->cc, tail_bucket_start, &tail);
+        Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
+        // Keyed: nothing to advance. DDPTOK_TEST_DROPOUT_PER_RANK is the negative control of
+        // the keying: masks drawn per (rank, microbatch) move with the partition.
+        if (t->global && !t->test.dropout_per_rank) d.ids = t->ids + (size_t)a * B, d.step = (uint32_t)ws->step;
+        else d.block = t->global ? ((uint64_t)t->rank << 32 | (uint64_t)a) : t->dropout.counter++;
+        S_r += t->ops->forward_backward(t->cc, &t->micro[a], scale, &d);
+    }
+    if (t->overlap) {
+        t->ops->set_tail_hook(t->cc, NULL, NULL);
+        if (!tail.started) tail_bucket_start(&tail, S_r - tail.S_r);  // the last microbatch was empty here: no backward
+    }
+    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h); the tail bucket flies meanwhile
+
+    double t3 = now_seconds();
+    ws->t_compute = t3 - t2;
+    ws->t_overlap = t->overlap ? t3 - tail.started : 0;
+
+    // 5. one all-reduce of [gradient, W·S_r]: the sum where the backend offers it (the
+    //    1/W of the average is then applied by the optimizer pass: t->grad_div), else the
+    //    backend's average
+    const CommOps *co = t->comm->ops;
+    int host = !t->ops->on_device || t->staging;
+    int sum = co->allreduce_sum_f32 && host;
+    t->grad_div = sum ? (float)W : 1.0f;
+    float *buf = t->staging ? t->staging : t->ops->grad_buffer(t->cc);
+    if (t->overlap) {  // the tail is on its way: the head [0, offset[P_W2]), then wait for both
+        // DDPTOK_TEST_BUCKET_GAP: the negative control of the bucket boundary (tests/test_comm.sh):
+        // the head leaves its last element unreduced, the result must differ.
+        co->allreduce_sum_f32(t->comm, buf, t->m.offset[P_W2] - t->test.bucket_gap);
+        co->sum_f32_finish(t->comm);
+    } else {
+        t->ops->set_grad_extra(t->cc, (float)(W * S_r));
+        if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
+        (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
+        if (t->staging) t->ops->set_grad(t->cc, t->staging);
+    }
+    ws->t_allreduce = now_seconds() - t3;
+    ws->S_r = S_r;
+    ws->loss = (double)(t->ops->get_grad_extra(t->cc) / t->grad_div) / (double)unit->count(g);
+    ws->seconds = now_seconds() - t0;
+    return 0;
+}
+
+void trainer_gradient(const Trainer *t, float *grad) {
+    t->ops->get_grad(t->cc, grad);
+    if (t->grad_div != 1.0f)
+        for (size_t i = 0; i <= t->m.total; i++) grad[i] /= t->grad_div;
+}
+
+// 1 when every element of x (n) is finite: Σ|x| is then finite (a NaN or inf anywhere, or
+// values near FLT_MAX, make it non-finite). OpenBLAS's sasum: ~0.2 % of a window.
+int all_finite(const float *x, size_t n) {
+    double sum = 0;
+    for (size_t done = 0; done < n;) {  // BLAS counts are int
+        int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
+        sum += cblas_sasum(chunk, x + done, 1);
+        done += (size_t)chunk;
+    }
+    return isfinite(sum);
+}
+
+int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
+    int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
+    if (rc) return rc;
+    // A diverged window is never applied. The loss and the averaged gradient are the same
+    // on every rank, so every rank returns here together. The gradient is checked where
+    // it is in host memory (the CPU backend, GPU + MPI staging); with NCCL a non-finite
+    // gradient shows in the next window's loss, or in the parameters before a checkpoint.
+    const float *host_grad = t->staging ? t->staging : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
+    ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
+    if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
+    double t0 = now_seconds();
+    optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
+    t->step++;
+    ws->t_optimizer = now_seconds() - t0;
+    ws->seconds += ws->t_optimizer;
+    return 0;
+}

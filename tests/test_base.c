@@ -1,0 +1,75 @@
+// test_base.c — the base (src/base/) alone: built with plain cc, no MPI, no HDF5, no other
+// layer (Makefile: build/test_base). Checks a few functions of each module and that die()
+// without the job layer prints one line and exits with its code. Exit 0 when every check
+// passes; each failure prints one line.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/fs.h"
+#include "base/hint.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "base/sha256.h"
+
+static int failures = 0;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+int main(void) {
+    // report: control characters of quoted text become '?'
+    char clean[32];
+    text_clean(clean, sizeof clean, "a\nb\tc\x1b]0;x\x07", "");
+    CHECK(!strcmp(clean, "a?b?c?]0;x?"), "text_clean: '%s'", clean);
+    // mem: saturating sizes
+    CHECK(size_mul(UINT64_MAX / 2, 3) == UINT64_MAX, "size_mul does not saturate");
+    CHECK(size_add(UINT64_MAX, 1) == UINT64_MAX, "size_add does not saturate");
+    char b[32];
+    format_bytes(1536, b, sizeof b);
+    CHECK(!strcmp(b, "1.5 KiB"), "format_bytes: '%s'", b);
+    // hint: did you mean
+    const char *names[] = {"train", "prepare", "evaluate"};
+    CHECK(closest_name("trian", names, 3) == names[0], "closest_name(trian)");
+    CHECK(closest_name("zzzzzz", names, 3) == NULL, "closest_name(zzzzzz) should be NULL");
+    // buf
+    Buf buf = {0};
+    for (int i = 0; i < 1000; i++) buf_printf(&buf, "%d,", i);
+    CHECK(buf.n == 3890 && !strncmp(buf.s, "0,1,2,", 6), "buf: %zu bytes", buf.n);
+    buf_free(&buf);
+    // sha256 of "abc" (FIPS 180-2)
+    char hex[65];
+    Sha256 *h = sha256_begin();
+    sha256_add(h, "abc", 3);
+    sha256_hex(h, hex);
+    CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "sha256: %s", hex);
+    CHECK(is_sha256_hex(hex) && !is_sha256_hex("abc"), "is_sha256_hex");
+    // fs: atomic write, regular read, removal of a tree
+    char dir[] = "/tmp/ddptok-base.XXXXXX", path[64], why[128];
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/a/b/file", dir);
+    CHECK(write_file_atomic(path, "hello", 5) == 0, "write_file_atomic");
+    size_t len = 0;
+    char *text = file_read_regular(path, 100, &len, why, sizeof why);
+    CHECK(text && len == 5 && !strcmp(text, "hello"), "file_read_regular: %s", text ? text : why);
+    free(text);
+    CHECK(file_read_regular(path, 4, &len, why, sizeof why) == NULL && strstr(why, "too large"), "max not enforced: %s", why);
+    CHECK(remove_tree(dir) == 0 && access(dir, F_OK) != 0, "remove_tree");
+    // clock
+    double t0 = now_seconds();
+    CHECK(now_seconds() >= t0, "now_seconds not monotonic");
+    // die() without the job layer: one line, exit with its code
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        die(EXIT_BAD_INPUT, "a test error");
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_BAD_INPUT, "die() without the job layer: status %d", status);
+    if (!failures) printf("base: every check passed\n");
+    return failures ? 1 : 0;
+}
