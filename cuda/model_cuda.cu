@@ -1,4 +1,4 @@
-// model_cuda.cu — the window MLP of SPEC §4 on the GPU: cuBLAS SGEMMs in FP32 with TF32
+// model_cuda.cu — the window MLP of docs/spec.md §4 on the GPU: cuBLAS SGEMMs in FP32 with TF32
 // off (CUBLAS_PEDANTIC_MATH) and small kernels, with the same function shapes as the
 // CPU reference (src/model_cpu.c). Deterministic: no atomics feed the gradient — the bias
 // and embedding gradients are summed by one thread per output in position order, and the

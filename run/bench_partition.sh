@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run/bench_partition.sh — throughput from balance (README "Global sampling"): the global
+# run/bench_partition.sh — throughput from balance (docs/performance.md "Throughput from balance"): the global
 # sampler on the tutorial's data (configs/minimum.yaml, W = 2, G = 16), the same global
 # windows laid out by `train.partition: bands` (the tutorial's length bands) and by
 # `balanced` (LPT on labels). Run by `make bench` after run/bench.sh; not part of `make test`.

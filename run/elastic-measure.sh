@@ -3,7 +3,7 @@
 # the global sampler's tiny run is interrupted at step 6 on W ranks and resumed on W' ranks
 # (W, W' in 1..4); prints max |dtheta| (model and momentum, rank 0's file) of the step-12
 # result against the uninterrupted W run, and the maximum over everything. The bound of the
-# `invariance` test group is derived from this measurement (README "Elastic resume").
+# `invariance` test group is derived from this measurement (docs/sampling.md "Elastic resume").
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

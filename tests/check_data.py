@@ -1,4 +1,4 @@
-"""Checks corpus.h5 and plan.h5 against SPEC §2-§3 and §10, read with h5py (an
+"""Checks corpus.h5 and plan.h5 against docs/spec.md §2-§3 and §10, read with h5py (an
 independent reader of the documented format). Usage: check_data.py OUTPUTS W A B U LO HI [BANDS...]
 Prints one line per failed property and exits 1 on any."""
 import sys

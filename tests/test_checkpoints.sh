@@ -7,7 +7,7 @@ one prepare --config "$cfg" >/dev/null
 ddp 2 train --config "$cfg" >/dev/null 2>&1
 ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1
 expect_rc "check-checkpoints on good checkpoints" 0 one check-checkpoints --config "$cfg"
-/usr/bin/python3 - <<'PY' && ok "rank file layout and attributes as SPEC §10" || bad "rank file layout"
+/usr/bin/python3 - <<'PY' && ok "rank file layout and attributes as docs/spec.md §10" || bad "rank file layout"
 import h5py
 f = h5py.File("artifacts/checkpoints/step-0006/rank-0001.h5")
 a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}

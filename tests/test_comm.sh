@@ -70,7 +70,7 @@ d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 
   && bad "negative control: a head bucket one element short still matched" || ok "negative control: a head bucket one element short differs (max |dtheta| = $d)"
 # W = 5: MPI promises no order for a sum's terms, and Open MPI 4.1.4's non-blocking
 # all-reduce (the output layer's bucket) adds five ranks' terms in another order than its
-# blocking one: a few of w2's and b2's last bits differ (README "Overlap of the gradient
+# blocking one: a few of w2's and b2's last bits differ (docs/performance.md "Overlap of the gradient
 # all-reduce"). The same model up to float rounding: within one float32 ulp of the largest
 # parameter per update (the elastic resume's bound), which the head one short breaks.
 w5=(--config "$cfg" --set train.world_size=5 --set train.rank_bands=auto)

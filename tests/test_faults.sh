@@ -49,7 +49,7 @@ rm -rf stuck
 # Rank 1 stops itself where the gradient all-reduce begins (DDPTOK_TEST_STALL), so rank 0
 # is in the deadline's wait: a SIGSTOP from outside can also land inside the blocking
 # MPI_Allreduce after the barrier, where Open MPI's progress loop spins until the watchdog
-# (README "Ranks that die or stall"), and made this check fail now and then.
+# (docs/failure-model.md "Ranks that die or stall"), and made this check fail now and then.
 one prepare --config "$CONFIGS/tiny.yaml" --set paths.outputs=spin >/dev/null
 DDPTOK_TEST_STALL="gradient all-reduce" timeout -k 5 60 mpirun -np 2 "$DDPTOK" train --config "$CONFIGS/tiny.yaml" --set paths.outputs=spin \
   --set paths.artifacts=spina --comm-timeout 8 > spin.txt 2>&1 &

@@ -4,7 +4,7 @@
 # inputs each, from a fixed seed and the seed corpus in tests/fuzz/corpus/, under
 # AddressSanitizer and UBSan. No finding in ddptok's code may appear (a crash, a sanitizer
 # report, a leak in the parser, an exit such as die or exit 70 inside a reader); crashes
-# inside libhdf5 itself are counted apart (tests/fuzz/run.sh; README "Failure model").
+# inside libhdf5 itself are counted apart (tests/fuzz/run.sh; docs/failure-model.md).
 if [ ! -x "$ROOT/build/fuzz/fuzz_config" ]; then
   skip "fuzz targets" "build/fuzz/ is not built (make fuzz-bins: clang and libclang-rt-14-dev, run/install-deps.sh --tests)"
 elif ! command -v llvm-symbolizer >/dev/null && ! command -v llvm-symbolizer-14 >/dev/null && [ ! -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then

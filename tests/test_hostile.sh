@@ -1,4 +1,4 @@
-# Hostile input and files (README "Failure model"): sizes that overflow, files whose data
+# Hostile input and files (docs/failure-model.md): sizes that overflow, files whose data
 # lock was recomputed around hostile content, another seed's plan, FIFOs and devices in
 # place of files, YAML built to exhaust the parser, --set values YAML would reinterpret,
 # config values that must survive emission. Each is refused with exit 2 and one line

@@ -1,4 +1,4 @@
-# Partition invariance and elastic resume (README "Global sampling"): the global sampler's
+# Partition invariance and elastic resume (docs/sampling.md "Global sampling"): the global sampler's
 # window 1 through the distributed path agrees with its one-batch reference for W = 1..4,
 # A = 1, 2, every partition and both loss units, dropout on; the mean of means is rejected
 # wherever per-rank counts differ. A W = 2 checkpoint resumes on W' = 1 and 3 within the
@@ -31,7 +31,7 @@ expect_rc "check-empty under the global sampler (balanced): rank 0 emptied throu
   ddp 2 check-empty --config "$cfg" "${G[@]}"
 
 # 2. Elastic resume. Bound: eps·(U − s)·max|θ| with eps = 2^-23 and U − s = 6 updates after
-# the resume: one float32 ulp of the largest parameter per update (README "Elastic resume":
+# the resume: one float32 ulp of the largest parameter per update (docs/sampling.md "Elastic resume":
 # run/elastic-measure.sh measured at most 2.4e-7, under one such ulp in all, over 3 seeds
 # and every (W, W') in 1..4 — the bound is 6 ulps, ~9x the measurement).
 expect_rc "W=2: train --continuous (global sampler)" 0 ddp 2 train --config "$cfg" "${G[@]}" --continuous

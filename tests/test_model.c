@@ -1,5 +1,5 @@
 // test_model.c — the CPU backward against central finite differences of an independent
-// double-precision forward (SPEC §4), for every parameter tensor, with dropout and an
+// double-precision forward (docs/spec.md §4), for every parameter tensor, with dropout and an
 // unlabelled prefix, over two accumulated microbatches, for both first layers (dense and
 // factored, train.first_layer); and the factored gradient against the dense one after θ
 // changed through param_buffer (as the optimizer changes it: no stale tables). Built

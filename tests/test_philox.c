@@ -1,4 +1,4 @@
-// test_philox.c — Philox4x32-10 known-answer vectors (SPEC §6, from Random123's kat_vectors)
+// test_philox.c — Philox4x32-10 known-answer vectors (docs/spec.md §6, from Random123's kat_vectors)
 // and properties of the draws ddptok builds on it.
 #include <stdio.h>
 #include <string.h>

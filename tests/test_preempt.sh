@@ -30,7 +30,7 @@ d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-02
 expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto
 expect_grep "... at step 1" 'steps 1\.\.3' "$OUT"
 expect_rc "--resume latest without a checkpoint is an error" 2 ddp 2 train --config "$cfg" --set paths.artifacts=none --resume latest
-# Requeue policy and lineages (tiny config, README "Requeue and lineages").
+# Requeue policy and lineages (tiny config, docs/checkpoints.md "Requeue and lineages").
 t=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq)
 one prepare "${t[@]}" >/dev/null
 ck() { /usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$1" "$2"; }

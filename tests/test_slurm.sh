@@ -128,7 +128,7 @@ else
     || { bad "requeued run" "— compare $same ($d)"; tail -10 slurm-p.out; }
   # 5. elastic requeue: the global sampler's job preempted at W = 2, requeued with one task,
   #    resumes its W = 2 checkpoint on W = 1 and ends within the elastic bound of the
-  #    uninterrupted W = 2 run: eps·(U − s)·max|θ| (README "Elastic resume").
+  #    uninterrupted W = 2 run: eps·(U − s)·max|θ| (docs/sampling.md "Elastic resume").
   el=(--set train.updates=200 --set train.sampler=global --set train.partition=balanced --set paths.outputs=oe --set paths.artifacts=ae)
   one prepare --config "$CONFIGS/minimum.yaml" "${el[@]}" >/dev/null
   ddp 2 train --config "$CONFIGS/minimum.yaml" "${el[@]}" --continuous >/dev/null 2>&1

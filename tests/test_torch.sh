@@ -1,5 +1,5 @@
 # The PyTorch witness (tests/torch/witness.py): an independent autograd implementation of
-# SPEC §4 reading only ddptok's documented files. Skipped, visibly, without python3-torch.
+# docs/spec.md §4 reading only ddptok's documented files. Skipped, visibly, without python3-torch.
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
   skip "torch witness" "python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"
 else

@@ -1,4 +1,4 @@
-// commands.h — the command table of SPEC §8, in `ddptok --help` order. A command is one file,
+// commands.h — the command table of docs/spec.md §8, in `ddptok --help` order. A command is one file,
 // src/cmd_<name>.c, exporting `const Command cmd_<name>` (app.h), and one row here; main()
 // dispatches from this list.
 #ifndef DDPTOK_COMMANDS_H

@@ -1,5 +1,5 @@
 // philox.h — Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as easy
-// as 1, 2, 3", SC'11), usable from C and CUDA, and the stream keying of SPEC §6.
+// as 1, 2, 3", SC'11), usable from C and CUDA, and the stream keying of docs/spec.md §6.
 //
 // A stream is (key, counter): key = (seed, purpose << 24 | rank), counter = a 64-bit block
 // index. Every consumer says how it maps its draws onto counters; the stream state that a

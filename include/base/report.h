@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-// Exit codes (documented in README.md).
+// Exit codes (README.md "Exit codes").
 enum {
     EXIT_OK = 0,
     EXIT_CHECK_FAILED = 1,  // a verification (parity, checkpoints, resume) found a mismatch

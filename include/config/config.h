@@ -1,4 +1,4 @@
-// config.h — the run configuration (SPEC §4, §8): defaults, YAML file, --set overrides,
+// config.h — the run configuration (docs/spec.md §4, §8): defaults, YAML file, --set overrides,
 // validation, canonical YAML emission, and key-by-key comparison for checkpoints.
 //
 // Every key is described once in a field table (config.c); parsing, overriding, range
@@ -18,7 +18,7 @@ extern "C" {
 #define MAX_WORLD 256
 #define PATH_MAX_LEN 512
 
-// Which sequences a window holds (SPEC §3; README "Global sampling").
+// Which sequences a window holds (docs/spec.md §3; docs/sampling.md "Global sampling").
 typedef enum {
     SAMPLER_BANDS = 0,  // each rank draws A·B ids from its own length band with its own stream
     SAMPLER_GLOBAL,     // one stream draws train.global_batch ids from the whole train split
@@ -33,7 +33,7 @@ typedef enum {
     PARTITION_COUNT
 } PartitionKind;
 
-// How the backend computes the first layer Z = E·w1ᵀ + b1 (README "Performance"): the same
+// How the backend computes the first layer Z = E·w1ᵀ + b1 (docs/performance.md "The factored first layer"): the same
 // model and gradient either way, up to float rounding (different bits).
 typedef enum {
     FIRST_LAYER_DENSE = 0,  // gather E (T, kD) and multiply by w1 every microbatch: the reference's bits
@@ -41,7 +41,7 @@ typedef enum {
     FIRST_LAYER_COUNT
 } FirstLayer;
 
-// When the gradient all-reduce runs (README "Overlap of the gradient all-reduce").
+// When the gradient all-reduce runs (docs/performance.md "Overlap of the gradient all-reduce with the backward").
 typedef enum {
     OVERLAP_NONE = 0,      // one all-reduce of the whole gradient after the last backward
     OVERLAP_OUTPUT_LAYER,  // the output layer's bucket is reduced while the first layer's backward runs

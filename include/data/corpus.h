@@ -1,7 +1,7 @@
-// corpus.h — the synthetic corpus (SPEC §2): a seeded sparse order-1 Markov chain, its
+// corpus.h — the synthetic corpus (docs/spec.md §2): a seeded sparse order-1 Markov chain, its
 // splits, the data lock, and the microbatch layout of supervised positions.
 //
-// Generating process (documented in README.md): token 0 is the begin state. For every
+// Generating process (docs/model.md "Corpus"): token 0 is the begin state. For every
 // state a in 0..V-1 the chain picks S = data.markov_support distinct successors uniformly
 // from 1..V-1 and gives them Dirichlet(1, …, 1) weights. A sequence has a length uniform
 // in [min_length, max_length] and starts from state 0. Sequences 0..n_train-1 are train,
@@ -49,13 +49,13 @@ static inline int corpus_len(const Corpus *corpus, int i) { return (int)(corpus-
 // global sampler the sampler and global_batch instead of the layout on ranks).
 void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]);
 
-// Writes `<outputs>/data/corpus.h5` (SPEC §10); 0 or -1.
+// Writes `<outputs>/data/corpus.h5` (docs/spec.md §10); 0 or -1.
 int corpus_write(const Corpus *corpus, const Config *cfg, const char *path);
 // Reads corpus.h5 and checks its data lock against the lock of its content under `cfg`;
 // a mismatch is an error that says to run prepare. 0 or -1 (error printed).
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
 
-// Which positions carry a label (SPEC §2; README "Labels"): t ≥ prefix, target ≠
+// Which positions carry a label (docs/spec.md §2; docs/objective.md "Labels"): t ≥ prefix, target ≠
 // ignore_token, and at most max_labels of them per sequence (the first ones; 0 = all).
 typedef struct {
     int prefix, ignore_token, max_labels;

@@ -1,4 +1,4 @@
-// sampler.h — which sequences each rank sees (SPEC §3; README "Global sampling").
+// sampler.h — which sequences each rank sees (docs/spec.md §3; docs/sampling.md "Global sampling").
 //
 // train.sampler: bands — rank r's pool is the train sequences whose length lies in its
 // band; each window draws A·B distinct ids from it by a partial Fisher–Yates shuffle driven

@@ -1,4 +1,4 @@
-// objective.h — the objective of SPEC §5 as tables: one row per loss unit (what counts
+// objective.h — the objective of docs/spec.md §5 as tables: one row per loss unit (what counts
 // as one unit, its per-position weight) and one row per normalization (its unit, the
 // per-rank scale of the loss sum from the window's counts, when it must coincide with
 // the product, its formula and its names). The trainer, the reference, `parity`,
@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-// What counts as one unit of the objective (SPEC §5; README "Loss units").
+// What counts as one unit of the objective (docs/spec.md §5; docs/objective.md "Loss units").
 typedef enum {
     UNIT_TOKEN = 0,     // every supervised position weighs the same: ΣS_r / N
     UNIT_SEQUENCE,      // every sequence with a label weighs the same: ΣQ_r / M
@@ -85,7 +85,7 @@ extern const ObjectiveRow objectives[NORM_COUNT];
 
 // The unit `mode` measures in under the configured `unit` (its per-position weighting).
 LossUnit objective_unit(Normalization mode, LossUnit unit);
-// The local scale of the (weighted) loss sum (SPEC §5).
+// The local scale of the (weighted) loss sum (docs/spec.md §5).
 double objective_scale(Normalization mode, LossUnit unit, int W, int A, const Counts *global, const Counts *local);
 // Whether `mode` must give the product's gradient for these facts (the product itself: 1).
 int objective_coincides(Normalization mode, LossUnit unit, const WindowFacts *f);

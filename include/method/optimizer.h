@@ -1,5 +1,5 @@
-// optimizer.h — the optimizer interface beside the compute backends (SPEC §4 "Optimizer";
-// README "Optimizers"). An algorithm is one row (its named state tensors) plus one step
+// optimizer.h — the optimizer interface beside the compute backends (docs/spec.md §4 "Optimizer";
+// docs/model.md "Optimizers"). An algorithm is one row (its named state tensors) plus one step
 // function per backend (src/optimizer_cpu.c, cuda/optimizer_cuda.cu); its state is
 // P-element tensors in the backend's memory plus a scalar step count, which checkpoints
 // write generically as /optimizer/<state>/<param> and the attribute `step`.

@@ -1,4 +1,4 @@
-// model.h — the window MLP of SPEC §4: parameter layout, initialisation, and the compute
+// model.h — the window MLP of docs/spec.md §4: parameter layout, initialisation, and the compute
 // backend interface that both the CPU reference (src/model_cpu.c) and the CUDA backend
 // (cuda/model_cuda.cu) implement.
 //
@@ -99,7 +99,7 @@ typedef struct {
 } ComputeOps;
 
 // Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<param> of an HDF5 file,
-// with the shapes of SPEC §4 (checkpoints, reference.h5, grads.h5).
+// with the shapes of docs/spec.md §4 (checkpoints, reference.h5, grads.h5).
 int h5_write_params(hid_t file, const char *group, const ModelShape *m, const float *v);
 int h5_read_params(hid_t file, const char *path_in_file, const char *group, const ModelShape *m, float *v);
 

@@ -1,4 +1,4 @@
-// checkpoint.h — one HDF5 file per rank per checkpoint (SPEC §7, §10), written to a
+// checkpoint.h — one HDF5 file per rank per checkpoint (docs/spec.md §7, §10), written to a
 // temporary name, fsynced and renamed; the step directory is published (renamed from
 // step-NNNN.tmp) only after every rank's file is complete and rank 0 has written the
 // directory's SHA256SUMS, which covers every byte of every rank file.

@@ -1,4 +1,4 @@
-// reference.h — the single-process witness (SPEC §8 `reference`): one process replays
+// reference.h — the single-process witness (docs/spec.md §8 `reference`): one process replays
 // every rank's window-1 microbatches, each rank's dropout stream included, and computes
 // ∇(Σ_r S_r / N) directly — no world-size factor, no average, no communication (for the
 // sequence unit ∇(Σ_r Q_r / M), Q_r summing each sequence's own token mean). With the
@@ -29,7 +29,7 @@ typedef struct {
 int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps *ops, const float *theta0, Reference *ref);
 void reference_free(Reference *ref);
 
-// outputs/reference.h5 (SPEC §10)
+// outputs/reference.h5 (docs/spec.md §10)
 int reference_write(const char *path, const Config *cfg, const char *lock, const ModelShape *m, const float *theta0,
                     const Reference *ref);
 // Reads /init and /grad (P each) and the counts; checks the data lock. 0 or -1.

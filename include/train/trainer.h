@@ -1,4 +1,4 @@
-// trainer.h — the training window (SPEC §5): count → all-reduce the count → accumulate
+// trainer.h — the training window (docs/spec.md §5): count → all-reduce the count → accumulate
 // every microbatch with no communication → average the gradient once → optimizer step; and
 // the state a checkpoint captures.
 #ifndef DDPTOK_TRAINER_H

@@ -21,7 +21,7 @@ EXIT_REQUEUE=75
 
 # DDPTOK_ELASTIC=1 (a config with train.sampler: global): the world size follows the
 # allocation, so a job requeued onto fewer or more tasks resumes its checkpoint on the new
-# W (README "Elastic resume"); the bands sampler refuses that with exit 2. The allocation's
+# W (docs/sampling.md "Elastic resume"); the bands sampler refuses that with exit 2. The allocation's
 # tasks are SLURM_TASKS_PER_NODE's ("2(x3),1" = 7): a requeued job keeps the SLURM_NTASKS
 # of its first start in its saved environment.
 alloc_tasks() {

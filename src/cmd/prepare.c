@@ -11,7 +11,7 @@ static int write_plan(const char *path, const Config *cfg, const int32_t *plan, 
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     // bands: ids (U, W, A, B); global: ids (U, G), each rank's share being the partition's
-    // pure function of the window and W (README "Global sampling").
+    // pure function of the window and W (docs/sampling.md "Global sampling").
     int global = cfg->train.sampler == SAMPLER_GLOBAL;
     hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
                        (hsize_t)cfg->train.batch_size_per_rank};

@@ -124,7 +124,7 @@ static int diff_fields(const Config *a, const Config *b, int flags, int except, 
 }
 
 // Under the global sampler on both sides the window does not depend on how it is laid out
-// on ranks (README "Elastic resume"): world size, bands, A, B and partition may change.
+// on ranks (docs/sampling.md "Elastic resume"): world size, bands, A, B and partition may change.
 int config_diff_training(const Config *a, const Config *b, char *what, int len) {
     int elastic = a->train.sampler == SAMPLER_GLOBAL && b->train.sampler == SAMPLER_GLOBAL;
     return diff_fields(a, b, F_TRAJECTORY, elastic ? F_LAYOUT : 0, what, len);

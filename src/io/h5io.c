@@ -61,7 +61,7 @@ int h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *d
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     // No modification times: the same inputs must give byte-identical files
-    // (SPEC: prepare is deterministic; HDF5 stamps each dataset by default).
+    // (docs/spec.md: prepare is deterministic; HDF5 stamps each dataset by default).
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
     hid_t space = H5Screate_simple(rank, dims, NULL);

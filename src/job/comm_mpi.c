@@ -160,7 +160,7 @@ static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
 // all-reduce: bit-identical for W = 2 (a + b = b + a); for W >= 3 the result is the one of
 // Open MPI's algorithm for each bucket's size, measured identical at W = 3, 4, 6, 7 with Open
 // MPI 4.1.4 but not at W = 5, where libnbc's order differs from the blocking one's in the
-// tail's last bits (README "Overlap of the gradient all-reduce").
+// tail's last bits (docs/performance.md "Overlap of the gradient all-reduce with the backward").
 static int mpi_sum_f32_start(Comm *comm, float *buf, size_t n) {
     if (comm->world == 1) return 0;
     comm->op = "gradient all-reduce";

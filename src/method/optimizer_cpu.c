@@ -1,6 +1,6 @@
 // optimizer_cpu.c — the reference optimizer steps on the CPU (FP32), twin of
 // cuda/optimizer_cuda.cu: SGD with torch.optim.SGD semantics and AdamW with
-// torch.optim.AdamW semantics (SPEC §4; README "Optimizers").
+// torch.optim.AdamW semantics (docs/spec.md §4; docs/model.md "Optimizers").
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

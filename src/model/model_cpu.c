@@ -1,4 +1,4 @@
-// model_cpu.c — the reference implementation of the window MLP (SPEC §4) on the CPU:
+// model_cpu.c — the reference implementation of the window MLP (docs/spec.md §4) on the CPU:
 // C + CBLAS, FP32 storage, one microbatch at a time over its supervised positions only.
 // The CUDA backend (cuda/model_cuda.cu) has the same function shapes and must give the
 // same numbers within the parity tolerance.

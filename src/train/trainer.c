@@ -1,4 +1,4 @@
-// trainer.c — the training window of SPEC §5.
+// trainer.c — the training window of docs/spec.md §5.
 //
 //   1. draw this rank's window (A microbatches of B ids) from its own sampler stream; or,
 //      with the global sampler, draw the global window (G ids, the same on every rank) and

@@ -112,7 +112,7 @@ for t in "${targets[@]}"; do
   done
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
   [ $rc -eq 0 ] || [ $hdf5 -gt 0 -a $found -eq 0 ] && \
-    echo "fuzz $t: $runs inputs in $(( $(date +%s) - start )) s (seed ${seed:-?}), $cov, no finding in ddptok$([ $hdf5 -gt 0 ] && echo "; $hdf5 crash(es) or memory error(s) inside libhdf5 kept as $out/$t-hdf5-* (README \"Failure model\")")"
+    echo "fuzz $t: $runs inputs in $(( $(date +%s) - start )) s (seed ${seed:-?}), $cov, no finding in ddptok$([ $hdf5 -gt 0 ] && echo "; $hdf5 crash(es) or memory error(s) inside libhdf5 kept as $out/$t-hdf5-* (docs/failure-model.md)")"
   rm -rf "$work"
 done
 exit $failed

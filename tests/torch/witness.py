@@ -1,11 +1,11 @@
-"""PyTorch witness for ddptok: the model of SPEC §4 written again in PyTorch (autograd,
+"""PyTorch witness for ddptok: the model of docs/spec.md §4 written again in PyTorch (autograd,
 float64), reading only ddptok's documented files (corpus.h5, plan.h5, reference.h5,
 grads.h5, checkpoints) and the YAML config.
 
   witness.py grad CONFIG OUTPUTS
       (a) window-1 gradient of every rank's microbatches (dropout masks from a numpy
           Philox4x32-10, so dropout is covered too) vs reference.h5 and vs grads.h5's
-          global-token entry, at the SPEC tolerance; grads.h5's mean-of-means must NOT
+          global-token entry, at the docs/spec.md tolerance; grads.h5's mean-of-means must NOT
           match (the witness can tell a wrong formula).
   witness.py ddp CONFIG OUTPUTS CHECKPOINT_DIR [--as OPTIMIZER]
       (b) a W-process gloo DistributedDataParallel run of all updates (dropout must be 0):
@@ -70,7 +70,7 @@ assert [int(x) for x in philox(0, 0, 0, 0, 0, 0)] == [0x6627E8D5, 0xE169C58D, 0x
 
 
 def dropout_scale(cfg, rank, block, pos, H):
-    """(T, H) float64: 0 or 1/(1-p), from the rank's dropout stream (SPEC §6)."""
+    """(T, H) float64: 0 or 1/(1-p), from the rank's dropout stream (docs/spec.md §6)."""
     if cfg["p"] == 0:
         return None
     key1 = (4 << 24) | rank
