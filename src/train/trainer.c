@@ -12,7 +12,10 @@
 //      a caller that wants the average itself). With train.overlap: output-layer the sum
 //      goes in two buckets: the output layer's [w2, b2, W·S_r] starts as soon as the last
 //      microbatch's backward has finished it (the backend's tail hook), the rest after the
-//      backward; the same sums of the same values.
+//      backward; the same sums of the same values;
+//   6. step: the optimizer's update on the backend (trainer_update), never for a window
+//      whose loss or averaged gradient is not finite.
+// These six numbers are the window's steps in ARCHITECTURE.md and docs/ too.
 // For the sequence unit, S_r becomes Q_r (each position weighted by 1/n_s of its
 // sequence) and N becomes M.
 // The loss sum rides in the last element of the gradient buffer, so the logged loss is
@@ -243,7 +246,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     const float *host_grad = t->staging ? t->staging : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
     ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
     if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
-    double t0 = now_seconds();
+    double t0 = now_seconds();  // 6. step
     optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
     t->step++;
     ws->t_optimizer = now_seconds() - t0;
