@@ -139,6 +139,7 @@ build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
 
 # Negative control: the same test against a backward that drops tanh's derivative.
 $(BUILD)/model/model_cpu_broken.o: src/model/model_cpu.c $(HDR) | $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
 build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_cpu.o,$(LIBOBJ)) $(BUILD)/model/model_cpu_broken.o
@@ -148,6 +149,7 @@ build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_cp
 # finite-difference test (test_model_factored_broken) and `parity` (ddptok-factored-broken,
 # tests/test_parity.sh) must reject it.
 $(BUILD)/model/model_factored_broken.o: src/model/model_factored.c $(HDR) | $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
 
 build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_factored.o,$(LIBOBJ)) $(BUILD)/model/model_factored_broken.o
