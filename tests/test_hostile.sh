@@ -119,6 +119,27 @@ refused "SHA256SUMS with two entries for rank-0000.h5 that differ: a problem nam
   'step-0006/SHA256SUMS: two entries for rank-0000.h5 that differ' one check-checkpoints --config "$cfg"
 cp sums.keep artifacts/checkpoints/step-0006/SHA256SUMS
 
+# --- names that would forge output: every byte of a quoted name that reaches the terminal is
+# safe (text_safe: a newline, a tab, any control or non-UTF-8 byte printed as '?'), so a
+# directory named like check-checkpoints' own lines cannot add an "ok" line or a summary
+cp -r artifacts/checkpoints/step-0006 forge.keep && printf x >>artifacts/checkpoints/step-0006/rank-0001.h5
+forged=$(printf 'step-0006x\n  \342\200\246 ok\ncheck-checkpoints: 1 checkpoint(s), 0 problem(s)')
+mkdir "artifacts/checkpoints/$forged" "artifacts/checkpoints/$(printf 'step-0007\tx')"
+OUT=$(one check-checkpoints --config "$cfg" 2>/dev/null); rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c . <<<"$OUT")" -eq 4 ] && [ "$(grep -c '^check-checkpoints: ' <<<"$OUT")" -eq 1 ] \
+  && [ "$(tail -1 <<<"$OUT")" = "check-checkpoints: 1 checkpoint(s), 1 problem(s)" ] \
+  && grep -q '^  artifacts/checkpoints/step-0006x?  … ok?check-checkpoints: 1 checkpoint(s), 0 problem(s) ignored: not a' <<<"$OUT" \
+  && grep -q '^  artifacts/checkpoints/step-0007?x  *ignored' <<<"$OUT" \
+  && ok "a directory named like check-checkpoints' own lines beside a damaged checkpoint: one line each, '?' for newline and tab, no forged ok or summary (exit 1)" \
+  || { bad "a name with newlines forged check-checkpoints' output" "— exit $rc:"; echo "$OUT" | cat -A | head -6 | sed 's/^/       /'; }
+rm -rf artifacts/checkpoints/step-0006 "artifacts/checkpoints/$forged" artifacts/checkpoints/step-0007* && mv forge.keep artifacts/checkpoints/step-0006
+cp "$cfg" "$(printf 'c\nddptok --check: train: ok.yaml')"
+OUT=$(one --check prepare --config "$(printf 'c\nddptok --check: train: ok.yaml')" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?ddptok --check: train: ok.yaml': ok (one process; train.world_size 2)" ] \
+  && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
+  || { bad "a config name forged --check's line" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+rm -f "$(printf 'c\nddptok --check: train: ok.yaml')"
+
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
 refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \

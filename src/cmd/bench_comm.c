@@ -156,7 +156,7 @@ static int bench_comm_run(App *app) {
     say("bench-comm: all-reduce through the %s backend (the trainer's calls), W = %d, %s compute\n", comm->ops->name, W,
         app->compute->name);
     say("  gradient: P + 1 = %zu floats of %s; wrong = values off the exact sum, over all ranks\n", m.total + 1,
-        app->config_path);
+        text_safe(app->config_path));
     say("  %-9s %12s %10s %6s %6s %12s %12s %12s %6s\n", "", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",
         "busbw(GB/s)", "wrong");
     int64_t wrong_total = 0;

@@ -147,7 +147,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     checkpoint_state_free(&s);
     baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
     r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
-    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
+    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
         (long long)r.t.sequences, (long long)r.t.tokens);
     say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
     say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
@@ -245,7 +245,7 @@ static int evaluate_run(App *app) {
     protocol_reports_read(app, &rep);
     int ok = diff == 0 && rep.parity_ok && rep.empty_ok && r.loss < r.unigram && rep.cells_ok == rep.cells;
 
-    if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
+    if (diff < 0) say("  resume: no comparable continuous run at %s\n", text_safe(continuous));
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
     say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
         rep.parity ? (rep.parity_ok ? "ok" : "NOT ok") : "missing", rep.empty ? (rep.empty_ok ? "ok" : "NOT ok") : "missing",

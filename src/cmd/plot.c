@@ -154,7 +154,7 @@ static int plot_run(App *app) {
         unlink(tmp);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (is gnuplot installed? `apt-get install gnuplot-nox`)", gp);
     }
-    say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", png, have[0] ? "continuous " : "",
+    say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", text_safe(png), have[0] ? "continuous " : "",
         have[1] ? "interrupted " : "", have[2] ? "resumed" : "");
     return 0;
 }
