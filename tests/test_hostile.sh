@@ -139,6 +139,14 @@ OUT=$(one --check prepare --config "$(printf 'c\nddptok --check: train: ok.yaml'
   && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
   || { bad "a config name forged --check's line" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
 rm -f "$(printf 'c\nddptok --check: train: ok.yaml')"
+# ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
+ff="artifacts/checkpoints/$(printf 'step-\377')"
+cp -r artifacts/checkpoints/step-0006 "$ff"
+expect_rc "evaluate --checkpoint of a directory whose name is not UTF-8: its metrics (was exit 70, BUG at jsonio.c)" 0 \
+  one evaluate --config "$cfg" --checkpoint "$ff"
+[ "$(json outputs/evaluate.json "j['checkpoint'] == 'artifacts/checkpoints/step-\ufffd' and j['step']")" = 6 ] \
+  && ok "evaluate.json names a checkpoint directory that is not UTF-8 with U+FFFD for the byte" || bad "evaluate.json of a non-UTF-8 checkpoint name" "— $(head -3 outputs/evaluate.json)"
+rm -rf "$ff"
 
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
