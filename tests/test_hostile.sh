@@ -42,6 +42,31 @@ refused "... with train.first_layer factored (its tables k*V*H*8): exit 2 naming
 refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
   'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
   one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
+# The global sampler's sizes are its own (G = train.global_batch; no batch_size_per_rank enters them).
+g_big=(--set train.sampler=global --set train.global_batch=1048576 --set train.accumulation=1 --set data.min_length=4096
+  --set data.max_length=4097 --set train.rank_bands=auto)
+refused "--check prepare with the global sampler, G x max_length = 4296015872 positions in one int (was accepted up to the memory check; exit 70 where memory allows)" 2 \
+  'tiny.yaml: train.global_batch x data.max_length = 4296015872 positions in one global window \(train.sampler: global; the reference.s one batch\), at most 2147483647$' \
+  one --check prepare --config "$cfg" "${g_big[@]}"
+refused "--check train with the same global-sampler config: refused the same way" 2 'train.global_batch x data.max_length = 4296015872 positions' \
+  one --check train --config "$cfg" "${g_big[@]}"
+refused "the global sampler over its memory budget: the message names train.global_batch, the key that sampler uses" 2 \
+  'largest: activations max\(G,16\)\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.sampler=global --set train.global_batch=100000
+grep -q batch_size_per_rank <<<"$OUT" && bad "the global sampler's memory message names train.batch_size_per_rank, which that sampler does not use" \
+  || ok "the global sampler's memory message does not name train.batch_size_per_rank"
+refused "negative control: the bands sampler over the same budget names train.batch_size_per_rank" 2 \
+  'largest: activations .* = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' \
+  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.batch_size_per_rank=65536 --set train.accumulation=1 \
+  --set data.max_length=256 --set train.rank_bands=auto
+# parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
+inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)
+one prepare --config "$cfg" "${inv[@]}" >/dev/null
+expect_rc "parity --invariance whose global window is 2^20 x 4096 = 2^32 positions: exit 2 (was exit 70, BUG at corpus.c)" 2 \
+  ddp 2 parity --invariance --config "$cfg" "${inv[@]}"
+expect_grep "parity --invariance budgets the global config it derives: one line naming train.global_batch x data.max_length" \
+  '^ddptok: ranks 0-1: error: parity --invariance: .*tiny.yaml: train.global_batch x data.max_length = 4294967296 positions in one global window' "$OUT"
+rm -rf inv
 
 # --- corpus.h5 whose content was changed and its data lock recomputed (tests/hostile_h5.py)
 one prepare --config "$cfg" >/dev/null

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "config/budget.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -34,7 +35,7 @@ typedef struct {
 // Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
 static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
     const Config *cfg = &app->cfg;
-    enum { EB = 16 };
+    enum { EB = EVALUATE_BATCH };  // its buffers are in the budget's activations term
     Compute *cc = app->compute->create(m, EB * cfg->data.max_length, cfg->train.first_layer);
     app->compute->set_params(cc, theta);
     Batch b;
