@@ -264,6 +264,42 @@ for p in "o';touch INJECTED;'" "g');system('touch INJECTED');print('"; do
     || { bad "plot injection: $p" "— INJECTED exists or no figure"; rm -f INJECTED; }
 done
 
+# --- plot checks every input before writing anything and names each missing one, with the
+# command that makes it, in one line; a loss log of any length is streamed (no 16 MiB cap)
+pl=(--set paths.outputs=pl)
+one prepare --config "$cfg" "${pl[@]}" >/dev/null
+refused "plot right after prepare: one line naming reference.h5, grads.h5 and the loss curve, each with its command" 2 \
+  "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`mpirun -np 2 ddptok parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`mpirun -np 2 ddptok train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
+  one plot --config "$cfg" "${pl[@]}"
+[ ! -e pl/plot ] && [ ! -e pl/figure.png ] && ok "plot with its inputs missing writes nothing (no pl/plot, no figure)" \
+  || bad "plot wrote files although its inputs were missing"
+one reference --config "$cfg" "${pl[@]}" >/dev/null && ddp 2 parity --config "$cfg" "${pl[@]}" >/dev/null 2>&1
+refused "plot before any training: names the loss curve alone and train (was: gnuplot failed ... is gnuplot installed?)" 2 \
+  '^ddptok: error: plot needs what is missing: a loss curve: no step in pl/train/continuous.jsonl, .*; nothing written$' \
+  one plot --config "$cfg" "${pl[@]}"
+mkdir -p pl/train && : >pl/train/interrupted.jsonl
+refused "plot with an empty interrupted.jsonl (no step): the loss curve still named missing" 2 'a loss curve: no step in' \
+  one plot --config "$cfg" "${pl[@]}"
+refused "plot without gnuplot in PATH: names gnuplot with its package, before writing anything" 2 \
+  'a loss curve: .*; gnuplot \(not in PATH: `apt-get install gnuplot-nox`\); nothing written$' env PATH=/nonexistent "$DDPTOK" plot --config "$cfg" "${pl[@]}"
+[ ! -e pl/plot ] && ok "plot refused for missing inputs leaves no pl/plot behind" || bad "plot wrote pl/plot on a refused run"
+# 45 000 records of ~490 bytes, 21.9 MB: above the 16 MiB that plot read whole (a longer log was dropped silently)
+$PY - pl/train/continuous.jsonl <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(1, 45001):
+        f.write(json.dumps({"step": s, "loss": 3.0 / s ** 0.1, "tokens": 485, "rank_tokens": [200, 285], "sequences": 6,
+                            "seconds": 0.001234, "updates": 45000, "elapsed": s * 0.001, "tokens_per_s": 123456.7,
+                            "ms_per_step": 1.234, "eta_seconds": 12.5, "eta": "0:12", "split": {"draw": 1e-05,
+                            "count_allreduce": 2e-05, "compute": 0.001, "grad_allreduce": 5e-05, "optimizer": 1e-05,
+                            "overlap": 0}, "note": "x" * 100}) + "\n")
+PY
+expect_rc "plot of a loss log of $(stat -c %s pl/train/continuous.jsonl) bytes (45 000 updates, over 16 MiB)" 0 one plot --config "$cfg" "${pl[@]}"
+[ "$(wc -l <pl/plot/loss-continuous.dat 2>/dev/null)" = 45000 ] && [ -s pl/figure.png ] \
+  && ok "plot streams a loss log over 16 MiB: all 45 000 points drawn (was dropped silently, exit 0)" \
+  || bad "plot of a long loss log" "— $(wc -l <pl/plot/loss-continuous.dat 2>&1) points"
+rm -rf pl
+
 # --- symbolic links: ddptok never writes, truncates or empties through one
 echo precious > target
 sl=(--set paths.outputs=sl --set paths.artifacts=art)
