@@ -32,7 +32,7 @@ refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at p
   'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
   one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
 refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
-  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 32.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
+  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 72.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
   one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
 big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
 expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
@@ -130,7 +130,7 @@ f.close()
 PY
 (cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
 OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 32.0 TiB" <<<"$OUT" \
+[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 72.0 TiB" <<<"$OUT" \
   && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
   || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
 rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006

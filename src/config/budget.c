@@ -8,7 +8,11 @@
 //   chain         V·S·12                         successors and probabilities
 //   plan          U·W·A·B·4                      prepare, check-checkpoints
 //   history       U·A·B·4                        the sampler history of a run / checkpoint
-//   parameters    P·4·8                          θ, θ0, gradient, momentum, checkpoint copies
+//   parameters    P·4·18                         the most P-vectors one command holds at once:
+//                                                plot and parity 16 (measured: 16.2 P·4 bytes
+//                                                beyond the start at V = H = 4096), e.g.
+//                                                reference.h5's 2 and grads.h5's 5 read whole,
+//                                                each copied by HDF5, and 2 working vectors
 //   activations   max(B,E)·Lmax·(2·k·D + 4·H + V)·4   the CPU backend's per-microbatch buffers
 //   microbatches  W·A·B·Lmax·(k + 3)·4           the reference builds every rank's window
 //   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
@@ -44,8 +48,8 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     const Term common[] = {
         {"corpus n*(Lmax*4+9)", "data.splits.* x data.max_length", size_mul(n, size_add(size_mul(Lmax, 4), 9))},
         {"chain V*S*12", "data.vocab_size x data.markov_support", size_mul(size_mul(V, S), 12)},
-        {"parameters (V*D+H*k*D+V*H+H+V)*32", "data.vocab_size, model.embed_dim, model.hidden, model.context",
-         size_mul(P, 32)},
+        {"parameters (V*D+H*k*D+V*H+H+V)*72", "data.vocab_size, model.embed_dim, model.hidden, model.context",
+         size_mul(P, 72)},
         {"factored tables k*V*H*8", "model.context x data.vocab_size x model.hidden (train.first_layer: factored)",
          cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
     };
