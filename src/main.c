@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
     if (check_only) {
         backend_select(&app, comm_name, -1);
         startup_end(&app.comm);
-        say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, hint_args(),
+        say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, text_safe(hint_args()),
             cmd->distributed ? "distributed: mpirun -np train.world_size" : "one process", app.cfg.train.world_size);
         buf_free(&options);
         free(app.opts);

@@ -24,6 +24,16 @@ int main(void) {
     char clean[32];
     text_clean(clean, sizeof clean, "a\nb\tc\x1b]0;x\x07", "");
     CHECK(!strcmp(clean, "a?b?c?]0;x?"), "text_clean: '%s'", clean);
+    // ... a C1 control (U+009B, CSI) and each byte that is not UTF-8 too; other UTF-8 kept whole
+    text_clean(clean, sizeof clean, "\xc2\x9b" "2J \xff\xc3 \xe2\x80\xa6 \xed\xa0\x80 \xc0\xaf", "");
+    CHECK(!strcmp(clean, "?2J ?? \xe2\x80\xa6 ??? ??"), "text_clean (UTF-8): '%s'", clean);
+    text_clean(clean, 6, "abcd\xe2\x80\xa6", "");
+    CHECK(!strcmp(clean, "abcd"), "text_clean cut a character in half: '%s'", clean);
+    const char *s1 = text_safe("step-1\n  ok\tx"), *s2 = text_safe("y\n");
+    CHECK(!strcmp(s1, "step-1?  ok?x") && !strcmp(s2, "y?"), "text_safe: '%s', '%s'", s1, s2);
+    uint32_t cp = 0;
+    CHECK(utf8_next("\xf4\x8f\xbf\xbf", &cp) == 4 && cp == 0x10FFFF && utf8_next("\xf4\x90\x80\x80", &cp) == 0 &&
+          utf8_next("\xe0\x80\x80", &cp) == 0 && utf8_next("\xe2\x80", &cp) == 0, "utf8_next");
     // mem: saturating sizes
     CHECK(size_mul(UINT64_MAX / 2, 3) == UINT64_MAX, "size_mul does not saturate");
     CHECK(size_add(UINT64_MAX, 1) == UINT64_MAX, "size_add does not saturate");

@@ -32,7 +32,7 @@ refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at p
   'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
   one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
 refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
-  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 32.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
+  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 72.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
   one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
 big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
 expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
@@ -42,6 +42,44 @@ refused "... with train.first_layer factored (its tables k*V*H*8): exit 2 naming
 refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
   'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
   one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
+# The global sampler's sizes are its own (G = train.global_batch; no batch_size_per_rank enters them).
+g_big=(--set train.sampler=global --set train.global_batch=1048576 --set train.accumulation=1 --set data.min_length=4096
+  --set data.max_length=4097 --set train.rank_bands=auto)
+refused "--check prepare with the global sampler, G x max_length = 4296015872 positions in one int (was accepted up to the memory check; exit 70 where memory allows)" 2 \
+  'tiny.yaml: train.global_batch x data.max_length = 4296015872 positions in one global window \(train.sampler: global; the reference.s one batch\), at most 2147483647$' \
+  one --check prepare --config "$cfg" "${g_big[@]}"
+refused "--check train with the same global-sampler config: refused the same way" 2 'train.global_batch x data.max_length = 4296015872 positions' \
+  one --check train --config "$cfg" "${g_big[@]}"
+refused "the global sampler over its memory budget: the message names train.global_batch, the key that sampler uses" 2 \
+  'largest: activations max\(G,16\)\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.sampler=global --set train.global_batch=100000
+grep -q batch_size_per_rank <<<"$OUT" && bad "the global sampler's memory message names train.batch_size_per_rank, which that sampler does not use" \
+  || ok "the global sampler's memory message does not name train.batch_size_per_rank"
+refused "negative control: the bands sampler over the same budget names train.batch_size_per_rank" 2 \
+  'largest: activations .* = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' \
+  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.batch_size_per_rank=65536 --set train.accumulation=1 \
+  --set data.max_length=256 --set train.rank_bands=auto
+# bench-comm's sweep is sized by --max-bytes, not the config: through the same budget.
+w1=(--set train.world_size=1 --set train.rank_bands=auto)
+refused "--check bench-comm --max-bytes 1e12: refused naming the option and the budget (was ok, then exit 70 out of memory)" 2 \
+  "^ddptok: error: bench-comm --max-bytes 1e12: its largest all-reduce \(256.0 GiB\) and MPI's scratch for it needs 512.0 GiB, more than the .* this machine has available \((MemAvailable|ulimit -v)\): give a smaller --max-bytes$" \
+  one --check bench-comm --config "$cfg" --max-bytes 1e12
+refused "bench-comm --max-bytes 3e8 under DDPTOK_MEMORY_LIMIT=64M: refused before allocating (used 430 MB)" 2 \
+  'bench-comm --max-bytes 3e8: its largest all-reduce \(256.0 MiB\) .* needs 512.0 MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+  env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 3e8
+refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
+  'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
+  env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}"
+expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
+  env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
+# parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
+inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)
+one prepare --config "$cfg" "${inv[@]}" >/dev/null
+expect_rc "parity --invariance whose global window is 2^20 x 4096 = 2^32 positions: exit 2 (was exit 70, BUG at corpus.c)" 2 \
+  ddp 2 parity --invariance --config "$cfg" "${inv[@]}"
+expect_grep "parity --invariance budgets the global config it derives: one line naming train.global_batch x data.max_length" \
+  '^ddptok: ranks 0-1: error: parity --invariance: .*tiny.yaml: train.global_batch x data.max_length = 4294967296 positions in one global window' "$OUT"
+rm -rf inv
 
 # --- corpus.h5 whose content was changed and its data lock recomputed (tests/hostile_h5.py)
 one prepare --config "$cfg" >/dev/null
@@ -92,7 +130,7 @@ f.close()
 PY
 (cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
 OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 32.0 TiB" <<<"$OUT" \
+[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 72.0 TiB" <<<"$OUT" \
   && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
   || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
 rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006
@@ -118,6 +156,35 @@ expect_rc "SHA256SUMS with a blank line and a NUL byte between its entries: both
 refused "SHA256SUMS with two entries for rank-0000.h5 that differ: a problem named (was exit 0, the last one believed)" 1 \
   'step-0006/SHA256SUMS: two entries for rank-0000.h5 that differ' one check-checkpoints --config "$cfg"
 cp sums.keep artifacts/checkpoints/step-0006/SHA256SUMS
+
+# --- names that would forge output: every byte of a quoted name that reaches the terminal is
+# safe (text_safe: a newline, a tab, any control or non-UTF-8 byte printed as '?'), so a
+# directory named like check-checkpoints' own lines cannot add an "ok" line or a summary
+cp -r artifacts/checkpoints/step-0006 forge.keep && printf x >>artifacts/checkpoints/step-0006/rank-0001.h5
+forged=$(printf 'step-0006x\n  \342\200\246 ok\ncheck-checkpoints: 1 checkpoint(s), 0 problem(s)')
+mkdir "artifacts/checkpoints/$forged" "artifacts/checkpoints/$(printf 'step-0007\tx')"
+OUT=$(one check-checkpoints --config "$cfg" 2>/dev/null); rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c . <<<"$OUT")" -eq 4 ] && [ "$(grep -c '^check-checkpoints: ' <<<"$OUT")" -eq 1 ] \
+  && [ "$(tail -1 <<<"$OUT")" = "check-checkpoints: 1 checkpoint(s), 1 problem(s)" ] \
+  && grep -q '^  artifacts/checkpoints/step-0006x?  … ok?check-checkpoints: 1 checkpoint(s), 0 problem(s) ignored: not a' <<<"$OUT" \
+  && grep -q '^  artifacts/checkpoints/step-0007?x  *ignored' <<<"$OUT" \
+  && ok "a directory named like check-checkpoints' own lines beside a damaged checkpoint: one line each, '?' for newline and tab, no forged ok or summary (exit 1)" \
+  || { bad "a name with newlines forged check-checkpoints' output" "— exit $rc:"; echo "$OUT" | cat -A | head -6 | sed 's/^/       /'; }
+rm -rf artifacts/checkpoints/step-0006 "artifacts/checkpoints/$forged" artifacts/checkpoints/step-0007* && mv forge.keep artifacts/checkpoints/step-0006
+cp "$cfg" "$(printf 'c\nddptok --check: train: ok.yaml')"
+OUT=$(one --check prepare --config "$(printf 'c\nddptok --check: train: ok.yaml')" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?ddptok --check: train: ok.yaml': ok (one process; train.world_size 2)" ] \
+  && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
+  || { bad "a config name forged --check's line" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+rm -f "$(printf 'c\nddptok --check: train: ok.yaml')"
+# ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
+ff="artifacts/checkpoints/$(printf 'step-\377')"
+cp -r artifacts/checkpoints/step-0006 "$ff"
+expect_rc "evaluate --checkpoint of a directory whose name is not UTF-8: its metrics (was exit 70, BUG at jsonio.c)" 0 \
+  one evaluate --config "$cfg" --checkpoint "$ff"
+[ "$(json outputs/evaluate.json "j['checkpoint'] == 'artifacts/checkpoints/step-\ufffd' and j['step']")" = 6 ] \
+  && ok "evaluate.json names a checkpoint directory that is not UTF-8 with U+FFFD for the byte" || bad "evaluate.json of a non-UTF-8 checkpoint name" "— $(head -3 outputs/evaluate.json)"
+rm -rf "$ff"
 
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
@@ -196,6 +263,42 @@ for p in "o';touch INJECTED;'" "g');system('touch INJECTED');print('"; do
   [ ! -e INJECTED ] && [ -s "$p/figure.png" ] && ok "... the figure is made and no command ran (no INJECTED file)" \
     || { bad "plot injection: $p" "— INJECTED exists or no figure"; rm -f INJECTED; }
 done
+
+# --- plot checks every input before writing anything and names each missing one, with the
+# command that makes it, in one line; a loss log of any length is streamed (no 16 MiB cap)
+pl=(--set paths.outputs=pl)
+one prepare --config "$cfg" "${pl[@]}" >/dev/null
+refused "plot right after prepare: one line naming reference.h5, grads.h5 and the loss curve, each with its command" 2 \
+  "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`mpirun -np 2 ddptok parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`mpirun -np 2 ddptok train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
+  one plot --config "$cfg" "${pl[@]}"
+[ ! -e pl/plot ] && [ ! -e pl/figure.png ] && ok "plot with its inputs missing writes nothing (no pl/plot, no figure)" \
+  || bad "plot wrote files although its inputs were missing"
+one reference --config "$cfg" "${pl[@]}" >/dev/null && ddp 2 parity --config "$cfg" "${pl[@]}" >/dev/null 2>&1
+refused "plot before any training: names the loss curve alone and train (was: gnuplot failed ... is gnuplot installed?)" 2 \
+  '^ddptok: error: plot needs what is missing: a loss curve: no step in pl/train/continuous.jsonl, .*; nothing written$' \
+  one plot --config "$cfg" "${pl[@]}"
+mkdir -p pl/train && : >pl/train/interrupted.jsonl
+refused "plot with an empty interrupted.jsonl (no step): the loss curve still named missing" 2 'a loss curve: no step in' \
+  one plot --config "$cfg" "${pl[@]}"
+refused "plot without gnuplot in PATH: names gnuplot with its package, before writing anything" 2 \
+  'a loss curve: .*; gnuplot \(not in PATH: `apt-get install gnuplot-nox`\); nothing written$' env PATH=/nonexistent "$DDPTOK" plot --config "$cfg" "${pl[@]}"
+[ ! -e pl/plot ] && ok "plot refused for missing inputs leaves no pl/plot behind" || bad "plot wrote pl/plot on a refused run"
+# 45 000 records of ~490 bytes, 21.9 MB: above the 16 MiB that plot read whole (a longer log was dropped silently)
+$PY - pl/train/continuous.jsonl <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(1, 45001):
+        f.write(json.dumps({"step": s, "loss": 3.0 / s ** 0.1, "tokens": 485, "rank_tokens": [200, 285], "sequences": 6,
+                            "seconds": 0.001234, "updates": 45000, "elapsed": s * 0.001, "tokens_per_s": 123456.7,
+                            "ms_per_step": 1.234, "eta_seconds": 12.5, "eta": "0:12", "split": {"draw": 1e-05,
+                            "count_allreduce": 2e-05, "compute": 0.001, "grad_allreduce": 5e-05, "optimizer": 1e-05,
+                            "overlap": 0}, "note": "x" * 100}) + "\n")
+PY
+expect_rc "plot of a loss log of $(stat -c %s pl/train/continuous.jsonl) bytes (45 000 updates, over 16 MiB)" 0 one plot --config "$cfg" "${pl[@]}"
+[ "$(wc -l <pl/plot/loss-continuous.dat 2>/dev/null)" = 45000 ] && [ -s pl/figure.png ] \
+  && ok "plot streams a loss log over 16 MiB: all 45 000 points drawn (was dropped silently, exit 0)" \
+  || bad "plot of a long loss log" "— $(wc -l <pl/plot/loss-continuous.dat 2>&1) points"
+rm -rf pl
 
 # --- symbolic links: ddptok never writes, truncates or empties through one
 echo precious > target

@@ -82,9 +82,11 @@ typedef struct {
 } ProtocolReports;
 void protocol_reports_read(const App *app, ProtocolReports *r);
 // plot: the loss curve of one run from its JSONL (one {"step", "loss", ...} per line; a line
-// that is not one, a run cut mid-write, is skipped) into a two-column .dat; returns the points
-// written, 0 when the JSONL is absent; dies (exit 2) when the .dat cannot be written.
-int plot_jsonl_to_dat(const char *jsonl, const char *dat);
+// that is not one, a run cut mid-write, is skipped) into a two-column .dat, streamed (a log
+// of any length); returns the points written, 0 when the JSONL does not exist (nothing
+// written); dies (exit 2) when the JSONL is there but cannot be read, or the .dat cannot be
+// written.
+int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat);
 
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank

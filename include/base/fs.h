@@ -16,6 +16,9 @@ extern "C" {
 // followed, to a regular file only). At most `max` bytes. NULL on failure, with the
 // reason (no path) in `why`: strerror, or "a FIFO, not a regular file", ...
 char *file_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen);
+// The same file, opened for reading as a stream (a file of any length, read as it goes):
+// NULL with the reason in `why` (errno's strerror when it does not exist).
+FILE *fopen_regular(const char *path, char *why, size_t whylen);
 // Opens a file for writing without following a symbolic link in its last component:
 // mode "w" truncates, "a" appends; the file must be regular (a FIFO or device refused).
 // NULL with errno set (ELOOP for a link).

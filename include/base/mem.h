@@ -31,6 +31,9 @@ static inline uint64_t size_add(uint64_t a, uint64_t b) {
 // /proc is absent; lowered to the address-space limit (ulimit -v) when one is set, and to
 // DDPTOK_MEMORY_LIMIT (bytes, or with a K, M or G suffix) when that is set.
 uint64_t memory_available(void);
+// The same, with what set it in *from: "MemAvailable", "free pages", "ulimit -v",
+// "DDPTOK_MEMORY_LIMIT" or "unknown" (UINT64_MAX: nothing is refused on a guess).
+uint64_t memory_available_from(const char **from);
 // "1.5 GiB": `bytes` in binary units, for messages.
 void format_bytes(uint64_t bytes, char *out, size_t len);
 

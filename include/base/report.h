@@ -86,12 +86,23 @@ const char *error_capture(int on);
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Output only on rank 0 (stdout).
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-// Copies src to dst (at most len bytes with the NUL; dst may be src) with each control
-// character (a byte below 0x20 that `keep` does not name, or 0x7F) as '?'. What ddptok prints
-// can hold a file or directory name or another process's text: it must neither drive the
-// terminal nor break a one-line message. die, error and say print through it (say keeps
-// "\n\t"), each message still in one write.
+// What ddptok prints can hold a file or directory name, a path, the user's arguments or
+// another process's text: it must neither drive the terminal nor forge or split a line.
+// text_clean is the one function that makes such text safe to print: it copies src to dst
+// (at most len bytes with the NUL, never half a character; dst may be src) with each
+// control character — a byte below 0x20 that `keep` does not name, DEL, a C1 control
+// U+0080..U+009F — and each byte that is not part of valid UTF-8 as one '?'.
+// die, error and warning print their whole line through it (nothing kept); say keeps "\n\t"
+// of its whole text (its formats hold them), so what say quotes must go through
+// text_safe: say("  %s ok\n", text_safe(dir)).
 void text_clean(char *dst, size_t len, const char *src, const char *keep);
+// s through text_clean with nothing kept (a newline or tab in it is '?' too), in one of 8
+// static buffers reused in turn (valid until 8 more calls; up to 4199 bytes kept).
+const char *text_safe(const char *s);
+// The UTF-8 sequence at s (NUL-terminated): its length 1..4, its code point in *cp; 0 when s
+// does not start a valid one (a stray continuation byte, an overlong form, a surrogate,
+// beyond U+10FFFF, a sequence cut short) — the rules JSON (libjansson) applies.
+int utf8_next(const char *s, uint32_t *cp);
 
 void bug_at(const char *file, int line, const char *cond) __attribute__((noreturn));
 #define ASSERT(cond) do { if (!(cond)) bug_at(__FILE__, __LINE__, #cond); } while (0)

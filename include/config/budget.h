@@ -1,7 +1,10 @@
-// budget.h — the memory a config's workload needs, computed from the config alone in
-// saturating 64-bit arithmetic (common.h size_mul) before anything is allocated, and the
-// check that refuses a workload the machine cannot hold (exit 2 naming the keys and the
-// bytes) instead of a wrapped size, a heap overflow or "out of memory" (exit 70).
+// budget.h — the one budget: the sizes a config (or a command's option) makes ddptok
+// allocate, computed in saturating 64-bit arithmetic (mem.h size_mul) before anything is
+// allocated, and the checks that refuse what cannot be held — a count beyond an int's 31
+// bits, or more bytes than the machine has — with one line naming the keys (or the option)
+// and the bytes (exit 2), instead of a wrapped size, a heap overflow or "out of memory"
+// (exit 70). Every command runs budget_check on its config (main.c; a checkpoint's stored
+// config before its buffers, rank_file.c; every config parity --invariance derives).
 #ifndef DDPTOK_BUDGET_H
 #define DDPTOK_BUDGET_H
 
@@ -14,14 +17,25 @@
 extern "C" {
 #endif
 
-// Bytes one process needs at most for `cfg` over the commands (the sum of every buffer
-// below, each an upper bound); `largest` (may be NULL) gets the name and keys of the
-// largest one, for messages.
+// evaluate's microbatch, in sequences (its batch buffers are bounded by the activations term).
+#define EVALUATE_BATCH 16
+
+// Bytes one process needs at most for `cfg` over the commands (the sum of every buffer,
+// each an upper bound, with the terms of the sampler in use); `largest` (may be NULL) gets
+// the name and keys of the largest one, for messages.
 uint64_t budget_bytes(const Config *cfg, char *largest, size_t len);
-// 0 when budget_bytes(cfg) fits in memory_available(); else -1 with one line in `err`:
-// "SOURCE: the workload needs X (largest: WHAT = KEYS), more than the Y this machine has
-// available (MemAvailable)".
+// 0 when every int count fits in 31 bits (bands: train.batch_size_per_rank x
+// data.max_length positions per microbatch, x train.accumulation sequences per window;
+// global: train.global_batch x data.max_length positions in one window) and
+// budget_bytes(cfg) fits in memory_available(); else -1 with one line in `err`:
+// "SOURCE: KEYS = N positions per microbatch, at most 2147483647", or "SOURCE: the
+// workload needs X (largest: WHAT = BYTES: KEYS), more than the Y this machine has
+// available (MemAvailable): make those keys smaller".
 int budget_check(const Config *cfg, char *err, size_t errlen);
+// A command's own buffers, sized by its options rather than its config (bench-comm's
+// --max-bytes): 0 when `bytes` fit in memory_available(), else -1 with one line in `err`:
+// "WHAT needs X, more than the Y this machine has available (SOURCE): REMEDY".
+int budget_check_bytes(const char *what, uint64_t bytes, const char *remedy, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

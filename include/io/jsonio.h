@@ -22,6 +22,14 @@ static inline json_t *json_num(double x) {
     return json_real(x);
 }
 
+// User-controlled text — a path, a file or directory name, anything not written by ddptok
+// itself — enters JSON only through json_text: a JSON string is UTF-8, and libjansson
+// refuses any other bytes (json_string returns NULL, json_pack fails, a key is not set).
+// Each byte that does not start valid UTF-8 (utf8_next) becomes U+FFFD, as the config's
+// emission writes it; *exact (when not NULL) says whether nothing was replaced — a caller
+// that needs the exact text (a key naming a directory: two names could meet in one key)
+// refuses it in one line instead. Never NULL.
+json_t *json_text(const char *s, int *exact);
 // A JSON array of n 64-bit integers.
 json_t *json_int_array(const int64_t *v, int n);
 // Writes j to path atomically (write_file_atomic), one key per line; returns 0 or error().

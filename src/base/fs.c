@@ -79,19 +79,35 @@ static const char *file_kind(mode_t m) {
            : S_ISBLK(m) ? "a block device, not a regular file" : S_ISSOCK(m) ? "a socket, not a regular file" : "not a regular file";
 }
 
-char *file_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen) {
+// A descriptor of `path` for reading, only if it is a regular file (O_NONBLOCK: a FIFO
+// never blocks the open; fstat on that descriptor); -1 with the reason in `why`.
+static int open_regular(const char *path, struct stat *st, char *why, size_t whylen) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "%s", strerror(errno));
-        return NULL;
+        return -1;
     }
-    struct stat st;
-    int stat_failed = fstat(fd, &st) != 0;
-    if (stat_failed || !S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "%s", stat_failed ? strerror(errno) : file_kind(st.st_mode));
+    int stat_failed = fstat(fd, st) != 0;
+    if (stat_failed || !S_ISREG(st->st_mode)) {
+        snprintf(why, whylen, "%s", stat_failed ? strerror(errno) : file_kind(st->st_mode));
         close(fd);
-        return NULL;
+        return -1;
     }
+    return fd;
+}
+
+FILE *fopen_regular(const char *path, char *why, size_t whylen) {
+    struct stat st;
+    int fd = open_regular(path, &st, why, whylen);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
+    if (fd >= 0 && !f) snprintf(why, whylen, "%s", strerror(errno)), close(fd);
+    return f;
+}
+
+char *file_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen) {
+    struct stat st;
+    int fd = open_regular(path, &st, why, whylen);
+    if (fd < 0) return NULL;
     if ((uint64_t)st.st_size > max) {
         char a[32], b[32];
         format_bytes((uint64_t)st.st_size, a, sizeof a), format_bytes(max, b, sizeof b);

@@ -20,23 +20,24 @@ void *xcalloc_impl(size_t n, size_t size, const char *file, int line) {
     return p;
 }
 
-uint64_t memory_available(void) {
+uint64_t memory_available_from(const char **from) {
     uint64_t avail = 0;
+    const char *why = "unknown";
     FILE *f = fopen("/proc/meminfo", "r");
     if (f) {
         char line[256];
         unsigned long long kb;
         while (fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = size_mul(kb, 1024);
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = size_mul(kb, 1024), why = "MemAvailable";
         fclose(f);
     }
     if (!avail) {
         long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0) avail = size_mul((uint64_t)pages, (uint64_t)page);
+        if (pages > 0 && page > 0) avail = size_mul((uint64_t)pages, (uint64_t)page), why = "free pages";
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < avail)
-        avail = (uint64_t)rl.rlim_cur;
+        avail = (uint64_t)rl.rlim_cur, why = "ulimit -v";
     // DDPTOK_MEMORY_LIMIT=N[KMG]: a lower budget (a shared node; the fuzz targets).
     const char *env = getenv("DDPTOK_MEMORY_LIMIT");
     char *end;
@@ -44,10 +45,13 @@ uint64_t memory_available(void) {
     if (lim) {
         int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
         uint64_t bytes = size_mul(lim, (uint64_t)1 << shift);
-        if (!avail || bytes < avail) avail = bytes;
+        if (!avail || bytes < avail) avail = bytes, why = "DDPTOK_MEMORY_LIMIT";
     }
+    if (from) *from = avail ? why : "unknown";
     return avail ? avail : UINT64_MAX;  // unknown: do not refuse on a guess
 }
+
+uint64_t memory_available(void) { return memory_available_from(NULL); }
 
 void format_bytes(uint64_t bytes, char *out, size_t len) {
     static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

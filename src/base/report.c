@@ -22,13 +22,45 @@ void identity_init(int rank, int world) {
     if (g_routines.identity_changed) g_routines.identity_changed();
 }
 
-void text_clean(char *dst, size_t len, const char *src, const char *keep) {
-    size_t i = 0;
-    for (; len && i < len - 1 && src[i]; i++) {
-        unsigned char c = (unsigned char)src[i];
-        dst[i] = (c < 0x20 && !strchr(keep, c)) || c == 0x7F ? '?' : (char)c;
+int utf8_next(const char *s, uint32_t *cp) {
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t c = u[0];
+    int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (n > 1) c &= 0x3Fu >> (n - 1);
+    for (int i = 1; i < n; i++) {
+        if ((u[i] & 0xC0) != 0x80) return 0;  // a NUL ends a cut sequence here too
+        c = c << 6 | (u[i] & 0x3Fu);
     }
-    if (len) dst[i] = 0;
+    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    *cp = c;
+    return n;
+}
+
+void text_clean(char *dst, size_t len, const char *src, const char *keep) {
+    size_t i = 0, o = 0;  // o <= i: dst may be src
+    while (len && src[i] && o < len - 1) {
+        uint32_t cp = 0;
+        int n = utf8_next(src + i, &cp);
+        if (n == 0 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || (cp < 0x20 && !strchr(keep, (int)cp))) {
+            dst[o++] = '?', i += n ? (size_t)n : 1;
+            continue;
+        }
+        if (o + (size_t)n > len - 1) break;  // never half a character
+        memmove(dst + o, src + i, (size_t)n);
+        o += (size_t)n, i += (size_t)n;
+    }
+    if (len) dst[o] = 0;
+}
+
+#define SAFE_SLOTS 8     // text_safe results alive at once (one message's arguments)
+#define SAFE_LEN 4200    // a path or the user's arguments (hint_args: 4096)
+
+const char *text_safe(const char *s) {
+    static char slots[SAFE_SLOTS][SAFE_LEN];
+    static unsigned next;
+    char *d = slots[next++ % SAFE_SLOTS];
+    text_clean(d, sizeof slots[0], s, "");
+    return d;
 }
 
 static void print_report(const char *who, const char *kind, const char *line) {

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "config/budget.h"
 #include "job/cuda_api.h"
 #include "model/model.h"
 
@@ -27,11 +28,34 @@ typedef struct {
     size_t max_bytes;  // --max-bytes N (0: 64 MiB)
 } BenchCommOptions;
 
+// The sweep's largest float size up to max_bytes: 64 B x4 (as bench_comm_run lays out the rows).
+static uint64_t sweep_largest(uint64_t max_bytes) {
+    uint64_t bytes = 64;
+    while (bytes * 4 <= max_bytes) bytes *= 4;
+    return bytes;
+}
+
+// The host memory of a sweep whose largest all-reduce is `largest` bytes goes through the
+// budget (exit 2, one line naming the option and the budget): its buffer and MPI's scratch
+// for an all-reduce of that size (Open MPI's in-place ring allocates segments of up to as
+// much: a 256 MiB sweep at W = 2 took 343 MB per rank beyond the start here, the buffer's
+// 268 and MPI's 75).
+static void bench_comm_budget(uint64_t largest, const char *option) {
+    char what[256], size[32], err[700];
+    format_bytes(largest, size, sizeof size);
+    snprintf(what, sizeof what, "bench-comm %s: its largest all-reduce (%s) and MPI's scratch for it", option, size);
+    if (budget_check_bytes(what, size_mul(largest, 2), "give a smaller --max-bytes", err, sizeof err))
+        die(EXIT_BAD_INPUT, "%s", err);
+}
+
 static void bench_comm_option(void *opts, const char *name, const char *value) {
     char *end;
     double b = strtod(value, &end);
     if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "%s %s: expected a number of bytes in [64, 1e12]", name, value);
     ((BenchCommOptions *)opts)->max_bytes = (size_t)b;
+    char option[128];
+    snprintf(option, sizeof option, "%s %s", name, value);
+    bench_comm_budget(sweep_largest((uint64_t)b), option);  // before any rank allocates it (--check too)
 }
 
 // Rank r's exact input at index i, and the sum over W ranks.
@@ -149,14 +173,18 @@ static int bench_comm_run(App *app) {
         rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.offset[P_W2]};
     for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){.what = "", .n = bytes / sizeof(float)};
     qsort(rows, (size_t)n_rows, sizeof *rows, by_bytes);
-    size_t largest = 0;
-    for (int i = 0; i < n_rows; i++) largest = rows[i].n > largest ? rows[i].n : largest;
-    void *host = xmalloc(largest * sizeof(int64_t));
+    size_t largest = 0;  // bytes: the widest row's (floats 4 bytes each, counts 8)
+    for (int i = 0; i < n_rows; i++) largest = row_bytes(&rows[i]) > largest ? row_bytes(&rows[i]) : largest;
+    char option[64];
+    if (((const BenchCommOptions *)app->opts)->max_bytes) snprintf(option, sizeof option, "--max-bytes %zu", max_bytes);
+    else snprintf(option, sizeof option, "(--max-bytes default %zu)", max_bytes);
+    bench_comm_budget(largest, option);  // the gradient's P + 1 floats may be the largest
+    void *host = xmalloc(largest);
 
     say("bench-comm: all-reduce through the %s backend (the trainer's calls), W = %d, %s compute\n", comm->ops->name, W,
         app->compute->name);
     say("  gradient: P + 1 = %zu floats of %s; wrong = values off the exact sum, over all ranks\n", m.total + 1,
-        app->config_path);
+        text_safe(app->config_path));
     say("  %-9s %12s %10s %6s %6s %12s %12s %12s %6s\n", "", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",
         "busbw(GB/s)", "wrong");
     int64_t wrong_total = 0;

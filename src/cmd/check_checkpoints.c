@@ -118,14 +118,14 @@ static int check_checkpoints_run(App *app) {
             char dir[1400];
             snprintf(dir, sizeof dir, "%s/%s", root, e[k]->d_name);
             if (step < 0 && !strncmp(e[k]->d_name, "step-", 5))  // what train never resumes from either
-                say("  %-40s ignored: not a checkpoint's name (train writes step-0012, step-12345)\n", dir);
+                say("  %-40s ignored: not a checkpoint's name (train writes step-0012, step-12345)\n", text_safe(dir));
             else if (step >= 0 && tmp)  // step-NNNN.tmp: an unpublished (interrupted) write
-                say("  %-40s ignored: incomplete write, never published\n", dir);
+                say("  %-40s ignored: incomplete write, never published\n", text_safe(dir));
             else if (step >= 0) {
                 int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
                                                      step, (long long)U) != 0
                                              : check_one(app, dir, step, corpus.lock, plan, (int)U);
-                say("  %-40s %s\n", dir, p ? "INVALID" : "ok");
+                say("  %-40s %s\n", text_safe(dir), p ? "INVALID" : "ok");
                 checked++, problems += p;
             }
             free(e[k]);

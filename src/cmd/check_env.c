@@ -50,7 +50,7 @@ static int check_env_run(App *app) {
     build_info(info, sizeof info);
     say("%s\n", info);  // the NCCL version is in it
     say("check-env: backend %s, comm %s, MPI world %d\n", app->compute->name, cm->ops->name, W);
-    for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, all + (size_t)r * 400);
+    for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, text_safe(all + (size_t)r * 400));
     say("  test all-reduce: int64 sum %lld (expected %lld), float average %g (expected %g): %s\n", (long long)cnt,
         (long long)W * (W + 1) / 2, v[0], (W + 1) / 2.0, ok ? "ok" : "WRONG");
     int dual_ok = 1;

@@ -26,7 +26,7 @@ static void clean_path(const App *app, const char *path, int *found, int *failed
     struct stat st;
     if (lstat(path, &st) != 0) return;
     (*found)++;
-    say("%s %s%s\n", ((const CleanOptions *)app->opts)->dry_run ? "would remove" : "removing", path, S_ISDIR(st.st_mode) ? "/" : "");
+    say("%s %s%s\n", ((const CleanOptions *)app->opts)->dry_run ? "would remove" : "removing", text_safe(path), S_ISDIR(st.st_mode) ? "/" : "");
     // Never through a link: a linked directory loses the link, not its target's files.
     if (!((const CleanOptions *)app->opts)->dry_run && remove_tree(path) != 0) (*failed)++;
 }

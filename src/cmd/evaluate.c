@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "config/budget.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -34,7 +35,7 @@ typedef struct {
 // Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
 static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
     const Config *cfg = &app->cfg;
-    enum { EB = 16 };
+    enum { EB = EVALUATE_BATCH };  // its buffers are in the budget's activations term
     Compute *cc = app->compute->create(m, EB * cfg->data.max_length, cfg->train.first_layer);
     app->compute->set_params(cc, theta);
     Batch b;
@@ -147,7 +148,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     checkpoint_state_free(&s);
     baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
     r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
-    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, dir,
+    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
         (long long)r.t.sequences, (long long)r.t.tokens);
     say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
     say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
@@ -170,7 +171,7 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
              "rank-0000.h5)", dir);
     TestReport r = test_report(app, corpus, dir, hint);
-    write_json(app, "evaluate.json", json_pack("{s:s, s:i, s:o}", "checkpoint", dir, "step", r.step, "test", test_json(&r)));
+    write_json(app, "evaluate.json", json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step, "test", test_json(&r)));
     return 0;
 }
 
@@ -212,9 +213,19 @@ void protocol_reports_read(const App *app, ProtocolReports *r) {
         json_t *cell = read_report(p, 0);
         int ok = json_ok(cell);
         r->cells++;
-        // report.json names a cell by its directory: a name that is not UTF-8 is no JSON key.
-        if (json_object_set_new(r->matrix, e->d_name, cell ? cell : json_null()) == 0) r->cells_ok += ok;
-        else error("%s/%s: a cell name that is not UTF-8 cannot be a key of report.json: not ok", mdir, e->d_name);
+        // report.json names a cell by its directory: a name that is not UTF-8 is no JSON key
+        // (made valid, two names could meet in one key).
+        int exact;
+        json_t *name = json_text(e->d_name, &exact);
+        if (!exact) {
+            error("%s/%s: a cell name that is not UTF-8 cannot be a key of report.json: not ok", mdir, e->d_name);
+            json_decref(cell);
+        } else {
+            int set = json_object_set_new(r->matrix, json_string_value(name), cell ? cell : json_null());
+            ASSERT(set == 0);  // a valid key: fails only without memory
+            r->cells_ok += ok;
+        }
+        json_decref(name);
     }
     if (d) closedir(d);
 }
@@ -245,7 +256,7 @@ static int evaluate_run(App *app) {
     protocol_reports_read(app, &rep);
     int ok = diff == 0 && rep.parity_ok && rep.empty_ok && r.loss < r.unigram && rep.cells_ok == rep.cells;
 
-    if (diff < 0) say("  resume: no comparable continuous run at %s\n", continuous);
+    if (diff < 0) say("  resume: no comparable continuous run at %s\n", text_safe(continuous));
     else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
     say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
         rep.parity ? (rep.parity_ok ? "ok" : "NOT ok") : "missing", rep.empty ? (rep.empty_ok ? "ok" : "NOT ok") : "missing",

@@ -8,6 +8,7 @@
 #include "app/app.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "config/budget.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -134,7 +135,7 @@ static int parity_invariance(App *app) {
     Counts *rank = xcalloc((size_t)W, sizeof *rank);
     WindowFacts f = {.rank = rank};
     WindowStats ws;
-    char err[512], set[128];
+    char err[1024], set[128];
     int ok = 1, rows = 0;
     json_t *rows_json = json_array();
     if (app->comm.rank == 0) {
@@ -155,7 +156,9 @@ static int parity_invariance(App *app) {
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 snprintf(set, sizeof set, "train.partition=%s", partition_names[part]);
                 bad = bad || config_set(&cfg, set, err, sizeof err);
-                if (bad) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
+                // A config derived here is budgeted like the one given (main.c checked that one
+                // for its own sampler; the global sampler's sizes are others).
+                if (bad || budget_check(&cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
                 cfg.train.normalization = loss_units[unit].product;
                 if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &corpus, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");

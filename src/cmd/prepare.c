@@ -48,10 +48,10 @@ static int prepare_run(App *app) {
         sampler_free(&s);
     }
     if (cfg->train.sampler == SAMPLER_GLOBAL)
-        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, ppath, corpus.lock);
+        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, text_safe(ppath), corpus.lock);
     else
         say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
-            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, ppath, corpus.lock);
+            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, text_safe(ppath), corpus.lock);
     free(plan);
     corpus_free(&corpus);
     return 0;

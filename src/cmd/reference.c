@@ -24,7 +24,7 @@ static int reference_run(App *app) {
     say("reference: window 1 replayed in one process (%s backend, dropout %g): N = %lld (", app->compute->name,
         cfg->model.dropout, (long long)ref.N);
     for (int r = 0; r < cfg->train.world_size; r++) say("%srank %d: %lld", r ? ", " : "", r, (long long)ref.rank_counts[r]);
-    say("), loss %.6f, %zu gradient components -> %s\n", ref.loss, m.total, path);
+    say("), loss %.6f, %zu gradient components -> %s\n", ref.loss, m.total, text_safe(path));
     reference_free(&ref);
     free(theta0);
     corpus_free(&corpus);

@@ -1,16 +1,27 @@
-// budget.c — the workload's memory, from the config (see budget.h).
+// budget.c — the sizes a config makes ddptok allocate, from the config (see budget.h).
 //
 // Every buffer ddptok allocates in proportion to a config key, as an upper bound
-// (sequences at data.max_length), in bytes; the letters as in common.h, n = the
-// sequences of all splits, Lmax = data.max_length, cap = B·Lmax positions:
+// (sequences at data.max_length), in bytes; the letters as in report.h, n = the sequences
+// of all splits, Lmax = data.max_length, E = EVALUATE_BATCH (evaluate's 16 sequences).
+// With train.sampler: bands (B = train.batch_size_per_rank):
 //   corpus        n·(Lmax·4 + 9)                 tokens, offsets, split
 //   chain         V·S·12                         successors and probabilities
 //   plan          U·W·A·B·4                      prepare, check-checkpoints
 //   history       U·A·B·4                        the sampler history of a run / checkpoint
-//   parameters    P·4·8                          θ, θ0, gradient, momentum, checkpoint copies
-//   activations   cap·(2·k·D + 4·H + V)·4        the CPU backend's per-microbatch buffers
-//   microbatches  W·A·cap·(k + 3)·4              the reference builds every rank's window
+//   parameters    P·4·18                         the most P-vectors one command holds at once:
+//                                                plot and parity 16 (measured: 16.2 P·4 bytes
+//                                                beyond the start at V = H = 4096), e.g.
+//                                                reference.h5's 2 and grads.h5's 5 read whole,
+//                                                each copied by HDF5, and 2 working vectors
+//   activations   max(B,E)·Lmax·(2·k·D + 4·H + V)·4   the CPU backend's per-microbatch buffers
+//   microbatches  W·A·B·Lmax·(k + 3)·4           the reference builds every rank's window
 //   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
+// With train.sampler: global (G = train.global_batch; no rank or band enters the window):
+//   plan, history U·G·4                          one window of G ids per update
+//   activations   max(G,E)·Lmax·(2·k·D + 4·H + V)·4   the reference's one batch of G sequences
+//   microbatches  (G + A·ceil(G/A))·Lmax·(k + 3)·4   that batch, and a rank's A microbatches
+// Counts held in an int must also fit in 31 bits: the positions of one batch (batch_build
+// counts them in int; pos is the 32-bit dropout counter word) and the ids of one window.
 #include "config/budget.h"
 
 #include <stdio.h>
@@ -23,40 +34,54 @@ typedef struct {
     uint64_t bytes;
 } Term;
 
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
 uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     uint64_t V = (uint64_t)cfg->data.vocab_size, S = (uint64_t)cfg->data.markov_support, D = (uint64_t)cfg->model.embed_dim,
              H = (uint64_t)cfg->model.hidden, k = (uint64_t)cfg->model.context, W = (uint64_t)cfg->train.world_size,
              A = (uint64_t)cfg->train.accumulation, B = (uint64_t)cfg->train.batch_size_per_rank,
-             U = (uint64_t)cfg->train.updates, Lmax = (uint64_t)cfg->data.max_length;
-    // The global sampler: a microbatch holds up to ceil(G/A) sequences and the reference's
-    // one batch all G; B = G bounds both (and the plan's U·G, the history's U·G).
-    if (cfg->train.sampler == SAMPLER_GLOBAL) B = (uint64_t)cfg->train.global_batch;
+             G = (uint64_t)cfg->train.global_batch, U = (uint64_t)cfg->train.updates, Lmax = (uint64_t)cfg->data.max_length;
     uint64_t n = (uint64_t)cfg->data.n_train + (uint64_t)cfg->data.n_validation + (uint64_t)cfg->data.n_test;
-    uint64_t cap = size_mul(B, Lmax);
     uint64_t P = size_add(size_add(size_mul(V, D), size_mul(size_mul(H, k), D)), size_add(size_mul(V, H), size_add(H, V)));
     uint64_t per_position = size_add(size_mul(size_mul(2, k), D), size_add(size_mul(4, H), V));
-    const Term terms[] = {
+    uint64_t batch_k3 = size_mul(size_mul(Lmax, size_add(k, 3)), 4);  // one sequence's slots in a Batch
+    const Term common[] = {
         {"corpus n*(Lmax*4+9)", "data.splits.* x data.max_length", size_mul(n, size_add(size_mul(Lmax, 4), 9))},
         {"chain V*S*12", "data.vocab_size x data.markov_support", size_mul(size_mul(V, S), 12)},
+        {"parameters (V*D+H*k*D+V*H+H+V)*72", "data.vocab_size, model.embed_dim, model.hidden, model.context",
+         size_mul(P, 72)},
+        {"factored tables k*V*H*8", "model.context x data.vocab_size x model.hidden (train.first_layer: factored)",
+         cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
+    };
+    const Term bands[] = {
         {"plan U*W*A*B*4", "train.updates x train.world_size x train.accumulation x train.batch_size_per_rank",
          size_mul(size_mul(size_mul(size_mul(U, W), A), B), 4)},
         {"history U*A*B*4", "train.updates x train.accumulation x train.batch_size_per_rank",
          size_mul(size_mul(size_mul(U, A), B), 4)},
-        {"parameters (V*D+H*k*D+V*H+H+V)*32", "data.vocab_size, model.embed_dim, model.hidden, model.context",
-         size_mul(P, 32)},
-        {"activations B*Lmax*(2kD+4H+V)*4", "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
-         size_mul(size_mul(cap, per_position), 4)},
+        {"activations max(B,16)*Lmax*(2kD+4H+V)*4", "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
+         size_mul(size_mul(size_mul(max_u64(B, EVALUATE_BATCH), Lmax), per_position), 4)},
         {"microbatches W*A*B*Lmax*(k+3)*4",
          "train.world_size x train.accumulation x train.batch_size_per_rank x data.max_length x model.context",
-         size_mul(size_mul(size_mul(size_mul(W, A), cap), size_add(k, 3)), 4)},
-        {"factored tables k*V*H*8", "model.context x data.vocab_size x model.hidden (train.first_layer: factored)",
-         cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
+         size_mul(size_mul(size_mul(W, A), B), batch_k3)},
     };
+    const Term global[] = {
+        {"plan U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
+        {"history U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
+        {"activations max(G,16)*Lmax*(2kD+4H+V)*4",
+         "train.global_batch x data.max_length x (model.*, data.vocab_size) (train.sampler: global)",
+         size_mul(size_mul(size_mul(max_u64(G, EVALUATE_BATCH), Lmax), per_position), 4)},
+        {"microbatches (G+A*ceil(G/A))*Lmax*(k+3)*4",
+         "train.global_batch x data.max_length x model.context (train.sampler: global)",
+         size_mul(size_add(G, size_mul(A, (G + A - 1) / A)), batch_k3)},
+    };
+    int is_global = cfg->train.sampler == SAMPLER_GLOBAL;
+    const Term *sampler = is_global ? global : bands;
     uint64_t total = 0;
-    const Term *big = &terms[0];
-    for (size_t i = 0; i < sizeof terms / sizeof *terms; i++) {
-        total = size_add(total, terms[i].bytes);
-        if (terms[i].bytes > big->bytes) big = &terms[i];
+    const Term *big = &common[0];
+    for (size_t i = 0; i < 8; i++) {
+        const Term *t = i < 4 ? &common[i] : &sampler[i - 4];
+        total = size_add(total, t->bytes);
+        if (t->bytes > big->bytes) big = t;
     }
     if (largest) {
         char b[32];
@@ -66,14 +91,54 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     return total;
 }
 
+// The counts ddptok holds in an int, per sampler, in 64 bits: 0, or -1 with one line.
+static int int_sizes_check(const Config *cfg, const char *src, char *err, size_t errlen) {
+    int64_t Lmax = cfg->data.max_length, A = cfg->train.accumulation, B = cfg->train.batch_size_per_rank,
+            G = cfg->train.global_batch;
+    if (cfg->train.sampler == SAMPLER_GLOBAL) {
+        // The reference's one batch holds the whole window (a rank's microbatch at most ceil(G/A)
+        // of it); the window's ids, A·ceil(G/A) < G + A, fit whatever the keys' ranges allow.
+        if (G * Lmax > INT32_MAX)
+            return snprintf(err, errlen, "%s: train.global_batch x data.max_length = %lld positions in one global window "
+                            "(train.sampler: global; the reference's one batch), at most %d", src, (long long)(G * Lmax),
+                            INT32_MAX), -1;
+        return 0;
+    }
+    if (B * Lmax > INT32_MAX)
+        return snprintf(err, errlen, "%s: train.batch_size_per_rank x data.max_length = %lld positions per microbatch, at most %d",
+                        src, (long long)(B * Lmax), INT32_MAX), -1;
+    if (B * A > INT32_MAX)
+        return snprintf(err, errlen, "%s: train.batch_size_per_rank x train.accumulation = %lld sequences per window, at most %d",
+                        src, (long long)(B * A), INT32_MAX), -1;
+    return 0;
+}
+
+// "... more than the Y this machine has available (SOURCE)".
+static void say_available(char *out, size_t len) {
+    const char *from;
+    char have[32];
+    format_bytes(memory_available_from(&from), have, sizeof have);
+    snprintf(out, len, "the %s this machine has available (%s)", have, from);
+}
+
 int budget_check(const Config *cfg, char *err, size_t errlen) {
-    char largest[300], need_s[32], have_s[32];
-    uint64_t need = budget_bytes(cfg, largest, sizeof largest), have = memory_available();
-    if (need <= have) return 0;
+    const char *src = cfg->source[0] ? cfg->source : "config";
+    if (int_sizes_check(cfg, src, err, errlen)) return -1;
+    char largest[300], need_s[32], have[128];
+    uint64_t need = budget_bytes(cfg, largest, sizeof largest);
+    if (need <= memory_available()) return 0;
     format_bytes(need, need_s, sizeof need_s);
-    format_bytes(have, have_s, sizeof have_s);
-    snprintf(err, errlen, "%s: the workload needs %s%s (largest: %s), more than the %s this machine has available "
-             "(MemAvailable): make those keys smaller", cfg->source[0] ? cfg->source : "config", need_s,
-             need == UINT64_MAX ? " or more" : "", largest, have_s);
+    say_available(have, sizeof have);
+    snprintf(err, errlen, "%s: the workload needs %s%s (largest: %s), more than %s: make those keys smaller", src, need_s,
+             need == UINT64_MAX ? " or more" : "", largest, have);
+    return -1;
+}
+
+int budget_check_bytes(const char *what, uint64_t bytes, const char *remedy, char *err, size_t errlen) {
+    if (bytes <= memory_available()) return 0;
+    char need_s[32], have[128];
+    format_bytes(bytes, need_s, sizeof need_s);
+    say_available(have, sizeof have);
+    snprintf(err, errlen, "%s needs %s%s, more than %s: %s", what, need_s, bytes == UINT64_MAX ? " or more" : "", have, remedy);
     return -1;
 }

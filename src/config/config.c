@@ -239,14 +239,8 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->data.ignore_token >= cfg->data.vocab_size)
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);
-    // Positions of a microbatch and ids of a window are counted in int (pos is the 32-bit
-    // dropout counter word): their products must fit.
-    if ((int64_t)cfg->train.batch_size_per_rank * cfg->data.max_length > INT32_MAX)
-        return yaml_fail(&ctx, "%s: train.batch_size_per_rank x data.max_length = %lld positions per microbatch, at most %d", src,
-                    (long long)cfg->train.batch_size_per_rank * cfg->data.max_length, INT32_MAX);
-    if ((int64_t)cfg->train.batch_size_per_rank * cfg->train.accumulation > INT32_MAX)
-        return yaml_fail(&ctx, "%s: train.batch_size_per_rank x train.accumulation = %lld sequences per window, at most %d", src,
-                    (long long)cfg->train.batch_size_per_rank * cfg->train.accumulation, INT32_MAX);
+    // The sizes these keys make (counts held in an int, bytes) are the budget's, for the
+    // sampler in use: budget_check (src/config/budget.c).
     if (cfg->train.interrupt_at > cfg->train.updates)
         return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
                     cfg->train.updates);

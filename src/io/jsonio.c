@@ -10,6 +10,24 @@
 
 #define JSON_MAX_BYTES (16 << 20)  // ddptok's own JSON files are kilobytes
 
+json_t *json_text(const char *s, int *exact) {
+    size_t n = strlen(s);
+    char *valid = xmalloc(3 * n + 1);  // each byte at most U+FFFD's 3
+    size_t o = 0;
+    int same = 1;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        int len = utf8_next(s + i, &cp);
+        if (len) memcpy(valid + o, s + i, (size_t)len), o += (size_t)len, i += (size_t)len;
+        else memcpy(valid + o, "\xEF\xBF\xBD", 3), o += 3, i++, same = 0;
+    }
+    json_t *j = json_stringn(valid, o);
+    free(valid);
+    ASSERT(j != NULL);  // valid UTF-8 by construction
+    if (exact) *exact = same;
+    return j;
+}
+
 json_t *json_int_array(const int64_t *v, int n) {
     json_t *a = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(a, json_integer((json_int_t)v[i]));

@@ -47,7 +47,7 @@ int lineage_lock(const char *root, double comm_timeout) {
         struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
         if (fcntl(fd, F_SETLK, &fl) == 0) break;
         if (errno != EACCES && errno != EAGAIN) {
-            say("train: WARNING: %s: no lock (%s): nothing stops a second run of this lineage\n", path, strerror(errno));
+            say("train: WARNING: %s: no lock (%s): nothing stops a second run of this lineage\n", text_safe(path), strerror(errno));
             return 0;
         }
         ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
@@ -56,7 +56,7 @@ int lineage_lock(const char *root, double comm_timeout) {
         if (now_seconds() - start >= wait)
             return error("%s: held by %s: another `ddptok train` is writing this lineage (wait for it to end, or use "
                          "another paths.artifacts)", path, holder[0] ? holder : "another process");
-        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", path, holder[0] ? holder : "another process", wait);
+        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", text_safe(path), holder[0] ? text_safe(holder) : "another process", wait);
         usleep(200 * 1000);
     }
     snprintf(holder, sizeof holder, "pid %d on %s\n", (int)getpid(), g_id.host);
@@ -88,7 +88,7 @@ static int lineage_move_aside(const char *root, int count) {
     }
     closedir(d);
     if (!rc) rc = fsync_dir(root) || fsync_dir(aside);
-    if (!rc) say("train: --fresh: the %d checkpoint(s) of %s moved aside to %s/\n", count, root, aside);
+    if (!rc) say("train: --fresh: the %d checkpoint(s) of %s moved aside to %s/\n", count, text_safe(root), text_safe(aside));
     return rc;
 }
 
@@ -117,7 +117,7 @@ int lineage_start(Comm *comm, const LineageStart *how_, const char *root, char *
             die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
                                 "with --fresh (moves them aside)", how, root);
         if (auto_ && step >= how_->updates) {
-            say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", dir, step,
+            say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", text_safe(dir), step,
                 how_->updates);
             return -1;
         }

@@ -38,7 +38,7 @@ static void trainer_restore(Trainer *t, const CheckpointState *s) {
     memcpy(t->history, s->history, (size_t)s->step * t->sampler.A * t->sampler.B * sizeof *t->history);
     if (strcmp(skip, "sampler") != 0) t->sampler.rng = s->sampler_rng;
     if (strcmp(skip, "rng") != 0) t->dropout = s->dropout_rng;
-    if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", skip);
+    if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", text_safe(skip));
 }
 
 
@@ -64,7 +64,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
         if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
         stop(EXIT_BAD_INPUT);
     }
-    say("checkpoint: %s (%d rank files)\n", dir, t->W);
+    say("checkpoint: %s (%d rank files)\n", text_safe(dir), t->W);
 }
 
 // Loads this rank's file of `dir` into the trainer after checking that it belongs to this

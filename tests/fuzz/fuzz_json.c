@@ -68,11 +68,12 @@ static void read_plot(const uint8_t *data, size_t size) {
     out_path(&app, jsonl, sizeof jsonl, "run.jsonl");
     out_path(&app, dat, sizeof dat, "loss.dat");
     put("run.jsonl", data, size, NULL);
-    int n = plot_jsonl_to_dat(jsonl, dat);
+    int64_t n = plot_jsonl_to_dat(jsonl, dat);
     put("run.jsonl", data, size, "\n{\"step\": 7, \"loss\": 0.5}\n");
-    int m = plot_jsonl_to_dat(jsonl, dat);
+    int64_t m = plot_jsonl_to_dat(jsonl, dat);
     if (m != n + 1) {
-        fprintf(stderr, "fuzz_json: %d points, then %d with one record appended (expected %d):\n%.*s\n", n, m, n + 1, (int)size, data);
+        fprintf(stderr, "fuzz_json: %lld points, then %lld with one record appended (expected %lld):\n%.*s\n", (long long)n,
+                (long long)m, (long long)n + 1, (int)size, data);
         abort();
     }
 }
