@@ -9,6 +9,7 @@
 
 #include "app/app.h"
 #include "base/fs.h"
+#include "base/made.h"
 #include "base/report.h"
 
 typedef struct {
@@ -35,8 +36,9 @@ static int clean_run(App *app) {
     if (!((const CleanOptions *)app->opts)->scope || strcmp(((const CleanOptions *)app->opts)->scope, "generated") != 0)
         die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
     static const char *outputs[] = {"data", "train", "logs", "plot", "matrix", "reference.h5", "grads.h5", "parity.json",
-                                    "empty.json", "report.json", "evaluate.json", "check_loss.json", "exercise.json", "figure.png"};
-    static const char *artifacts[] = {"checkpoints", "continuous"};  // and what train --fresh moved aside: NAME.old-*
+                                    "empty.json", "report.json", "evaluate.json", "check_loss.json", "exercise.json", "figure.png",
+                                    MADE_RECORD};
+    static const char *artifacts[] = {"checkpoints", "continuous", MADE_RECORD};  // and what train --fresh moved aside: NAME.old-*
     int found = 0, failed = 0;
     char path[1024];
     for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {

@@ -11,6 +11,7 @@
 #include "app/app.h"
 #include "base/fs.h"
 #include "base/hint.h"
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/h5io.h"
@@ -154,6 +155,7 @@ static int plot_run(App *app) {
         unlink(tmp);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (is gnuplot installed? `apt-get install gnuplot-nox`)", gp);
     }
+    made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
     say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", png, have[0] ? "continuous " : "",
         have[1] ? "interrupted " : "", have[2] ? "resumed" : "");
     return 0;
