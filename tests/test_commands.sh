@@ -11,6 +11,12 @@ r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]
 prep_ref "$cfg"
 ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
 ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+# train's own parser once ended in an `else` that set --fresh: an option that is not --fresh
+# (here a typo of it) must be refused, and the lineage must not be moved aside.
+expect_rc "train --frsh on a lineage with checkpoints is refused" 2 ddp 2 train --config "$cfg" --frsh
+expect_grep "train --frsh: unknown option, did you mean '--fresh'" "^ddptok: ranks 0-1: error: train: unknown option '--frsh' \(did you mean '--fresh'\? try: ddptok train --help\)$" "$OUT"
+[ -z "$(ls -d artifacts/checkpoints.old-* 2>/dev/null)" ] && [ -d artifacts/checkpoints/step-0006 ] && [ -d artifacts/checkpoints/step-0012 ] \
+  && ok "train --frsh moved nothing aside (the lineage's checkpoints are where they were)" || bad "train --frsh started the lineage over"
 expect_rc "evaluate" 0 one evaluate --config "$cfg"
 r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
 [ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json" "— $r"
@@ -95,4 +101,54 @@ expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg
 left=$(find outputs artifacts | sort | tr '\n' ' ')
 [ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean" "— left: $left"
 expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+# Options come from each command's table (options.h): `ddptok CMD --help` lists every option
+# its usage line names, the same ones `ddptok --help` lists under CMD, and the command
+# accepts each of them (an option it does not declare is refused: the control).
+r=$(/usr/bin/python3 - "$DDPTOK" "$cfg" <<'PY' 2>&1
+import re, subprocess, sys
+ddptok, cfg = sys.argv[1:]
+run = lambda *a: subprocess.run([ddptok, *a], capture_output=True, text=True)
+top = run("--help").stdout
+listed, cur = {}, None  # the options under each command in `ddptok --help`
+for line in top.splitlines():
+    m = re.match(r"^  ([a-z][a-z-]*) +\[(W ranks|1 rank)\]", line)
+    o = re.match(r"^      (--[a-z-]+)", line)
+    if m: cur = m.group(1); listed[cur] = []
+    elif o and cur: listed[cur].append(o.group(1))
+    else: cur = None
+assert len(listed) >= 13, f"commands in ddptok --help: {sorted(listed)}"
+total = 0
+for c in listed:
+    h = run(c, "--help")
+    assert h.returncode == 0, f"{c} --help: exit {h.returncode}"
+    usage = h.stdout.splitlines()[0].split("[--set KEY=VALUE]...", 1)[1]
+    section = h.stdout.split("\noptions:\n", 1)[1].split("\n\n", 1)[0] if "\noptions:\n" in h.stdout else ""
+    opts = re.findall(r"^  (--[a-z-]+)(?: (\S+))?  ", section, re.M)
+    names = [n for n, _ in opts]
+    assert sorted(names) == sorted(re.findall(r"--[a-z-]+", usage)), f"{c}: options section {names} vs usage line{usage}"
+    assert names == listed[c], f"{c}: {c} --help lists {names}, ddptok --help {listed[c]}"
+    for name, metavar in opts:
+        r = run("--check", c, "--config", cfg, name, *([metavar.split("|")[0]] if metavar else []))
+        assert "unknown option" not in r.stderr, f"{c} {name}: {r.stderr.strip()}"
+        total += 1
+    r = run("--check", c, "--config", cfg, "--no-such-option")
+    assert r.returncode == 2 and "unknown option '--no-such-option'" in r.stderr, f"{c}: an undeclared option: {r.stderr.strip()}"
+assert total >= 9, f"only {total} options declared"
+print(total)
+PY
+) && ok "--help: the $r declared options of every command are listed by CMD --help and ddptok --help, and accepted" \
+  || bad "--help does not list what the commands accept" "— $r"
+# "Did you mean" for every command's options and the common ones (train's: above).
+expect_rc "a mistyped option of clean" 2 one --check clean --config "$cfg" --scope generated --dryrun
+expect_grep "clean --dryrun: did you mean '--dry-run'" "^ddptok: error: clean: unknown option '--dryrun' \(did you mean '--dry-run'\? try: ddptok clean --help\)$" "$OUT"
+expect_rc "a mistyped option of evaluate" 2 one --check evaluate --config "$cfg" --checkpiont x
+expect_grep "evaluate --checkpiont: did you mean '--checkpoint'" "^ddptok: error: evaluate: unknown option '--checkpiont' \(did you mean '--checkpoint'\? try: ddptok evaluate --help\)$" "$OUT"
+expect_rc "a mistyped common option" 2 one prepare --confg "$cfg"
+expect_grep "prepare --confg: did you mean '--config'" "^ddptok: error: prepare: unknown option '--confg' \(did you mean '--config'\? try: ddptok prepare --help\)$" "$OUT"
+# --check validates the options as the run does (issue 21.10: it accepted --scope x).
+expect_rc "--check clean --scope x is refused as the run refuses it" 2 one --check clean --config "$cfg" --scope x
+expect_grep "--check clean --scope x: names the one scope" "^ddptok: error: clean: --scope x: expected generated$" "$OUT"
+expect_rc "--check clean without --scope is refused" 2 one --check clean --config "$cfg"
+expect_rc "--check train --fresh --resume latest is refused" 2 one --check train --config "$cfg" --fresh --resume latest
+expect_grep "--check train --fresh --resume: they exclude each other" "^ddptok: error: train: --fresh and --resume exclude each other" "$OUT"
 cd "$ROOT"; rm -rf "$W"

@@ -24,15 +24,8 @@
 #include "model/model.h"
 
 typedef struct {
-    size_t max_bytes;  // --max-bytes N (0: 64 MiB)
+    double max_bytes;  // --max-bytes N (0: 64 MiB)
 } BenchCommOptions;
-
-static void bench_comm_option(void *opts, const char *name, const char *value) {
-    char *end;
-    double b = strtod(value, &end);
-    if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "%s %s: expected a number of bytes in [64, 1e12]", name, value);
-    ((BenchCommOptions *)opts)->max_bytes = (size_t)b;
-}
 
 // Rank r's exact input at index i, and the sum over W ranks.
 static int64_t input_at(size_t i, int r) { return (int64_t)((i + (size_t)r) % 7) + 1; }
@@ -140,7 +133,8 @@ static int bench_comm_run(App *app) {
     int W = comm->world;
     ModelShape m;
     model_shape(&m, &app->cfg);
-    size_t max_bytes = ((const BenchCommOptions *)app->opts)->max_bytes ? ((const BenchCommOptions *)app->opts)->max_bytes : (size_t)64 << 20;
+    double given = ((const BenchCommOptions *)app->opts)->max_bytes;
+    size_t max_bytes = given ? (size_t)given : (size_t)64 << 20;
     Row rows[64];
     int n_rows = 0;
     rows[n_rows++] = (Row){.what = "count", .is_i64 = 1, .n = (size_t)(2 * W + 3)};
@@ -184,8 +178,10 @@ const Command cmd_bench_comm = {
     .run = bench_comm_run,
     .distributed = 1,
     .summary = "nccl-tests-style all-reduce sweep of the comm backend: count, gradient, 64 B .. 64 MiB; time, algbw, busbw, wrong",
-    .usage = "[--max-bytes N]",
-    .options = (const CommandOption[]){{"--max-bytes", 1}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_DOUBLE("--max-bytes", BenchCommOptions, max_bytes, "N", 64, 1e12, "a number of bytes",
+                      "the largest float size of the sweep (default 64 MiB)"),
+        OPTION_END,
+    },
     .opts_size = sizeof(BenchCommOptions),
-    .parse_option = bench_comm_option,
 };

@@ -17,12 +17,6 @@ typedef struct {
     const char *scope;  // --scope generated
 } CleanOptions;
 
-static void clean_option(void *opts, const char *name, const char *value) {
-    CleanOptions *o = opts;
-    if (!strcmp(name, "--dry-run")) o->dry_run = 1;
-    else o->scope = value;
-}
-
 static void clean_path(const App *app, const char *path, int *found, int *failed) {
     struct stat st;
     if (lstat(path, &st) != 0) return;
@@ -33,8 +27,7 @@ static void clean_path(const App *app, const char *path, int *found, int *failed
 }
 
 static int clean_run(App *app) {
-    if (!((const CleanOptions *)app->opts)->scope || strcmp(((const CleanOptions *)app->opts)->scope, "generated") != 0)
-        die(EXIT_BAD_INPUT, "clean: --scope generated is required (the only scope: what ddptok wrote)");
+    // --scope generated, the only scope, is required: the option parser refuses anything else.
     static const char *outputs[] = {"data", "train", "logs", "plot", "matrix", "reference.h5", "grads.h5", "parity.json",
                                     "empty.json", "report.json", "evaluate.json", "check_loss.json", "exercise.json", "figure.png",
                                     MADE_RECORD};
@@ -71,9 +64,12 @@ const Command cmd_clean = {
     .run = clean_run,
     .distributed = 0,
     .summary = "list (and without --dry-run remove) what ddptok generated",
-    .usage = "--scope generated [--dry-run]",
-    .options = (const CommandOption[]){{"--scope", 1}, {"--dry-run", 0}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_CHOICE("--scope", CleanOptions, scope, "generated", ((const char *const[]){"generated", NULL}),
+                      "the only scope: what ddptok wrote", .required = 1),
+        OPTION_FLAG("--dry-run", CleanOptions, dry_run, "list only: change nothing"),
+        OPTION_END,
+    },
     .opts_size = sizeof(CleanOptions),
-    .parse_option = clean_option,
     .skips_budget = 1,
 };

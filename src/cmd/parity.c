@@ -18,11 +18,6 @@ typedef struct {
     int invariance;  // --invariance
 } ParityOptions;
 
-static void parity_option(void *opts, const char *name, const char *value) {
-    (void)name, (void)value;
-    ((ParityOptions *)opts)->invariance = 1;
-}
-
 static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
@@ -212,8 +207,10 @@ const Command cmd_parity = {
     .distributed = 1,
     .summary = "window-1 gradient of every normalization through the distributed path vs the reference; with --invariance, the "
                "global sampler's window under every partition, A = 1, 2 and both loss units vs its one-batch reference",
-    .usage = "[--invariance]",
-    .options = (const CommandOption[]){{"--invariance", 0}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_FLAG("--invariance", ParityOptions, invariance,
+                    "the global sampler's window under every partition instead -> outputs/invariance-wW.json"),
+        OPTION_END,
+    },
     .opts_size = sizeof(ParityOptions),
-    .parse_option = parity_option,
 };
