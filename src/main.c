@@ -50,6 +50,12 @@ static void command_usage(Buf *b, const Command *cmd) {
     buf_free(&own);
 }
 
+// "outputs/data/ artifacts/checkpoints.old-*/": what the command declares it writes.
+static void command_writes(Buf *b, const Command *cmd) {
+    for (const CommandOutput *o = cmd->outputs; o && o->root; o++)
+        buf_printf(b, "%s%s/%s%s", b->n ? " " : "", o->root == UNDER_OUTPUTS ? "outputs" : "artifacts", o->name, o->is_dir ? "/" : "");
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: ddptok COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
@@ -80,6 +86,9 @@ static void command_help(const Command *cmd) {
     }
     printf("\noptions of every command:\n");
     options_help(stdout, common_options, 2);
+    b.n = 0;
+    command_writes(&b, cmd);
+    if (b.n) printf("\nwrites: %s\n  (outputs/ is paths.outputs, artifacts/ is paths.artifacts; `ddptok clean` removes them)\n", b.s);
     buf_free(&b);
 }
 

@@ -29,6 +29,16 @@ typedef struct {
     void *opts;                 // the command's parsed options (its Command.opts_size bytes), NULL without options
 } App;
 
+// One thing a command writes, named relative to paths.outputs or paths.artifacts. `clean`
+// removes what these name and ddptok recorded making (base/made.h), nothing else; `ddptok
+// CMD --help` lists them.
+typedef enum { UNDER_OUTPUTS = 1, UNDER_ARTIFACTS } OutputRoot;
+typedef struct {
+    OutputRoot root;   // 0 ends a list
+    const char *name;  // its name in the root; a pattern (fnmatch) where a part varies: "checkpoints.old-*"
+    int is_dir;
+} CommandOutput;
+
 // A command: src/cmd/<name>.c exports one `const Command cmd_<name>` and commands.h lists
 // it. main() parses the common options and the command's own (options.h: into zeroed
 // opts_size bytes at App.opts), loads the config and calls run.
@@ -39,6 +49,7 @@ typedef struct {
     const char *summary;                   // `ddptok --help` and `ddptok CMD --help`
     const CommandOption *options;          // its options, up to {.kind = OPT_END}; NULL: none
     size_t opts_size;                      // the struct its options' offsets fill
+    const CommandOutput *outputs;          // what it writes, up to {0}; NULL: nothing
     int skips_budget;                      // 1: runs whatever the config's sizes (clean)
 } Command;
 

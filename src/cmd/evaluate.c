@@ -266,4 +266,5 @@ const Command cmd_evaluate = {
         OPTION_END,
     },
     .opts_size = sizeof(EvaluateOptions),
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "report.json", 0}, {UNDER_OUTPUTS, "evaluate.json", 0}, {0}},
 };

@@ -213,4 +213,8 @@ const Command cmd_parity = {
         OPTION_END,
     },
     .opts_size = sizeof(ParityOptions),
+    // matrix/: run/protocol.sh's negative-control matrix, one cell per parity run with
+    // paths.outputs (and paths.artifacts) = outputs/matrix/CELL.
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "parity.json", 0}, {UNDER_OUTPUTS, "grads.h5", 0},
+                                       {UNDER_OUTPUTS, "invariance-w*.json", 0}, {UNDER_OUTPUTS, "matrix", 1}, {0}},
 };

@@ -166,4 +166,5 @@ const Command cmd_plot = {
     .run = plot_run,
     .distributed = 0,
     .summary = "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "plot", 1}, {UNDER_OUTPUTS, "figure.png", 0}, {0}},
 };

@@ -138,4 +138,7 @@ const Command cmd_train = {
         OPTION_END,
     },
     .opts_size = sizeof(TrainOptions),
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
+                                       {UNDER_ARTIFACTS, "checkpoints", 1}, {UNDER_ARTIFACTS, "continuous", 1},
+                                       {UNDER_ARTIFACTS, "checkpoints.old-*", 1}, {UNDER_ARTIFACTS, "continuous.old-*", 1}, {0}},
 };
