@@ -4,7 +4,8 @@
 # Writes under outputs/ and artifacts/ of the current directory (the config's paths.*).
 # It never removes results it did not make in this run: when ddptok's generated files are
 # already there (an earlier run), it stops before doing anything and says so; --force
-# removes them first (`ddptok clean --scope generated`: only what ddptok generated). Exit 0
+# removes them first (`ddptok clean --scope generated`: only what ddptok recorded making;
+# anything else where the protocol writes stops it, --force or not). Exit 0
 # only when every proof holds: parity passes and every control is rejected, resume is
 # bit-exact, the empty window is rejected by all ranks, and the model beats the unigram
 # baseline.
@@ -31,7 +32,18 @@ read -r -a MPIRUN <<<"$(mpirun_np "$NP")"
 step() { echo; echo "== $*"; }
 # A fresh start, so the resumed run continues this run's checkpoint: an earlier run's
 # results are removed only when asked (--force).
-earlier=$("$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" | tail -1 | sed -E 's/^clean: ([0-9]+) .*/\1/')
+# A path where the protocol writes that ddptok did not make (a user's file, a link, an older
+# ddptok's results without a record) is never removed: clean lists it (exit 1) and the
+# protocol stops rather than write over it.
+dry_rc=0
+dry=$("$DDPTOK" clean --scope generated --dry-run --config "$CONFIG") || dry_rc=$?
+[ "$dry_rc" -le 1 ] || exit "$dry_rc"  # clean said why (a bad config)
+if [ "$dry_rc" = 1 ]; then
+  grep '^left: ' <<<"$dry" >&2
+  echo "protocol.sh: $(pwd) holds paths where the protocol writes that ddptok did not make (listed above): clean never removes them; move them away, or run it in another directory" >&2
+  exit 2
+fi
+earlier=$(tail -1 <<<"$dry" | sed -E 's/^clean: ([0-9]+) .*/\1/')
 if [ "$earlier" != 0 ] && [ "$FORCE" = 0 ]; then
   echo "protocol.sh: $(pwd) already holds results of an earlier run ($earlier path(s): ddptok clean --scope generated --dry-run --config $CONFIG lists them): run it in another directory, or with --force to remove them first" >&2
   exit 2

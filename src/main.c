@@ -21,6 +21,41 @@ static const Command *const commands[] = {DDPTOK_COMMANDS(DDPTOK_COMMAND_ROW)};
 #undef DDPTOK_COMMAND_ROW
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
+// The options every command takes (options.h); main's own modes, --version and --check, are
+// the first argument instead.
+typedef struct {
+    const char *config_path;  // --config FILE
+    OptionList sets;          // --set KEY=VALUE, in order
+    const char *backend;      // --backend cpu|cuda (NULL: chosen by the GPUs, backend_select)
+    const char *comm;         // --comm mpi|nccl (NULL: by the backend)
+    double comm_timeout;      // --comm-timeout SEC
+} CommonOptions;
+
+static const CommandOption common_options[] = {
+    OPTION_STRING("--config", CommonOptions, config_path, "FILE", "the YAML config, e.g. configs/minimum.yaml", .required = 1),
+    OPTION_LIST("--set", CommonOptions, sets, "KEY=VALUE", "override a config key, dotted as in the YAML (repeatable)"),
+    OPTION_STRING("--backend", CommonOptions, backend, "cpu|cuda", "compute backend (default: cuda when built in and a GPU is present)"),
+    OPTION_STRING("--comm", CommonOptions, comm, "mpi|nccl", "reduction backend (default: nccl with cuda, mpi with cpu)"),
+    OPTION_DOUBLE("--comm-timeout", CommonOptions, comm_timeout, "SEC", 0.1, 1e6, "a number of seconds",
+                  "how long one collective may wait for the other ranks (default 300; exit 4)"),
+    OPTION_HELP("this text", .alias = "-h"),
+    OPTION_END,
+};
+
+static void command_usage(Buf *b, const Command *cmd) {
+    buf_printf(b, "%sddptok %s --config FILE [--set KEY=VALUE]...", cmd->distributed ? "mpirun -np W " : "", cmd->name);
+    Buf own = {0};
+    options_usage(&own, cmd->options);
+    if (own.n) buf_printf(b, " %s", own.s);
+    buf_free(&own);
+}
+
+// "outputs/data/ artifacts/checkpoints.old-*/": what the command declares it writes.
+static void command_writes(Buf *b, const Command *cmd) {
+    for (const CommandOutput *o = cmd->outputs; o && o->root; o++)
+        buf_printf(b, "%s%s/%s%s", b->n ? " " : "", o->root == UNDER_OUTPUTS ? "outputs" : "artifacts", o->name, o->is_dir ? "/" : "");
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: ddptok COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
@@ -29,31 +64,32 @@ static void usage(FILE *f) {
     for (int i = 0; i < N_COMMANDS; i++) {
         const Command *cmd = commands[i];
         fprintf(f, "  %-18s %s %s\n", cmd->name, cmd->distributed ? "[W ranks]" : "[1 rank] ", cmd->summary);
-        if (cmd->usage) fprintf(f, "  %-18s           %s\n", "", cmd->usage);
+        options_help(f, cmd->options, 6);
     }
+    fprintf(f, "\noptions (every command):\n");
+    options_help(f, common_options, 2);
+    // main's modes: its first argument, not an option of a command
+    fprintf(f, "  %-18s  %s\n", "--version", "the build and its libraries (ddptok --version)");
+    fprintf(f, "  %-18s  %s\n", "--check CMD ...", "check the command line and the config only, do nothing (exit 0: valid)");
     fprintf(f,
-            "\noptions:\n"
-            "  --config FILE        YAML config (see configs/minimum.yaml)\n"
-            "  --set KEY=VALUE      override a config key, dotted as in the YAML (repeatable)\n"
-            "  --backend cpu|cuda   compute backend (default: cuda when built in and a GPU is present)\n"
-            "  --comm mpi|nccl      reduction backend (default: nccl with cuda, mpi with cpu)\n"
-            "  --comm-timeout SEC   how long one collective may wait for the other ranks (0.1..1e6, default 300; exit 4)\n"
-            "  --help               this text;   --version   the build and its libraries\n"
-            "  --check COMMAND ...  check the command line and the config only, do nothing (exit 0: valid)\n"
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
 }
 
 static void command_help(const Command *cmd) {
-    printf("usage: %sddptok %s --config FILE [--set KEY=VALUE]... %s\n\n%s\n", cmd->distributed ? "mpirun -np W " : "",
-           cmd->name, cmd->usage ? cmd->usage : "", cmd->summary);
-}
-
-// The command's own option `a` (NULL if it has none of that name).
-static const CommandOption *command_option(const Command *cmd, const char *a) {
-    for (const CommandOption *o = cmd->options; o && o->name; o++)
-        if (!strcmp(o->name, a)) return o;
-    return NULL;
+    Buf b = {0};
+    command_usage(&b, cmd);
+    printf("usage: %s\n\n%s\n", b.s, cmd->summary);
+    if (cmd->options) {
+        printf("\noptions:\n");
+        options_help(stdout, cmd->options, 2);
+    }
+    printf("\noptions of every command:\n");
+    options_help(stdout, common_options, 2);
+    b.n = 0;
+    command_writes(&b, cmd);
+    if (b.n) printf("\nwrites: %s\n  (outputs/ is paths.outputs, artifacts/ is paths.artifacts; `ddptok clean` removes them)\n", b.s);
+    buf_free(&b);
 }
 
 // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in.
@@ -108,10 +144,7 @@ int main(int argc, char **argv) {
     // count keeps every GEMM bit-reproducible (exact resume).
     openblas_set_num_threads(1);
 
-    app.comm_timeout = 300;
     const char *comm_name = NULL;
-    char **sets = xmalloc((size_t)argc * sizeof *sets);
-    int n_sets = 0;
 
     if (argc == 2 && !strcmp(argv[1], "--version")) {
         char info[1024];
@@ -146,40 +179,26 @@ int main(int argc, char **argv) {
     if (cmd->opts_size) app.opts = xcalloc(1, cmd->opts_size);
     Buf options = {0};  // the command's own options as given, for agree_on_run
     buf_printf(&options, "%s", "");
-
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const CommandOption *opt;
-#define NEXT() (i + 1 < argc ? argv[++i] : (die(EXIT_BAD_INPUT, "%s %s: option %s needs a value", cmd->name, a, a), ""))
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            if (rank == 0) command_help(cmd);
-            MPI_Finalize();
-            return 0;
-        } else if (!strcmp(a, "--config")) app.config_path = NEXT();
-        else if (!strcmp(a, "--set")) sets[n_sets++] = NEXT();
-        else if (!strncmp(a, "--set=", 6)) sets[n_sets++] = (char *)a + 6;
-        else if (!strcmp(a, "--backend")) app.backend = NEXT();
-        else if (!strcmp(a, "--comm")) comm_name = NEXT();
-        else if (!strcmp(a, "--comm-timeout")) {
-            const char *v = NEXT();
-            char *end;
-            app.comm_timeout = strtod(v, &end);
-            if (!*v || *end || !comm_timeout_ok(app.comm_timeout))
-                die(EXIT_BAD_INPUT, "--comm-timeout %s: expected a number of seconds in [0.1, 1e6]", v);
-        } else if ((opt = command_option(cmd, a))) {
-            const char *v = opt->takes_value ? NEXT() : NULL;
-            buf_printf(&options, " %s%s%s", a, v ? " " : "", v ? v : "");
-            cmd->parse_option(app.opts, a, v);
-        } else die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", cmd->name, a, cmd->name);
-#undef NEXT
+    CommonOptions common = {.comm_timeout = 300};
+    const OptionTable tables[2] = {{common_options, &common, NULL}, {cmd->options, app.opts, &options}};
+    if (options_parse(cmd->name, argc, argv, 2, tables, 2)) {  // --help
+        if (rank == 0) command_help(cmd);
+        MPI_Finalize();
+        return 0;
     }
-    if (!app.config_path) die(EXIT_BAD_INPUT, "%s: --config FILE is required", cmd->name);
+    app.config_path = common.config_path;
+    app.backend = common.backend;
+    app.comm_timeout = common.comm_timeout;
+    comm_name = common.comm;
     app.options = options.s;
+    char **sets = common.sets.items;
+    int n_sets = common.sets.n;
 
     hint_args_set(app.config_path, sets, n_sets);
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (cmd->check_options) cmd->check_options(&app);
     free(sets);
     if (check_only) {
         backend_select(&app, comm_name, -1);

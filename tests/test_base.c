@@ -2,9 +2,11 @@
 // layer (Makefile: build/test_base). Checks a few functions of each module and that die()
 // without the job layer prints one line and exits with its code. Exit 0 when every check
 // passes; each failure prints one line.
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include "base/clock.h"
 #include "base/fs.h"
 #include "base/hint.h"
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
@@ -66,6 +69,22 @@ int main(void) {
     CHECK(text && len == 5 && !strcmp(text, "hello"), "file_read_regular: %s", text ? text : why);
     free(text);
     CHECK(file_read_regular(path, 4, &len, why, sizeof why) == NULL && strstr(why, "too large"), "max not enforced: %s", why);
+    // made: what fs wrote is recorded, that very inode; a replacement, a link and a file the
+    // user put beside it are not; compaction keeps what is still there
+    char sub[96], other[96], link[96];
+    snprintf(sub, sizeof sub, "%s/a/b", dir), snprintf(other, sizeof other, "%s/a/b/mine", dir);
+    snprintf(link, sizeof link, "%s/a/b/link", dir);
+    CHECK(made_is(path) && made_is(sub), "made: write_file_atomic's file or mkdir_p's directory not recorded");
+    FILE *mine = fopen(other, "w");
+    if (mine) fputs("user", mine), fclose(mine);
+    CHECK(!made_is(other) && symlink(path, link) == 0 && !made_is(link), "made: a user's file or a link taken for ddptok's");
+    CHECK(unlink(path) == 0 && rename(other, path) == 0 && !made_is(path), "made: a file replaced under a recorded name still counts");
+    CHECK(write_file_atomic(path, "again", 5) == 0 && made_is(path), "made: a rewrite is not recorded");
+    int subfd = open(sub, O_RDONLY | O_DIRECTORY);
+    CHECK(subfd >= 0 && unlink(link) == 0 && unlink(path) == 0 && made_compact_at(subfd, 0) == 0, "made_compact_at");
+    struct stat st;
+    CHECK(fstatat(subfd, MADE_RECORD, &st, 0) != 0, "made_compact_at: an emptied record kept");
+    if (subfd >= 0) close(subfd);
     CHECK(remove_tree(dir) == 0 && access(dir, F_OK) != 0, "remove_tree");
     // clock
     double t0 = now_seconds();

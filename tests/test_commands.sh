@@ -11,18 +11,25 @@ r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]
 prep_ref "$cfg"
 ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
 ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+# train's own parser once ended in an `else` that set --fresh: an option that is not --fresh
+# (here a typo of it) must be refused, and the lineage must not be moved aside.
+expect_rc "train --frsh on a lineage with checkpoints is refused" 2 ddp 2 train --config "$cfg" --frsh
+expect_grep "train --frsh: unknown option, did you mean '--fresh'" "^ddptok: ranks 0-1: error: train: unknown option '--frsh' \(did you mean '--fresh'\? try: ddptok train --help\)$" "$OUT"
+[ -z "$(ls -d artifacts/checkpoints.old-* 2>/dev/null)" ] && [ -d artifacts/checkpoints/step-0006 ] && [ -d artifacts/checkpoints/step-0012 ] \
+  && ok "train --frsh moved nothing aside (the lineage's checkpoints are where they were)" || bad "train --frsh started the lineage over"
 expect_rc "evaluate" 0 one evaluate --config "$cfg"
 r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
 [ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json" "— $r"
-# A resumed model that differs from the continuous one makes evaluate fail.
-cp -r artifacts/checkpoints/step-0012 keep
-rm -rf artifacts/checkpoints/step-0012
+# A resumed model that differs from the continuous one makes evaluate fail. (What the tests
+# set aside goes back with mv, not from a copy: a copy is not what ddptok made, and the last
+# check below expects clean to remove everything but outputs/mine.txt.)
+mv artifacts/checkpoints/step-0012 keep
 DDPTOK_TEST_RESUME_SKIP=rng ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
 expect_rc "evaluate fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg"
 rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
 # A parity.json nested 1001 levels deep: report.json, which carries it and indents every
 # level, grew quadratically (this 64 KiB file: 32 MB; 4 MiB: 6.3 GB). Refused in one line.
-cp outputs/parity.json parity.keep
+mv outputs/parity.json parity.keep
 /usr/bin/python3 -c "import sys; sys.stdout.write('[' + ','.join(['[' * 1000 + ']' * 1000] * 32) + ']')" >outputs/parity.json
 OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && [ "$OUT" = "ddptok: error: outputs/parity.json: nested 1001 levels deep, at most 8 expected (ddptok's reports nest 3): not read" ] \
@@ -70,7 +77,7 @@ PY
   # A run's JSONL with a NUL byte and a blank line (found by tests/fuzz/fuzz_json.c) and a
   # step beyond 32 bits: every record after them is a point, the step whole; the damaged and
   # the cut lines are skipped (were: the curve ended at the NUL, step 4294967297 drawn at 1).
-  cp outputs/train/continuous.jsonl jsonl.keep
+  mv outputs/train/continuous.jsonl jsonl.keep
   { head -2 jsonl.keep; printf '{"step": 3,\0 "loss": 1}\n\n'; sed -n 4,12p jsonl.keep
     printf '{"step": 4294967297, "loss": 2.5}\n{"step": 13, "lo'; } >outputs/train/continuous.jsonl
   one plot --config "$cfg" >/dev/null 2>&1
@@ -95,4 +102,85 @@ expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg
 left=$(find outputs artifacts | sort | tr '\n' ' ')
 [ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean" "— left: $left"
 expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+# Options come from each command's table (options.h): `ddptok CMD --help` lists every option
+# its usage line names, the same ones `ddptok --help` lists under CMD, and the command
+# accepts each of them (an option it does not declare is refused: the control).
+r=$(/usr/bin/python3 - "$DDPTOK" "$cfg" <<'PY' 2>&1
+import re, subprocess, sys
+ddptok, cfg = sys.argv[1:]
+run = lambda *a: subprocess.run([ddptok, *a], capture_output=True, text=True)
+top = run("--help").stdout
+listed, cur = {}, None  # the options under each command in `ddptok --help`
+for line in top.splitlines():
+    m = re.match(r"^  ([a-z][a-z-]*) +\[(W ranks|1 rank)\]", line)
+    o = re.match(r"^      (--[a-z-]+)", line)
+    if m: cur = m.group(1); listed[cur] = []
+    elif o and cur: listed[cur].append(o.group(1))
+    else: cur = None
+assert len(listed) >= 13, f"commands in ddptok --help: {sorted(listed)}"
+total = 0
+for c in listed:
+    h = run(c, "--help")
+    assert h.returncode == 0, f"{c} --help: exit {h.returncode}"
+    usage = h.stdout.splitlines()[0].split("[--set KEY=VALUE]...", 1)[1]
+    section = h.stdout.split("\noptions:\n", 1)[1].split("\n\n", 1)[0] if "\noptions:\n" in h.stdout else ""
+    opts = re.findall(r"^  (--[a-z-]+)(?: (\S+))?  ", section, re.M)
+    names = [n for n, _ in opts]
+    assert sorted(names) == sorted(re.findall(r"--[a-z-]+", usage)), f"{c}: options section {names} vs usage line{usage}"
+    assert names == listed[c], f"{c}: {c} --help lists {names}, ddptok --help {listed[c]}"
+    for name, metavar in opts:
+        r = run("--check", c, "--config", cfg, name, *([metavar.split("|")[0]] if metavar else []))
+        assert "unknown option" not in r.stderr, f"{c} {name}: {r.stderr.strip()}"
+        total += 1
+    r = run("--check", c, "--config", cfg, "--no-such-option")
+    assert r.returncode == 2 and "unknown option '--no-such-option'" in r.stderr, f"{c}: an undeclared option: {r.stderr.strip()}"
+assert total >= 9, f"only {total} options declared"
+print(total)
+PY
+) && ok "--help: the $r declared options of every command are listed by CMD --help and ddptok --help, and accepted" \
+  || bad "--help does not list what the commands accept" "— $r"
+# "Did you mean" for every command's options and the common ones (train's: above).
+expect_rc "a mistyped option of clean" 2 one --check clean --config "$cfg" --scope generated --dryrun
+expect_grep "clean --dryrun: did you mean '--dry-run'" "^ddptok: error: clean: unknown option '--dryrun' \(did you mean '--dry-run'\? try: ddptok clean --help\)$" "$OUT"
+expect_rc "a mistyped option of evaluate" 2 one --check evaluate --config "$cfg" --checkpiont x
+expect_grep "evaluate --checkpiont: did you mean '--checkpoint'" "^ddptok: error: evaluate: unknown option '--checkpiont' \(did you mean '--checkpoint'\? try: ddptok evaluate --help\)$" "$OUT"
+expect_rc "a mistyped common option" 2 one prepare --confg "$cfg"
+expect_grep "prepare --confg: did you mean '--config'" "^ddptok: error: prepare: unknown option '--confg' \(did you mean '--config'\? try: ddptok prepare --help\)$" "$OUT"
+# --check validates the options as the run does (issue 21.10: it accepted --scope x).
+expect_rc "--check clean --scope x is refused as the run refuses it" 2 one --check clean --config "$cfg" --scope x
+expect_grep "--check clean --scope x: names the one scope" "^ddptok: error: clean: --scope x: expected generated$" "$OUT"
+expect_rc "--check clean without --scope is refused" 2 one --check clean --config "$cfg"
+expect_rc "--check train --fresh --resume latest is refused" 2 one --check train --config "$cfg" --fresh --resume latest
+expect_grep "--check train --fresh --resume: they exclude each other" "^ddptok: error: train: --fresh and --resume exclude each other" "$OUT"
+# clean removes only what ddptok recorded making (issue 21.1), not what merely has the name
+# of an output: a user's data/ and checkpoints.old-X/ were removed before (exit 0).
+mkdir -p home/data art/checkpoints.old-X && echo t > home/data/thesis.tex && echo k > art/checkpoints.old-X/p
+mine=(--set paths.outputs=home --set paths.artifacts=art)
+expect_rc "clean with a user's home/data/ and art/checkpoints.old-X/: exit 1, something left" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
+[ "$(cat home/data/thesis.tex art/checkpoints.old-X/p 2>/dev/null | tr '\n' ' ')" = "t k " ] \
+  && ok "clean left the user's home/data/thesis.tex and art/checkpoints.old-X/p" || bad "clean removed a user's files by their names"
+expect_grep "clean lists the user's data/ as left" "^left: home/data/ \(not made by ddptok\)$" "$OUT"
+expect_grep "clean lists the user's checkpoints.old-X/ as left" "^left: art/checkpoints.old-X/ \(not made by ddptok\)$" "$OUT"
+one prepare --config "$cfg" "${mine[@]}" >/dev/null
+expect_rc "clean after prepare wrote into the user's home/data/: exit 1" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
+[ ! -e home/data/corpus.h5 ] && [ ! -e home/data/plan.h5 ] && [ "$(cat home/data/thesis.tex)" = t ] \
+  && ok "clean removed the corpus ddptok wrote into the user's directory, kept the directory and the user's file" || bad "clean in a user's directory"
+# In directories ddptok made: a user's file and a link to a user's directory are left (the
+# link never followed); what ddptok made beside them goes (the negative control), and so
+# does the directory train --fresh moved the lineage aside to, but not a user's look-alike.
+made=(--set paths.outputs=made --set paths.artifacts=made-art)
+one prepare --config "$cfg" "${made[@]}" >/dev/null && ddp 2 train --config "$cfg" "${made[@]}" >/dev/null 2>&1 \
+  && ddp 2 train --config "$cfg" "${made[@]}" --fresh >/dev/null 2>&1
+aside=$(ls -d made-art/checkpoints.old-* 2>/dev/null)
+echo t > made/data/thesis.tex && mkdir -p foreign made-art/checkpoints.old-mine && echo f > foreign/keep && ln -s "$W/foreign" made/plot
+echo k > made-art/checkpoints.old-mine/p
+expect_rc "clean of ddptok-made directories holding a user's file and a link: exit 1" 1 one clean --config "$cfg" "${made[@]}" --scope generated
+[ "$(cat made/data/thesis.tex)" = t ] && [ ! -e made/data/corpus.h5 ] && [ ! -e made/data/plan.h5 ] \
+  && ok "clean kept the user's file in ddptok's made/data/ and removed ddptok's corpus and plan beside it" || bad "clean in a ddptok-made directory"
+expect_grep "clean lists the user's file in made/data/" "^left: made/data/thesis.tex \(not made by ddptok\)$" "$OUT"
+[ -L made/plot ] && [ "$(cat foreign/keep)" = f ] && ok "clean left the link made/plot and its target's files" || bad "clean removed or followed a link to a user's directory"
+expect_grep "clean lists the link as left" "^left: made/plot \(not made by ddptok\)$" "$OUT"
+[ -n "$aside" ] && [ ! -e "$aside" ] && [ ! -e made-art/checkpoints ] && [ ! -e made/train ] && [ ! -e made/logs ] \
+  && ok "clean removed train's logs, checkpoints and what train --fresh moved aside (${aside:-none})" || bad "clean left what ddptok made" "— aside '${aside}'"
+[ "$(cat made-art/checkpoints.old-mine/p)" = k ] && ok "clean left the user's made-art/checkpoints.old-mine/" || bad "clean removed a user's checkpoints.old-mine/"
 cd "$ROOT"; rm -rf "$W"

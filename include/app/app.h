@@ -1,9 +1,10 @@
 // app.h — what a command gets and what every command shares: the App (config, ranks,
-// backends, its own parsed options), the Command a src/cmd_<name>.c exports, and the run
+// backends, its own parsed options), the Command a src/cmd/<name>.c exports, and the run
 // helpers (output paths, the corpus, rank agreement, JSON output, comparisons, window 1).
 #ifndef DDPTOK_APP_H
 #define DDPTOK_APP_H
 
+#include "app/options.h"
 #include "config/config.h"
 #include "data/corpus.h"
 #include "io/jsonio.h"
@@ -28,24 +29,30 @@ typedef struct {
     void *opts;                 // the command's parsed options (its Command.opts_size bytes), NULL without options
 } App;
 
-// One option of a command: "--resume" with a value, "--fresh" without.
+// One thing a command writes, named relative to paths.outputs or paths.artifacts. `clean`
+// removes what these name and ddptok recorded making (base/made.h), nothing else; `ddptok
+// CMD --help` lists them.
+typedef enum { UNDER_OUTPUTS = 1, UNDER_ARTIFACTS } OutputRoot;
 typedef struct {
-    const char *name;
-    int takes_value;
-} CommandOption;
+    OutputRoot root;   // 0 ends a list
+    const char *name;  // its name in the root; a pattern (fnmatch) where a part varies: "checkpoints.old-*"
+    int is_dir;
+} CommandOutput;
 
-// A command: src/cmd_<name>.c exports one `const Command cmd_<name>` and commands.h lists
-// it. main() parses the common options, hands each of the command's own to parse_option
-// (into zeroed opts_size bytes at App.opts), loads the config and calls run.
+// A command: src/cmd/<name>.c exports one `const Command cmd_<name>` and commands.h lists
+// it. main() parses the common options and the command's own (options.h: into zeroed
+// opts_size bytes at App.opts), loads the config and calls run.
 typedef struct {
     const char *name;
     int (*run)(App *app);                  // returns the exit code
     int distributed;                       // 1: runs on train.world_size ranks; 0: one process
     const char *summary;                   // `ddptok --help` and `ddptok CMD --help`
-    const char *usage;                     // its options as help shows them (NULL: none)
-    const CommandOption *options;          // up to {NULL, 0}; NULL: none
-    size_t opts_size;                      // its parsed options' struct
-    void (*parse_option)(void *opts, const char *name, const char *value);  // value NULL for a flag; dies on a bad one
+    const CommandOption *options;          // its options, up to {.kind = OPT_END}; NULL: none
+    size_t opts_size;                      // the struct its options' offsets fill
+    const CommandOutput *outputs;          // what it writes, up to {0}; NULL: nothing
+    // After its options and the config are read, for --check and the run alike: dies (exit 2,
+    // one line) on what the run would refuse beyond the table's ranges (a size over budget).
+    void (*check_options)(const App *app);
     int skips_budget;                      // 1: runs whatever the config's sizes (clean)
 } Command;
 

@@ -1,6 +1,6 @@
 // commands.h — the command table of docs/spec.md §8, in `ddptok --help` order. A command is one file,
-// src/cmd_<name>.c, exporting `const Command cmd_<name>` (app.h), and one row here; main()
-// dispatches from this list.
+// src/cmd/<name>.c, exporting `const Command cmd_<name>` (app.h), and one row here; main()
+// dispatches from this list, and clean reads the outputs each entry declares.
 #ifndef DDPTOK_COMMANDS_H
 #define DDPTOK_COMMANDS_H
 

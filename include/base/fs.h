@@ -21,7 +21,8 @@ char *file_read_regular(const char *path, size_t max, size_t *len, char *why, si
 FILE *fopen_regular(const char *path, char *why, size_t whylen);
 // Opens a file for writing without following a symbolic link in its last component:
 // mode "w" truncates, "a" appends; the file must be regular (a FIFO or device refused).
-// NULL with errno set (ELOOP for a link).
+// NULL with errno set (ELOOP for a link). The file is recorded as ddptok's (made.h) when
+// "w" rewrites it or "a" creates it.
 FILE *fopen_nofollow(const char *path, const char *mode);
 // strerror for a failed create or fopen_nofollow, naming a refused link or non-regular file.
 const char *write_error(int e);
@@ -30,11 +31,12 @@ const char *write_error(int e);
 // descriptor, opened O_NOFOLLOW). 0, or -1 with one line printed.
 int remove_tree(const char *path);
 
-// mkdir -p; returns 0 or error().
+// mkdir -p; returns 0 or error(). Each directory it creates is recorded as ddptok's (made.h).
 int mkdir_p(const char *path);
 // Writes `len` bytes to `path` atomically (creates its directory; temp file, fsync, rename,
-// fsync of the directory). The temp file PATH.tmp.PID is created O_EXCL|O_NOFOLLOW: a
-// planted file or link of that name is refused and left as it is.
+// fsync of the directory) and records it as ddptok's (made.h). The temp file PATH.tmp.PID
+// is created O_EXCL|O_NOFOLLOW: a planted file or link of that name is refused and left as
+// it is.
 int write_file_atomic(const char *path, const char *data, size_t len);
 // The directory part of `path` ("." when there is none).
 void dir_of(const char *path, char *dir, size_t len);

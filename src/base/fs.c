@@ -9,19 +9,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 
+// Each directory it creates is recorded as ddptok's (made.h); one that was there is not.
 int mkdir_p(const char *path) {
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return error("%s: path too long", path);
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return error("%s: cannot create directory: %s", buf, strerror(errno));
+        if (mkdir(buf, 0777) == 0) made_note(buf);
+        else if (errno != EEXIST) return error("%s: cannot create directory: %s", buf, strerror(errno));
         *p = '/';
     }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return error("%s: cannot create directory: %s", buf, strerror(errno));
+    if (mkdir(buf, 0777) == 0) made_note(buf);
+    else if (errno != EEXIST) return error("%s: cannot create directory: %s", buf, strerror(errno));
     return 0;
 }
 
@@ -71,6 +75,7 @@ int write_file_atomic(const char *path, const char *data, size_t len) {
         unlink(tmp);
         return error("%s: cannot publish (rename from %s): %s", path, tmp, strerror(errno));
     }
+    made_note(path);
     return fsync_dir(dir);
 }
 
@@ -144,8 +149,9 @@ char *file_read_regular(const char *path, size_t max, size_t *len, char *why, si
 }
 
 FILE *fopen_nofollow(const char *path, const char *mode) {
-    int append = mode[0] == 'a';
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0), 0666);
+    int append = mode[0] == 'a', flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0);
+    int fd = open(path, flags | O_EXCL, 0666), created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = open(path, flags, 0666);
     if (fd < 0) return NULL;
     struct stat st;
     int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : !append && ftruncate(fd, 0) != 0 ? errno : 0;
@@ -154,7 +160,8 @@ FILE *fopen_nofollow(const char *path, const char *mode) {
         errno = e;
         return NULL;
     }
-    int flags = fcntl(fd, F_GETFL);
+    if (created || !append) made_note_fd(path, fd);  // its contents are ddptok's now
+    flags = fcntl(fd, F_GETFL);
     if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     FILE *f = fdopen(fd, append ? "a" : "w");
     if (!f) close(fd);

@@ -25,7 +25,7 @@
 #include "model/model.h"
 
 typedef struct {
-    size_t max_bytes;  // --max-bytes N (0: 64 MiB)
+    double max_bytes;  // --max-bytes N (0: 64 MiB)
 } BenchCommOptions;
 
 // The sweep's largest float size up to max_bytes: 64 B x4 (as bench_comm_run lays out the rows).
@@ -48,14 +48,14 @@ static void bench_comm_budget(uint64_t largest, const char *option) {
         die(EXIT_BAD_INPUT, "%s", err);
 }
 
-static void bench_comm_option(void *opts, const char *name, const char *value) {
-    char *end;
-    double b = strtod(value, &end);
-    if (*end || !(b >= 64 && b <= 1e12)) die(EXIT_BAD_INPUT, "%s %s: expected a number of bytes in [64, 1e12]", name, value);
-    ((BenchCommOptions *)opts)->max_bytes = (size_t)b;
-    char option[128];
-    snprintf(option, sizeof option, "%s %s", name, value);
-    bench_comm_budget(sweep_largest((uint64_t)b), option);  // before any rank allocates it (--check too)
+// --max-bytes through the budget when it is parsed (Command.check_options: --check too),
+// before any rank allocates it.
+static void bench_comm_check(const App *app) {
+    double b = ((const BenchCommOptions *)app->opts)->max_bytes;
+    char option[64];
+    if (!b) return;
+    snprintf(option, sizeof option, "--max-bytes %.0f", b);
+    bench_comm_budget(sweep_largest((uint64_t)b), option);
 }
 
 // Rank r's exact input at index i, and the sum over W ranks.
@@ -164,7 +164,8 @@ static int bench_comm_run(App *app) {
     int W = comm->world;
     ModelShape m;
     model_shape(&m, &app->cfg);
-    size_t max_bytes = ((const BenchCommOptions *)app->opts)->max_bytes ? ((const BenchCommOptions *)app->opts)->max_bytes : (size_t)64 << 20;
+    double given = ((const BenchCommOptions *)app->opts)->max_bytes;
+    size_t max_bytes = given ? (size_t)given : (size_t)64 << 20;
     Row rows[64];
     int n_rows = 0;
     rows[n_rows++] = (Row){.what = "count", .is_i64 = 1, .n = (size_t)(2 * W + 3)};
@@ -212,8 +213,11 @@ const Command cmd_bench_comm = {
     .run = bench_comm_run,
     .distributed = 1,
     .summary = "nccl-tests-style all-reduce sweep of the comm backend: count, gradient, 64 B .. 64 MiB; time, algbw, busbw, wrong",
-    .usage = "[--max-bytes N]",
-    .options = (const CommandOption[]){{"--max-bytes", 1}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_DOUBLE("--max-bytes", BenchCommOptions, max_bytes, "N", 64, 1e12, "a number of bytes",
+                      "the largest float size of the sweep (default 64 MiB)"),
+        OPTION_END,
+    },
     .opts_size = sizeof(BenchCommOptions),
-    .parse_option = bench_comm_option,
+    .check_options = bench_comm_check,
 };

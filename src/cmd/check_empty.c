@@ -93,4 +93,5 @@ const Command cmd_check_empty = {
     .run = check_empty_run,
     .distributed = 1,
     .summary = "a globally empty window is rejected by all ranks; a locally empty rank still matches",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "empty.json", 0}, {0}},
 };

@@ -12,11 +12,6 @@ typedef struct {
     int dual;  // --dual
 } CheckEnvOptions;
 
-static void check_env_option(void *opts, const char *name, const char *value) {
-    (void)name, (void)value;
-    ((CheckEnvOptions *)opts)->dual = 1;
-}
-
 static int check_env_run(App *app) {
     Comm *cm = &app->comm;
     int W = cm->world;
@@ -69,8 +64,9 @@ const Command cmd_check_env = {
     .run = check_env_run,
     .distributed = 1,
     .summary = "backend, MPI world, hosts, devices and one test all-reduce",
-    .usage = "[--dual]",
-    .options = (const CommandOption[]){{"--dual", 0}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_FLAG("--dual", CheckEnvOptions, dual, "demand 2 ranks on 2 distinct GPUs (exit 1 otherwise)"),
+        OPTION_END,
+    },
     .opts_size = sizeof(CheckEnvOptions),
-    .parse_option = check_env_option,
 };

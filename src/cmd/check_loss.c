@@ -58,4 +58,5 @@ const Command cmd_check_loss = {
     .run = check_loss_run,
     .distributed = 0,
     .summary = "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "check_loss.json", 0}, {0}},
 };

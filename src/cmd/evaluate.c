@@ -22,11 +22,6 @@ typedef struct {
     const char *checkpoint;  // --checkpoint DIR
 } EvaluateOptions;
 
-static void evaluate_option(void *opts, const char *name, const char *value) {
-    (void)name;
-    ((EvaluateOptions *)opts)->checkpoint = value;
-}
-
 typedef struct {
     int64_t sequences, tokens, correct;
     double loss_sum;
@@ -276,8 +271,11 @@ const Command cmd_evaluate = {
     .distributed = 0,
     .summary = "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
                "model's test metrics -> outputs/evaluate.json",
-    .usage = "[--checkpoint DIR]",
-    .options = (const CommandOption[]){{"--checkpoint", 1}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_STRING("--checkpoint", EvaluateOptions, checkpoint, "DIR",
+                      "that checkpoint's model, its test metrics only -> outputs/evaluate.json (report.json is left alone)"),
+        OPTION_END,
+    },
     .opts_size = sizeof(EvaluateOptions),
-    .parse_option = evaluate_option,
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "report.json", 0}, {UNDER_OUTPUTS, "evaluate.json", 0}, {0}},
 };

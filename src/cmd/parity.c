@@ -19,11 +19,6 @@ typedef struct {
     int invariance;  // --invariance
 } ParityOptions;
 
-static void parity_option(void *opts, const char *name, const char *value) {
-    (void)name, (void)value;
-    ((ParityOptions *)opts)->invariance = 1;
-}
-
 static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
@@ -215,8 +210,14 @@ const Command cmd_parity = {
     .distributed = 1,
     .summary = "window-1 gradient of every normalization through the distributed path vs the reference; with --invariance, the "
                "global sampler's window under every partition, A = 1, 2 and both loss units vs its one-batch reference",
-    .usage = "[--invariance]",
-    .options = (const CommandOption[]){{"--invariance", 0}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_FLAG("--invariance", ParityOptions, invariance,
+                    "the global sampler's window under every partition instead -> outputs/invariance-wW.json"),
+        OPTION_END,
+    },
     .opts_size = sizeof(ParityOptions),
-    .parse_option = parity_option,
+    // matrix/: run/protocol.sh's negative-control matrix, one cell per parity run with
+    // paths.outputs (and paths.artifacts) = outputs/matrix/CELL.
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "parity.json", 0}, {UNDER_OUTPUTS, "grads.h5", 0},
+                                       {UNDER_OUTPUTS, "invariance-w*.json", 0}, {UNDER_OUTPUTS, "matrix", 1}, {0}},
 };

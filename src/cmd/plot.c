@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/h5io.h"
@@ -233,6 +234,7 @@ static int plot_run(App *app) {
         unlink(tmp);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (its own message is above)", gp);
     }
+    made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
     say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", text_safe(png), have[0] ? "continuous " : "",
         have[1] ? "interrupted " : "", have[2] ? "resumed" : "");
     return 0;
@@ -243,4 +245,5 @@ const Command cmd_plot = {
     .run = plot_run,
     .distributed = 0,
     .summary = "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "plot", 1}, {UNDER_OUTPUTS, "figure.png", 0}, {0}},
 };

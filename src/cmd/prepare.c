@@ -62,4 +62,5 @@ const Command cmd_prepare = {
     .run = prepare_run,
     .distributed = 0,
     .summary = "corpus, plan and data lock -> outputs/data/",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "data", 1}, {0}},
 };

@@ -36,4 +36,5 @@ const Command cmd_reference = {
     .run = reference_run,
     .distributed = 0,
     .summary = "initial parameters and the single-process window-1 gradient -> outputs/reference.h5",
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "reference.h5", 0}, {0}},
 };

@@ -23,14 +23,6 @@ typedef struct {
     int fresh;           // --fresh: move the lineage's checkpoints aside, start at step 1
 } TrainOptions;
 
-static void train_option(void *opts, const char *name, const char *value) {
-    TrainOptions *o = opts;
-    if (!strcmp(name, "--continuous")) o->continuous = 1;
-    else if (!strcmp(name, "--resume")) o->resume = value;
-    else o->fresh = 1;
-    if (o->fresh && o->resume) die(EXIT_BAD_INPUT, "train: --fresh (start over) and --resume exclude each other");
-}
-
 static const TrainOptions *train_options(const App *app) { return app->opts; }
 
 // A non-finite loss or gradient (trainer_update): every rank is here together; rank 0
@@ -135,8 +127,18 @@ const Command cmd_train = {
     .distributed = 1,
     .summary = "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
                "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
-    .usage = "[--continuous] [--resume DIR|latest|auto | --fresh]",
-    .options = (const CommandOption[]){{"--continuous", 0}, {"--resume", 1}, {"--fresh", 0}, {NULL, 0}},
+    .options = (const CommandOption[]){
+        OPTION_FLAG("--continuous", TrainOptions, continuous,
+                    "the witness run: to train.updates in one go, its checkpoints in artifacts/continuous/ (a lineage of its own)"),
+        OPTION_STRING("--resume", TrainOptions, resume, "DIR|latest|auto",
+                      "continue checkpoint DIR, or the newest intact one (latest); auto: that, a fresh start, or nothing when finished"),
+        OPTION_FLAG("--fresh", TrainOptions, fresh,
+                    "start over at step 1: the lineage's checkpoints are moved aside to artifacts/checkpoints.old-UTC/",
+                    .excludes = "--resume"),
+        OPTION_END,
+    },
     .opts_size = sizeof(TrainOptions),
-    .parse_option = train_option,
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
+                                       {UNDER_ARTIFACTS, "checkpoints", 1}, {UNDER_ARTIFACTS, "continuous", 1},
+                                       {UNDER_ARTIFACTS, "checkpoints.old-*", 1}, {UNDER_ARTIFACTS, "continuous.old-*", 1}, {0}},
 };

@@ -73,12 +73,13 @@ double lifecycle_init(int argc, char **argv) {
     static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
     static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
     identity_init(env_int(ranks, 0), env_int(sizes, 1));
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--comm-timeout")) {
-            char *end;
-            double t = strtod(argv[i + 1], &end);
-            if (!*end && comm_timeout_ok(t)) g_timeout = t;  // main refuses any other value
-        }
+    for (int i = 1; i < argc; i++) {  // --comm-timeout SEC or --comm-timeout=SEC, as main's parser takes it
+        const char *v = !strcmp(argv[i], "--comm-timeout") && i + 1 < argc ? argv[i + 1]
+                        : !strncmp(argv[i], "--comm-timeout=", 15)    ? argv[i] + 15 : NULL;
+        char *end;
+        double t = v ? strtod(v, &end) : 0;
+        if (v && *v && !*end && comm_timeout_ok(t)) g_timeout = t;  // main refuses any other value
+    }
     return g_timeout;
 }
 

@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "base/fs.h"
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 
@@ -37,6 +38,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
         dir_of(dir, parent, sizeof parent);
         rc = absent_or_directory(tmp) || absent_or_directory(dir) || remove_tree(tmp) || mkdir_p(parent);
         if (!rc && mkdir(tmp, 0777) != 0) rc = error("%s: cannot create directory: %s", tmp, strerror(errno));
+        if (!rc) made_note(tmp);  // its record, inside it, is published with it (made.h)
     }
     if (comm_agree(comm, rc ? 1 : 0)) return -1;
     checkpoint_rank_path(path, sizeof path, tmp, s->rank);

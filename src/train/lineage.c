@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/made.h"
 #include "base/report.h"
 #include "store/checkpoint.h"
 
@@ -31,10 +32,13 @@ int lineage_lock(const char *root, double comm_timeout) {
     if (mkdir_p(root)) return -1;
     // Never through a link (its target would be overwritten with the holder's name), and a
     // regular file only (O_NONBLOCK: a FIFO cannot block the open).
-    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    int created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
     if (fd < 0) return error("%s: cannot open: %s", path, write_error(errno));
+    if (created) made_note_fd(path, fd);
     // The other ranks wait for this one in the next agreement, against --comm-timeout: a
     // longer wait here would end them with exit 4 instead of the holder's name.
     const char *w = getenv("DDPTOK_LOCK_WAIT");
@@ -64,8 +68,9 @@ int lineage_lock(const char *root, double comm_timeout) {
     return 0;
 }
 
-// A lineage's checkpoints go aside, not away: into <root>.old-<UTC time>/ beside it.
-// Rank 0, under the lineage lock.
+// A lineage's checkpoints go aside, not away: into <root>.old-<UTC time>/ beside it, which
+// is recorded as ddptok's (made.h: each step directory's own record moves with it, so clean
+// removes what ddptok moved there and leaves anything else). Rank 0, under the lineage lock.
 static int lineage_move_aside(const char *root, int count) {
     char aside[1200], stamp[32];
     time_t now = time(NULL);
@@ -75,6 +80,7 @@ static int lineage_move_aside(const char *root, int count) {
         if (errno != EEXIST || k > 99) return error("%s: cannot create: %s", aside, strerror(errno));
         snprintf(aside, sizeof aside, "%s.old-%s-%d", root, stamp, k);
     }
+    made_note(aside);
     DIR *d = opendir(root);
     if (!d) return error("%s: cannot list: %s", root, strerror(errno));
     struct dirent *e;

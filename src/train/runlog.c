@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/fs.h"
+#include "base/made.h"
 #include "base/report.h"
 
 FILE *runlog_create(const char *path) {
@@ -25,11 +26,15 @@ FILE *runlog_create(const char *path) {
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
         const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
         int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+        int made = made_is(path);  // the earlier log keeps its record under its new name
         for (int k = 1;; k++) {
             char n[16] = "";
             if (k > 1) snprintf(n, sizeof n, "-%d", k);
             snprintf(aside, sizeof aside, "%.*s.%s%s%s", stem, path, stamp, n, path + stem);
-            if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) break;
+            if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) {
+                if (made) made_note(aside);
+                break;
+            }
             if (errno != EEXIST || k > 99) {
                 error("%s: cannot move the earlier run's log aside to %s: %s", path, aside, strerror(errno));
                 return NULL;
@@ -37,6 +42,7 @@ FILE *runlog_create(const char *path) {
         }
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) made_note_fd(path, fd);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) error("%s: cannot write: %s", path, strerror(errno));
     return f;
