@@ -62,10 +62,10 @@ refused "negative control: the bands sampler over the same budget names train.ba
 # bench-comm's sweep is sized by --max-bytes, not the config: through the same budget.
 w1=(--set train.world_size=1 --set train.rank_bands=auto)
 refused "--check bench-comm --max-bytes 1e12: refused naming the option and the budget (was ok, then exit 70 out of memory)" 2 \
-  "^ddptok: error: bench-comm --max-bytes 1e12: its largest all-reduce \(256.0 GiB\) and MPI's scratch for it needs 512.0 GiB, more than the .* this machine has available \((MemAvailable|ulimit -v)\): give a smaller --max-bytes$" \
+  "^ddptok: error: bench-comm --max-bytes 1000000000000: its largest all-reduce \(256.0 GiB\) and MPI's scratch for it needs 512.0 GiB, more than the .* this machine has available \((MemAvailable|ulimit -v)\): give a smaller --max-bytes$" \
   one --check bench-comm --config "$cfg" --max-bytes 1e12
 refused "bench-comm --max-bytes 3e8 under DDPTOK_MEMORY_LIMIT=64M: refused before allocating (used 430 MB)" 2 \
-  'bench-comm --max-bytes 3e8: its largest all-reduce \(256.0 MiB\) .* needs 512.0 MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+  'bench-comm --max-bytes 300000000: its largest all-reduce \(256.0 MiB\) .* needs 512.0 MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
   env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 3e8
 refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
   'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
