@@ -51,8 +51,18 @@ void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]);
 
 // Writes `<outputs>/data/corpus.h5` (docs/spec.md §10); 0 or -1.
 int corpus_write(const Corpus *corpus, const Config *cfg, const char *path);
+// What `import` writes beside the corpus (docs/data.md): the attribute `source` (the
+// config's data.source), /document int64 (n): the source document each sequence was cut
+// from, and n_attrs more string attributes (name, value pairs in attrs[2 * n_attrs]).
+typedef struct {
+    const int64_t *document;  // (n), or NULL
+    int n_attrs;
+    const char *const *attrs;
+} CorpusProvenance;
+int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char *path, const CorpusProvenance *p);
 // Reads corpus.h5 and checks its data lock against the lock of its content under `cfg`;
-// a mismatch is an error that says to run prepare. 0 or -1 (error printed).
+// a mismatch is an error that says to run prepare (import, for data.source: imported).
+// 0 or -1 (error printed).
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
 
 // Which positions carry a label (docs/spec.md §2; docs/objective.md "Labels"): t ≥ prefix, target ≠
