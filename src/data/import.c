@@ -128,8 +128,9 @@ int import_tokens(const ImportSpec *spec, const ImportFile *f, int64_t off, int6
     enum { CHUNK = 1 << 16 };  // tokens per read
     int size = token_type_size[type];
     ASSERT(count >= 0 && off >= 0 && (uint64_t)off + (uint64_t)count * (uint64_t)size <= (uint64_t)f->size);
-    unsigned char *raw = xmalloc((size_t)CHUNK * (size_t)size);
-    int32_t *ids = xmalloc(CHUNK * sizeof *ids);
+    size_t cap = (size_t)(count < CHUNK ? count : CHUNK);  // a Megatron sequence may be a few tokens
+    unsigned char *raw = xmalloc(cap * (size_t)size);
+    int32_t *ids = xmalloc(cap * sizeof *ids);
     int rc = 0;
     for (int64_t done = 0; done < count && !rc;) {
         int64_t n = count - done < CHUNK ? count - done : CHUNK, m = 0;

@@ -30,8 +30,9 @@ int import_read_bytes(const ImportSpec *spec, const char *path, DocSink *sink) {
     size_t dl = spec->delimiter ? spec->delimiter_len : 0;
     // buf holds the `keep` bytes not yet handed over (a delimiter may start in them) and
     // the next chunk after them; ASSERT: keep < dl.
-    unsigned char *buf = xmalloc(CHUNK + dl + 1);
-    int32_t *ids = xmalloc((CHUNK + dl + 1) * sizeof *ids);
+    size_t cap = (size_t)(f.size < CHUNK ? f.size : CHUNK) + dl + 1;
+    unsigned char *buf = xmalloc(cap);
+    int32_t *ids = xmalloc(cap * sizeof *ids);
     size_t keep = 0;
     int64_t at = 0;  // file offset of buf[0]
     int rc = 0;

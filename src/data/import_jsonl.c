@@ -107,18 +107,18 @@ int import_read_jsonl(const ImportSpec *spec, const char *path, DocSink *sink) {
     if (import_file_open(&f, path)) return -1;
     enum { CHUNK = 1 << 20 };
     Lines l = {spec, &f, sink, NULL, 0};
-    size_t cap = CHUNK, have = 0;  // buf holds the current line's bytes so far
+    size_t cap = (size_t)(f.size < CHUNK ? f.size : CHUNK) + 1, have = 0;  // buf: the current line's bytes so far
     char *buf = xmalloc(cap);
     int64_t at = 0, line = 1, start = 0;  // next offset to read; the current line's number and offset
     int rc = 0;
     while (!rc && at < f.size) {
-        if (have + CHUNK > cap) {
-            char *grown = xmalloc(cap * 2);
+        size_t n = (size_t)(f.size - at < CHUNK ? f.size - at : CHUNK);
+        if (have + n > cap) {
+            char *grown = xmalloc(cap * 2 > have + n ? cap * 2 : have + n);
             memcpy(grown, buf, have);
             free(buf);
-            buf = grown, cap *= 2;
+            cap = cap * 2 > have + n ? cap * 2 : have + n, buf = grown;
         }
-        size_t n = (size_t)(f.size - at < CHUNK ? f.size - at : CHUNK);
         if ((rc = import_file_read(&f, at, buf + have, n))) break;
         size_t from = 0, end = have + n;
         char *nl;
