@@ -4,6 +4,7 @@
 // data.vocab_size); the options name the files and how to read them. corpus.h5 is the
 // one prepare writes, so every later command reads it unchanged, plus where it came from.
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,9 +100,9 @@ static int import_run(App *app) {
         if (!reader->takes_eot)
             die(EXIT_BAD_INPUT, "import --eot: --format %s has no token ids (%s)", o->format,
                 f == IMPORT_BYTES ? "separate documents with --delimiter" : "a line is a document");
-        if (!*o->eot || *end || errno || v < 0 || v >= spec.vocab)
-            die(EXIT_BAD_INPUT, "import --eot %s: expected a token id in [0, %lld] (data.vocab_size - 2)", o->eot,
-                (long long)spec.vocab - 1);
+        // Never stored, so it may lie outside [0, V - 1): GPT-2's 50256 with V = 50257.
+        if (!*o->eot || *end || errno || v < 0 || v > UINT32_MAX)
+            die(EXIT_BAD_INPUT, "import --eot %s: expected a token id in [0, 2^32)", o->eot);
         spec.eot = v;
         snprintf(options, sizeof options, "--eot %lld", v);
     }

@@ -82,17 +82,17 @@ static int one_line(Lines *l, const char *text, size_t n, int64_t off, int64_t l
     for (size_t i = 0; i < len && !rc; i++) {
         json_t *t = json_array_get(body, i);
         json_int_t id = json_is_integer(t) ? json_integer_value(t) : -1;
-        if (!json_is_integer(t) || id < 0 || id >= l->spec->vocab) {
+        if (json_is_integer(t) && id == l->spec->eot) {
+            if (m) rc = l->sink->add(l->sink, l->ids, (int64_t)m);
+            if (!rc) rc = l->sink->end(l->sink);
+            m = 0;
+        } else if (!json_is_integer(t) || id < 0 || id >= l->spec->vocab) {
             char detail[200];
             char value[32] = "not an integer";
             if (json_is_integer(t)) snprintf(value, sizeof value, "%lld", (long long)id);
             snprintf(detail, sizeof detail, "token %zu is %s, expected an integer id in [0, %lld] (data.vocab_size - 2: "
                      "ddptok's ids are the file's + 1)", i, value, (long long)l->spec->vocab - 1);
             rc = line_fail(l, off, line, detail, NULL);
-        } else if (id == l->spec->eot) {
-            if (m) rc = l->sink->add(l->sink, l->ids, (int64_t)m);
-            if (!rc) rc = l->sink->end(l->sink);
-            m = 0;
         } else l->ids[m++] = (int32_t)id + 1;
     }
     if (!rc && m) rc = l->sink->add(l->sink, l->ids, (int64_t)m);
