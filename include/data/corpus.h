@@ -1,5 +1,6 @@
 // corpus.h — the synthetic corpus (docs/spec.md §2): a seeded sparse order-1 Markov chain, its
-// splits, the data lock, and the microbatch layout of supervised positions.
+// splits, the data lock, and the microbatch layout of supervised positions. An imported
+// corpus (data/import.h, docs/data.md) has the same layout and is read by the same corpus_read.
 //
 // Generating process (docs/model.md "Corpus"): token 0 is the begin state. For every
 // state a in 0..V-1 the chain picks S = data.markov_support distinct successors uniformly
