@@ -177,8 +177,8 @@ const Command cmd_import = {
     .name = "import",
     .run = import_run,
     .distributed = 0,
-    .summary = "the users' files (bytes, llm.c .bin, nanoGPT .bin, Megatron .bin/.idx, JSON Lines) -> corpus, plan and data "
-               "lock in outputs/data/ (data.source: imported; docs/data.md)",
+    .summary = "your own files (bytes, llm.c, nanoGPT, Megatron, JSON Lines) -> corpus, plan and data lock in outputs/data/ "
+               "(data.source: imported; docs/data.md)",
     .usage = "--format bytes|llmc|nanogpt|megatron|jsonl|jsonl-text --input PATH... [--eot ID] [--delimiter TEXT]",
     .options = (const CommandOption[]){{"--format", 1}, {"--input", 1}, {"--eot", 1}, {"--delimiter", 1}, {NULL, 0}},
     .opts_size = sizeof(ImportOptions),
