@@ -196,6 +196,9 @@ FUZZ_LIBS   = $(PKG_LIBS) $(shell mpicc --showme:link 2>/dev/null) -lm
 FUZZ_OBJ   := $(filter-out build/fuzz/main.o,$(SRC:src/%.c=build/fuzz/%.o))
 FUZZERS    := build/fuzz/fuzz_config build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint \
               build/fuzz/fuzz_manifest build/fuzz/fuzz_json
+# The readers of `ddptok import` (tests/fuzz/fuzz_import.c, one target per format).
+IMPORT_FUZZERS := $(foreach f,bytes llmc nanogpt megatron jsonl,build/fuzz/fuzz_import_$(f))
+FUZZERS    += $(IMPORT_FUZZERS)
 FUZZ_SECONDS ?= 300
 
 build/fuzz/%.o: src/%.c $(HDR) build/version.h
@@ -207,6 +210,9 @@ build/fuzz/fuzz_config build/fuzz/fuzz_manifest build/fuzz/fuzz_json: build/fuzz
 
 build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint: build/fuzz/fuzz_%: tests/fuzz/fuzz_h5.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_$(shell echo $* | tr a-z A-Z) -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
+
+$(IMPORT_FUZZERS): build/fuzz/fuzz_import_%: tests/fuzz/fuzz_import.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -DFUZZ_IMPORT_$(shell echo $* | tr a-z A-Z) -o $@ $(filter-out %.h,$^) $(FUZZ_LIBS)
 
 
 fuzz-bins: $(FUZZERS)

@@ -12,10 +12,11 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # the two-host test, procps (pgrep) for the fault tests, clang and its libFuzzer/sanitizer
 # runtime for the fuzz targets (make fuzz-bins), llvm-14 for llvm-symbolizer (the fuzz runner
 # tells a crash inside libhdf5 from one in ddptok by the symbolized stack; clang only
-# recommends it, so a minimal machine lacks it).
+# recommends it, so a minimal machine lacks it), fortunes-min for a real English text to
+# import (tests/test_import.sh), xz-utils and zstd for its compression baselines.
 if [ "${1:-}" = --tests ]; then
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
-        procps clang libclang-rt-14-dev llvm-14)
+        procps clang libclang-rt-14-dev llvm-14 fortunes-min xz-utils zstd)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

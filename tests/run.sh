@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh — every test of ddptok; no GPU needed. Ends with "N passed, N failed, N skipped"
 # alone on the last line, after the names of the failures and the skips with their reasons.
-#   bash tests/run.sh [GROUP...]     groups: layers unit config data parity invariance units empty train preempt
+#   bash tests/run.sh [GROUP...]     groups: layers unit config data import parity invariance units empty train preempt
 #     checkpoints faults hostile fuzz sanitize commands progress messages comm torch slurm hosts docker cuda (all by default)
 # Each group runs in its own bash process (tests/lib.sh sourced fresh, its own variables,
 # traps and working directory); it reports its counts and names back through a file, so a
@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(layers unit config data parity invariance units empty train preempt checkpoints faults hostile fuzz sanitize commands progress messages comm torch slurm hosts docker cuda)
+[ ${#groups[@]} -eq 0 ] && groups=(layers unit config data import parity invariance units empty train preempt checkpoints faults hostile fuzz sanitize commands progress messages comm torch slurm hosts docker cuda)
 start=$(date +%s)
 REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-report.XXXXXX")
 trap 'rm -rf "$REPORTS"' EXIT

@@ -1,6 +1,7 @@
 # Fuzzing, short (`make fuzz` runs longer): every libFuzzer target of tests/fuzz/ — the
 # config parser (its accepted inputs must round-trip), corpus.h5, plan.h5 and checkpoint
-# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back — 6000
+# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back, the
+# readers of `ddptok import` (bytes, llm.c, nanoGPT, Megatron, JSON Lines) — 6000
 # inputs each, from a fixed seed and the seed corpus in tests/fuzz/corpus/, under
 # AddressSanitizer and UBSan. No finding in ddptok's code may appear (a crash, a sanitizer
 # report, a leak in the parser, an exit such as die or exit 70 inside a reader); crashes
@@ -39,7 +40,7 @@ else
   OUT=$(FUZZ_OUT="$F" FUZZ_SEED=${DDPTOK_FUZZ_SEED:-20261130} FUZZ_RUNS=${DDPTOK_FUZZ_RUNS:-6000} \
         bash "$ROOT/tests/fuzz/run.sh" "${DDPTOK_FUZZ_SECONDS:-120}" 2>&1); rc=$?
   found=0
-  for t in config corpus plan checkpoint manifest json; do
+  for t in config corpus plan checkpoint manifest json import_bytes import_llmc import_nanogpt import_megatron import_jsonl; do
     line=$(grep "^fuzz $t:" <<<"$OUT" | head -1)
     if grep -q "no finding in ddptok" <<<"$line"; then ok "${line#fuzz }"
     else found=1; bad "fuzz $t" "— ${line:-no result}"; sed -n "/^fuzz $t:/,/^fuzz /p" <<<"$OUT" | tail -n +2 | head -80; fi

@@ -8,6 +8,7 @@
 
 #define DDPTOK_COMMANDS(X) \
     X(prepare)             \
+    X(import)              \
     X(reference)           \
     X(check_loss)          \
     X(parity)              \

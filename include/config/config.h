@@ -48,6 +48,15 @@ typedef enum {
     OVERLAP_COUNT
 } OverlapKind;
 
+// Where the corpus comes from (docs/data.md): `prepare`'s synthetic chain, or the users'
+// files that `import` turned into corpus.h5.
+typedef enum {
+    DATA_SOURCE_SYNTHETIC = 0,  // prepare: the sparse Markov chain, data.splits.* sequences
+    DATA_SOURCE_IMPORTED,       // import: the sequences the import found, split by data.import.*
+    DATA_SOURCE_COUNT
+} DataSource;
+
+extern const char *const data_source_names[DATA_SOURCE_COUNT];
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
 extern const char *const first_layer_names[FIRST_LAYER_COUNT];
@@ -63,6 +72,12 @@ typedef struct {
         int ignore_token;         // positions whose target is this id carry no label (-1: none)
         int max_labels;           // at most this many labels per sequence, the first ones (0: all)
         int markov_support;       // successors per token in the generating chain
+        DataSource source;        // synthetic (prepare) or imported (import)
+        struct {
+            uint32_t split_seed;         // keys the document hash that picks a document's split
+            double validation_fraction;  // of the documents (by their hash), the rest after test
+            double test_fraction;
+        } import;
     } data;
     struct {
         int context;    // k
@@ -138,8 +153,8 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len);
 // one job must agree on.
 int config_diff_run(const Config *a, const Config *b, char *what, int len);
 // The config's lines of the data lock (corpus_lock hashes them before the corpus): the
-// keys the table marks as deciding the data, under this config's sampler. Returns the
-// length written (at most len - 1).
+// keys the table marks as deciding the data, under this config's sampler (data.source and
+// data.import.* for an imported corpus only). Returns the length written (at most len - 1).
 int config_lock_fields(const Config *cfg, char *out, size_t len);
 // Key i (config_key's numbering) enters the data lock of this config.
 int config_key_in_lock(const Config *cfg, int i);

@@ -15,6 +15,7 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
 #define F_LAYOUT 2      // only lays a window out on ranks under the global sampler: elastic resume may change it
 #define F_LOCK_BANDS 4  // in the data lock under the bands sampler only (`lock` names it)
 #define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
+#define F_LOCK_IMPORT 16 // in the data lock of an imported corpus only (data.source: imported)
 
 typedef struct {
     const char *key;  // dotted key as in the YAML

@@ -1,5 +1,6 @@
 // corpus.h — the synthetic corpus (docs/spec.md §2): a seeded sparse order-1 Markov chain, its
-// splits, the data lock, and the microbatch layout of supervised positions.
+// splits, the data lock, and the microbatch layout of supervised positions. An imported
+// corpus (data/import.h, docs/data.md) has the same layout and is read by the same corpus_read.
 //
 // Generating process (docs/model.md "Corpus"): token 0 is the begin state. For every
 // state a in 0..V-1 the chain picks S = data.markov_support distinct successors uniformly
@@ -51,8 +52,18 @@ void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]);
 
 // Writes `<outputs>/data/corpus.h5` (docs/spec.md §10); 0 or -1.
 int corpus_write(const Corpus *corpus, const Config *cfg, const char *path);
+// What `import` writes beside the corpus (docs/data.md): the attribute `source` (the
+// config's data.source), /document int64 (n): the source document each sequence was cut
+// from, and n_attrs more string attributes (name, value pairs in attrs[2 * n_attrs]).
+typedef struct {
+    const int64_t *document;  // (n), or NULL
+    int n_attrs;
+    const char *const *attrs;
+} CorpusProvenance;
+int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char *path, const CorpusProvenance *p);
 // Reads corpus.h5 and checks its data lock against the lock of its content under `cfg`;
-// a mismatch is an error that says to run prepare. 0 or -1 (error printed).
+// a mismatch is an error that says to run prepare (import, for data.source: imported).
+// 0 or -1 (error printed).
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
 
 // Which positions carry a label (docs/spec.md §2; docs/objective.md "Labels"): t ≥ prefix, target ≠

@@ -42,6 +42,8 @@ void sampler_window_shape(const Config *cfg, int *A, int *B);
 // The whole plan as every rank would draw it from a fresh stream: (U, W, A, B) for the
 // bands sampler, (U, G) for the global one (the partition is recomputed for any W).
 int32_t *plan_build(const Config *cfg, const Corpus *corpus);
+// Writes plan.h5 (`plan` as plan_build made it) with the corpus's data lock; 0 or -1 (error printed).
+int plan_write(const char *path, const Config *cfg, const int32_t *plan, const char *lock);
 // Reads plan.h5 (U, W, A, B), global (U, G), after checking it against the corpus: its own data lock,
 // its shape, every id in [-1, n). NULL with one line printed (a stale plan says so,
 // ending with `remedy`, e.g. "run `ddptok prepare --config F`").

@@ -57,10 +57,12 @@ static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelS
 }
 
 // The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
-// the train split (add-one smoothing), over the supervised test positions.
+// the train split (add-one smoothing), over the supervised test positions. An imported
+// corpus has no known process: its best loss and accuracy are NaN (null in JSON).
 static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss, double *best_acc, double *unigram) {
-    Chain ch;
-    chain_build(&ch, cfg);
+    int known = cfg->data.source == DATA_SOURCE_SYNTHETIC;
+    Chain ch = {0};
+    if (known) chain_build(&ch, cfg);
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
@@ -80,21 +82,22 @@ static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
             int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
-            ll -= log(chain_prob(&ch, prev, next));
             lu -= log(freq[next]);
+            n++;
+            if (!known) continue;
+            ll -= log(chain_prob(&ch, prev, next));
             int arg = 0;
             for (int j = 1; j < ch.S; j++)
                 if (ch.prob[(size_t)prev * ch.S + j] > ch.prob[(size_t)prev * ch.S + arg]) arg = j;
             hits += ch.succ[(size_t)prev * ch.S + arg] == next;
-            n++;
         }
     }
     batch_free(&b);
-    *best_loss = n ? ll / n : 0;
-    *best_acc = n ? (double)hits / n : 0;
+    *best_loss = !known ? NAN : n ? ll / n : 0;
+    *best_acc = !known ? NAN : n ? (double)hits / n : 0;
     *unigram = n ? lu / n : 0;
     free(freq);
-    chain_free(&ch);
+    if (known) chain_free(&ch);
 }
 
 // Max |Δ| between the model and optimizer state of two checkpoints' rank-0 files; -1 if missing.
@@ -146,8 +149,9 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
         (long long)r.t.sequences, (long long)r.t.tokens);
     say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
-    say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
-        100 * r.best_acc);
+    if (isnan(r.best_loss)) say("  unigram baseline %.5f; best achievable unknown (imported data)\n", r.unigram);
+    else say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
+             100 * r.best_acc);
     return r;
 }
 

@@ -5,25 +5,12 @@
 #include "base/report.h"
 #include "data/corpus.h"
 #include "data/sampler.h"
-#include "io/h5io.h"
-
-static int write_plan(const char *path, const Config *cfg, const int32_t *plan, const char *lock) {
-    H5Out o;
-    if (h5out_open(&o, path)) return -1;
-    // bands: ids (U, W, A, B); global: ids (U, G), each rank's share being the partition's
-    // pure function of the window and W (docs/sampling.md "Global sampling").
-    int global = cfg->train.sampler == SAMPLER_GLOBAL;
-    hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
-                       (hsize_t)cfg->train.batch_size_per_rank};
-    if (global) dims[1] = (hsize_t)cfg->train.global_batch;
-    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, global ? 2 : 4, dims, plan) ||
-        (global && h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler])) || h5_attr_str(o.file, "data_lock", lock))
-        return h5out_fail(&o, "the plan");
-    return h5out_commit(&o, NULL);
-}
 
 static int prepare_run(App *app) {
     const Config *cfg = &app->cfg;
+    if (cfg->data.source != DATA_SOURCE_SYNTHETIC)
+        die(EXIT_BAD_INPUT, "%s: data.source is %s: `ddptok import` makes its corpus and plan (prepare generates the "
+            "synthetic one)", cfg->source, data_source_names[cfg->data.source]);
     Corpus corpus;
     corpus_generate(&corpus, cfg);
     int32_t *plan = plan_build(cfg, &corpus);
@@ -31,7 +18,7 @@ static int prepare_run(App *app) {
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write(&corpus, cfg, cpath) || write_plan(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    if (corpus_write(&corpus, cfg, cpath) || plan_write(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
     int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
     for (int i = 0; i < corpus.n; i++) tok[corpus.split[i]] += corpus_len(&corpus, i), seqs[corpus.split[i]]++;
     say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", corpus.n,

@@ -18,6 +18,7 @@
 #include "config/config_keys.h"
 #include "config/yaml_tree.h"
 
+const char *const data_source_names[DATA_SOURCE_COUNT] = {"synthetic", "imported"};
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
 const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
@@ -41,6 +42,11 @@ const Field config_fields[] = {
     {"data.ignore_token", F_INT, OFF(data.ignore_token), -1, 1 << 20, F_TRAJECTORY, "a token id, or -1 for none", NULL, 0, "-1", "labels"},
     {"data.max_labels", F_INT, OFF(data.max_labels), 0, 1 << 16, F_TRAJECTORY, "a non-negative integer (0: every label)", NULL, 0, "0", "labels"},
     {"data.markov_support", F_INT, OFF(data.markov_support), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "4", "support"},
+    // An imported corpus (docs/data.md): in the lock only then, so every synthetic lock stays as it was.
+    {"data.source", F_ENUM, OFF(data.source), 0, 0, F_TRAJECTORY | F_LOCK_IMPORT, NULL, data_source_names, DATA_SOURCE_COUNT, "synthetic", "source"},
+    {"data.import.split_seed", F_U32, OFF(data.import.split_seed), 0, 4294967295.0, F_TRAJECTORY | F_LOCK_IMPORT, "an integer in [0, 2^32)", NULL, 0, "0", "split"},
+    {"data.import.validation_fraction", F_DOUBLE, OFF(data.import.validation_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT, "a number in [0, 1]", NULL, 0, "0.1", "split"},
+    {"data.import.test_fraction", F_DOUBLE, OFF(data.import.test_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT, "a number in [0, 1]", NULL, 0, "0.1", "split"},
     {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0, "8", NULL},
     {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "32", NULL},
     {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "512", NULL},
@@ -91,7 +97,7 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
     return buf;
 }
-_Static_assert(sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
+_Static_assert(sizeof(DataSource) == sizeof(int) && sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
                    sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
                    sizeof(FirstLayer) == sizeof(int) && sizeof(OverlapKind) == sizeof(int),
                "F_ENUM stores an int");
@@ -236,6 +242,9 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->data.markov_support > cfg->data.vocab_size - 1)
         return yaml_fail(&ctx, "%s: data.markov_support (%d) must not exceed vocab_size - 1 (%d)", src,
                     cfg->data.markov_support, cfg->data.vocab_size - 1);
+    if (cfg->data.import.validation_fraction + cfg->data.import.test_fraction > 1)
+        return yaml_fail(&ctx, "%s: data.import.validation_fraction (%g) + data.import.test_fraction (%g) must not exceed 1", src,
+                    cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
     if (cfg->data.ignore_token >= cfg->data.vocab_size)
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);

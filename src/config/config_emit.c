@@ -135,13 +135,20 @@ int config_diff_run(const Config *a, const Config *b, char *what, int len) { ret
 // The data lock's key lines, in table order: NAME=VALUE per key, the keys sharing a name
 // joined by commas (splits=train,validation,test); the bands as lo-hi; per rank, without
 // a newline (the lock's format v1, kept bit-identical).
+// Whether field f enters the data lock under cfg: its lock name, unless its flags limit it
+// to the other sampler, or to an imported corpus.
+static int field_in_lock(const Config *cfg, const Field *f) {
+    int global = cfg->train.sampler == SAMPLER_GLOBAL, imported = cfg->data.source == DATA_SOURCE_IMPORTED;
+    return f->lock && !(f->flags & F_LOCK_BANDS && global) && !(f->flags & F_LOCK_GLOBAL && !global) &&
+           !(f->flags & F_LOCK_IMPORT && !imported);
+}
+
 int config_lock_fields(const Config *cfg, char *out, size_t len) {
     size_t n = 0;
     const char *open = NULL;  // the lock name of the line being written
     for (int i = 0; i < config_n_fields && n < len; i++) {
         const Field *f = &config_fields[i];
-        int global = cfg->train.sampler == SAMPLER_GLOBAL;
-        if (!f->lock || (f->flags & F_LOCK_BANDS && global) || (f->flags & F_LOCK_GLOBAL && !global)) continue;
+        if (!field_in_lock(cfg, f)) continue;
         if (open && strcmp(open, f->lock) != 0) n += (size_t)snprintf(out + n, len - n, "\n");
         if (n >= len) break;
         if (open && !strcmp(open, f->lock)) n += (size_t)snprintf(out + n, len - n, ",");
@@ -154,7 +161,7 @@ int config_lock_fields(const Config *cfg, char *out, size_t len) {
             continue;
         }
         char v[VALUE_MAX];
-        ASSERT(f->type == F_INT || f->type == F_U32 || f->type == F_ENUM);
+        ASSERT(f->type == F_INT || f->type == F_U32 || f->type == F_ENUM || (f->type == F_DOUBLE && f->flags & F_LOCK_IMPORT));
         field_value(cfg, f, v, sizeof v);
         n += (size_t)snprintf(out + n, len - n, "%s", v);
     }
@@ -163,11 +170,7 @@ int config_lock_fields(const Config *cfg, char *out, size_t len) {
     return (int)n;
 }
 
-int config_key_in_lock(const Config *cfg, int i) {
-    const Field *f = &config_fields[i];
-    int global = cfg->train.sampler == SAMPLER_GLOBAL;
-    return f->lock && !(f->flags & F_LOCK_BANDS && global) && !(f->flags & F_LOCK_GLOBAL && !global);
-}
+int config_key_in_lock(const Config *cfg, int i) { return field_in_lock(cfg, &config_fields[i]); }
 
 void config_key_value(const Config *cfg, int i, char *out, size_t len) {
     ASSERT(i >= 0 && i < config_n_fields);

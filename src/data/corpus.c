@@ -124,7 +124,7 @@ void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
 // ---------------------------------------------------------------------------------------
 // corpus.h5
 
-int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
+int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char *path, const CorpusProvenance *p) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     hsize_t nt = (hsize_t)corpus->n_tokens, no = (hsize_t)corpus->n + 1, ns = (hsize_t)corpus->n;
@@ -133,17 +133,29 @@ int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
              h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, corpus->split) ||
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_str(o.file, "data_lock", corpus->lock);
+    if (!rc && p) {
+        rc = h5_attr_str(o.file, "source", data_source_names[cfg->data.source]) ||
+             (p->document && h5_write(o.file, "document", H5T_NATIVE_INT64, 1, &ns, p->document));
+        for (int i = 0; !rc && i < p->n_attrs; i++) rc = h5_attr_str(o.file, p->attrs[2 * i], p->attrs[2 * i + 1]);
+    }
     if (rc) return h5out_fail(&o, "the corpus");
     return h5out_commit(&o, NULL);
+}
+
+int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
+    return corpus_write_provenance(corpus, cfg, path, NULL);
 }
 
 // What a corpus.h5 holds must be what `cfg` generates before anything uses it: shapes
 // from the config (checked before allocating), offsets from 0 to the token count with
 // every length in [min_length, max_length], the splits in their order, token ids in
 // 1..V-1. The data lock (a plain SHA-256 anyone can recompute) then says whether it is
-// this config's corpus; these checks say whether it is safe to index with.
+// this config's corpus; these checks say whether it is safe to index with. An imported
+// corpus (docs/data.md) has as many sequences as the import found, and its splits in
+// document order (each 0, 1 or 2); everything else is checked alike.
 static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *path) {
     int V = cfg->data.vocab_size, lo = cfg->data.min_length, hi = cfg->data.max_length;
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
     if (corpus->offsets[0] != 0 || corpus->offsets[corpus->n] != corpus->n_tokens)
         return error("%s: offsets run from %lld to %lld, expected 0 to the %lld tokens", path, (long long)corpus->offsets[0],
                      (long long)corpus->offsets[corpus->n], (long long)corpus->n_tokens);
@@ -153,6 +165,11 @@ static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *
             return error("%s: sequence %d has offsets %lld..%lld (length %lld), expected a length in [%d, %d] "
                          "(data.min_length, data.max_length)", path, i, (long long)corpus->offsets[i], (long long)corpus->offsets[i + 1],
                          (long long)len, lo, hi);
+        if (imported) {
+            if (corpus->split[i] > SPLIT_TEST)
+                return error("%s: sequence %d has split %d, expected 0, 1 or 2 (train, validation, test)", path, i, corpus->split[i]);
+            continue;
+        }
         int want = i < cfg->data.n_train ? SPLIT_TRAIN : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
         if (corpus->split[i] != want) return error("%s: sequence %d has split %d, expected %d", path, i, corpus->split[i], want);
     }
@@ -163,22 +180,45 @@ static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *
     return 0;
 }
 
+// What makes this config's corpus.h5: "prepare --config FILE" or "import --config FILE ...".
+static const char *remedy(const Config *cfg, char *buf, size_t len) {
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
+    snprintf(buf, len, "ddptok %s%s%s", imported ? "import" : "prepare", hint_args()[0] ? hint_args() : " --config FILE",
+             imported ? " --format F --input PATH" : "");
+    return buf;
+}
+
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     memset(corpus, 0, sizeof *corpus);
-    char hint[1200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args()[0] ? hint_args() : " --config FILE");
+    char hint[1200], make[1100];
+    remedy(cfg, make, sizeof make);
+    snprintf(hint, sizeof hint, "run `%s` first", make);
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return -1;
     int rc = -1;
-    char *stored = NULL;
+    char *stored = NULL, *source = NULL;
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
     int64_t n = (int64_t)cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
     int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL),
             no = h5_size(f, path, "offsets", NULL, NULL);
     if (nt < 0 || ns < 0 || no < 0) goto out;
-    // Shapes from the config, before allocating.
-    if (ns != n || no != n + 1) {
-        error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `ddptok prepare "
-              "--config %s`", path, (long long)ns, (long long)no, (long long)n, cfg->source);
+    // Which command made it: an imported corpus says so ("source"); prepare's has no such attribute.
+    if (H5Aexists(f, "source") > 0 && !(source = h5_attr_read_str(f, path, "source"))) goto out;
+    if (strcmp(source ? source : "synthetic", data_source_names[cfg->data.source]) != 0) {
+        error("%s: a corpus of data.source %s, this config has data.source %s: run `%s`", path,
+              source ? (strcmp(source, "imported") ? "(unknown)" : "imported") : "synthetic", data_source_names[cfg->data.source],
+              make);
+        goto out;
+    }
+    // Shapes from the config (an imported corpus: one offset more than sequences), before allocating.
+    if (imported) n = ns;
+    if (ns != n || no != n + 1 || n < 1 || n > INT32_MAX) {
+        if (imported)
+            error("%s: %lld sequences and %lld offsets, expected 1..2^31-1 sequences and one offset more: run `%s`", path,
+                  (long long)ns, (long long)no, make);
+        else
+            error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `ddptok prepare "
+                  "--config %s`", path, (long long)ns, (long long)no, (long long)n, cfg->source);
         goto out;
     }
     if (nt < n * cfg->data.min_length || nt > n * cfg->data.max_length) {
@@ -203,14 +243,14 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     }
     corpus_lock(corpus, cfg, corpus->lock);
     if (strcmp(stored, corpus->lock) != 0) {
-        error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
-              "modified): run `ddptok prepare%s`",
-              path, stored, corpus->lock, hint_args()[0] ? hint_args() : " --config FILE");
+        error("%s: data lock %.12s… does not match this config's %.12s… (%s with another config or modified): run `%s`", path,
+              stored, corpus->lock, imported ? "imported" : "prepared", make);
         goto out;
     }
     rc = 0;
 out:
     free(stored);
+    free(source);
     h5_close(f);
     if (rc) corpus_free(corpus);
     return rc;

@@ -77,6 +77,21 @@ int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
     return plan;
 }
 
+int plan_write(const char *path, const Config *cfg, const int32_t *plan, const char *lock) {
+    H5Out o;
+    if (h5out_open(&o, path)) return -1;
+    // bands: ids (U, W, A, B); global: ids (U, G), each rank's share being the partition's
+    // pure function of the window and W (docs/sampling.md "Global sampling").
+    int global = cfg->train.sampler == SAMPLER_GLOBAL;
+    hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
+                       (hsize_t)cfg->train.batch_size_per_rank};
+    if (global) dims[1] = (hsize_t)cfg->train.global_batch;
+    if (h5_write(o.file, "ids", H5T_NATIVE_INT32, global ? 2 : 4, dims, plan) ||
+        (global && h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler])) || h5_attr_str(o.file, "data_lock", lock))
+        return h5out_fail(&o, "the plan");
+    return h5out_commit(&o, NULL);
+}
+
 int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
     char hint[4300];
     snprintf(hint, sizeof hint, "%s first", remedy);

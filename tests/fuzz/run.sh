@@ -50,7 +50,7 @@ judge() {
 if [ "${1:-}" = --judge ]; then judge "$2"; exit 0; fi
 
 secs=${1:-300}; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(config corpus plan checkpoint manifest json)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(config corpus plan checkpoint manifest json import_bytes import_llmc import_nanogpt import_megatron import_jsonl)
 out=${FUZZ_OUT:-build/fuzz/findings}
 # The sanitizer looks for `llvm-symbolizer` on PATH only; Debian's llvm-14 puts it beside
 # its version. Without one the stack has no names, and a crash inside libhdf5 cannot be
@@ -66,9 +66,9 @@ for t in "${targets[@]}"; do
   log="$out/$t.log"; : > "$log"
   # HDF5 leaks on some error paths of a damaged file (its allocations, not ddptok's) and
   # tries allocations of any size a file declares (malloc returns NULL, as without the
-  # sanitizer): leak checks for the targets without HDF5 (config, manifest, json: a leak
-  # there is ddptok's, a json_decref missing); huge allocations return NULL.
-  hdf=1; case $t in config|manifest|json) hdf=0 ;; esac
+  # sanitizer): leak checks for the targets without HDF5 (config, manifest, json, import_*:
+  # a leak there is ddptok's, a json_decref missing); huge allocations return NULL.
+  hdf=1; case $t in config|manifest|json|import_*) hdf=0 ;; esac
   leaks=$((1 - hdf))
   # The RSS limit: the sanitizer's allocator keeps the pages of freed large blocks, so files
   # that declare large sizes (HDF5 allocates up to -malloc_limit_mb for each) drove the RSS

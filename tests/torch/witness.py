@@ -7,6 +7,10 @@ grads.h5, checkpoints) and the YAML config.
           Philox4x32-10, so dropout is covered too) vs reference.h5 and vs grads.h5's
           global-token entry, at the docs/spec.md tolerance; grads.h5's mean-of-means must NOT
           match (the witness can tell a wrong formula).
+  witness.py grad CONFIG OUTPUTS --bytes DELIMITER FILE...
+      (a) on an imported byte-level corpus (docs/data.md), the sequences read from the
+          original FILEs (documents split at DELIMITER, Python escapes) by the rules of
+          tests/import_witness.py, not from corpus.h5: the plan's ids must name the same text.
   witness.py ddp CONFIG OUTPUTS CHECKPOINT_DIR [--as OPTIMIZER]
       (b) a W-process gloo DistributedDataParallel run of all updates (dropout must be 0):
           the rank loss W*S_r/N with N all-reduced as int64 before the first backward,
@@ -42,9 +46,19 @@ def load_config(path):
                 atol=float(c["parity"]["atol"]), rtol=float(c["parity"]["rtol"]))
 
 
-def load_data(out):
-    with h5py.File(f"{out}/data/corpus.h5") as f:
-        tokens, offsets = f["tokens"][()], f["offsets"][()]
+def load_data(out, source=None):
+    if source:  # the original files, read and cut by the import witness (docs/data.md)
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        import import_witness
+        delimiter, files, c = source
+        docs = [list(d) for path in files for d in (open(path, "rb").read().split(delimiter) if delimiter else [open(path, "rb").read()])]
+        d, imp = c["data"], c["data"].get("import", {})
+        tok, off, _, _ = import_witness.expected(docs, d["min_length"], d["max_length"], int(imp.get("split_seed", 0)),
+                                                 float(imp.get("validation_fraction", 0.1)), float(imp.get("test_fraction", 0.1)))
+        tokens, offsets = np.asarray(tok, np.int32), np.asarray(off, np.int64)
+    else:
+        with h5py.File(f"{out}/data/corpus.h5") as f:
+            tokens, offsets = f["tokens"][()], f["offsets"][()]
     with h5py.File(f"{out}/data/plan.h5") as f:
         plan = f["ids"][()]
     with h5py.File(f"{out}/reference.h5") as f:
@@ -120,9 +134,13 @@ def close(g, ref, atol, rtol):
     return int((err > atol + rtol * np.abs(ref.astype(np.float64))).sum()), float(err.max())
 
 
-def witness_grad(cfg_path, out):
+def witness_grad(cfg_path, out, source=None):
     cfg = load_config(cfg_path)
-    tokens, offsets, plan, init, ref = load_data(out)
+    if source:
+        with open(cfg_path) as f:
+            source = source + (yaml.safe_load(f),)
+        print(f"witness: sequences read from {len(source[1])} original file(s), not from corpus.h5")
+    tokens, offsets, plan, init, ref = load_data(out, source)
     theta = [torch.tensor(init[p], dtype=torch.float64, requires_grad=True) for p in PARAMS]
     batches = []
     for r in range(cfg["W"]):
@@ -248,5 +266,8 @@ def witness_ddp(cfg_path, out, ckpt, replace=None):
 if __name__ == "__main__":
     mode = sys.argv[1]
     replace = sys.argv[6] if len(sys.argv) > 6 and sys.argv[5] == "--as" else None
-    ok = witness_grad(sys.argv[2], sys.argv[3]) if mode == "grad" else witness_ddp(sys.argv[2], sys.argv[3], sys.argv[4], replace)
+    source = None
+    if mode == "grad" and len(sys.argv) > 5 and sys.argv[4] == "--bytes":  # DELIMITER FILE...
+        source = (sys.argv[5].encode().decode("unicode_escape").encode("latin-1"), sys.argv[6:])
+    ok = witness_grad(sys.argv[2], sys.argv[3], source) if mode == "grad" else witness_ddp(sys.argv[2], sys.argv[3], sys.argv[4], replace)
     sys.exit(0 if ok else 1)

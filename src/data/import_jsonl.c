@@ -1,0 +1,141 @@
+// import_jsonl.c — JSON Lines (docs/data.md), parsed by libjansson: every line is one JSON
+// value and one document.
+//   --format jsonl       a list of token ids [5, 17, ...], or an object with one: {"tokens": [...]}
+//   --format jsonl-text  a string "...", or an object with one: {"text": "..."}; its UTF-8
+//                        bytes are byte-level tokens as in --format bytes (id = byte + 1)
+// Lines end at "\n" (a "\r" before it is dropped); the file may end with a newline or not.
+// A line that is empty, not JSON, of the other kind, or holds an id that is not an integer
+// in [0, V − 1) is refused with its line number and offset. --eot (token lists) also ends
+// a document inside a line.
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/report.h"
+#include "data/import.h"
+
+enum { JSONL_MAX_LINE = 1 << 30 };  // bytes in one line
+
+typedef struct {
+    const ImportSpec *spec;
+    const ImportFile *f;
+    DocSink *sink;
+    int32_t *ids;  // (cap) the line's ids
+    size_t cap;
+} Lines;
+
+static int line_fail(const Lines *l, int64_t off, int64_t line, const char *what, const char *detail) {
+    return import_fail(l->f, off, "line %lld: %s%s", (long long)line, what, detail ? detail : "");
+}
+
+static void reserve(Lines *l, size_t n) {
+    if (n <= l->cap) return;
+    free(l->ids);
+    l->cap = n > 2 * l->cap ? n : 2 * l->cap;
+    l->ids = xmalloc(l->cap * sizeof *l->ids);
+}
+
+// One line [text, text + n) at file offset off: parsed, checked, handed over as one document.
+static int one_line(Lines *l, const char *text, size_t n, int64_t off, int64_t line) {
+    if (n && text[n - 1] == '\r') n--;
+    if (n == 0) return line_fail(l, off, line, "empty, expected one JSON value per line", NULL);
+    json_error_t err;
+    json_t *v = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+    if (!v) {
+        char detail[220];
+        snprintf(detail, sizeof detail, ": %s", err.text);
+        return line_fail(l, off + (err.position > 0 ? err.position - 1 : 0), line, "not JSON", detail);
+    }
+    int text_kind = l->spec->format == IMPORT_JSONL_TEXT, rc = 0;
+    json_t *body = json_is_object(v) ? json_object_get(v, text_kind ? "text" : "tokens") : v;
+    if (text_kind) {
+        if (!json_is_string(body)) {
+            rc = line_fail(l, off, line, json_is_array(body) ? "a list, expected a text (--format jsonl-text; token lists are --format jsonl)"
+                                                                : "expected a string, or an object with a \"text\" string", NULL);
+            goto out;
+        }
+        const unsigned char *s = (const unsigned char *)json_string_value(body);
+        size_t len = json_string_length(body);
+        reserve(l, len + 1);
+        for (size_t i = 0; i < len; i++) {
+            if (s[i] >= l->spec->vocab) {
+                char detail[160];
+                snprintf(detail, sizeof detail, "byte %u of the text needs id %u, beyond data.vocab_size - 1 = %lld "
+                         "(byte-level data needs data.vocab_size 257)", s[i], s[i] + 1u, (long long)l->spec->vocab);
+                rc = line_fail(l, off, line, detail, NULL);
+                goto out;
+            }
+            l->ids[i] = s[i] + 1;
+        }
+        if (len) rc = l->sink->add(l->sink, l->ids, (int64_t)len);
+        if (!rc) rc = l->sink->end(l->sink);
+        goto out;
+    }
+    if (!json_is_array(body)) {
+        rc = line_fail(l, off, line, json_is_string(body) ? "a text, expected a token list (--format jsonl; texts are --format jsonl-text)"
+                                                          : "expected a list of token ids, or an object with a \"tokens\" list", NULL);
+        goto out;
+    }
+    size_t len = json_array_size(body), m = 0;
+    reserve(l, len + 1);
+    for (size_t i = 0; i < len && !rc; i++) {
+        json_t *t = json_array_get(body, i);
+        json_int_t id = json_is_integer(t) ? json_integer_value(t) : -1;
+        if (json_is_integer(t) && id == l->spec->eot) {
+            if (m) rc = l->sink->add(l->sink, l->ids, (int64_t)m);
+            if (!rc) rc = l->sink->end(l->sink);
+            m = 0;
+        } else if (!json_is_integer(t) || id < 0 || id >= l->spec->vocab) {
+            char detail[200];
+            char value[32] = "not an integer";
+            if (json_is_integer(t)) snprintf(value, sizeof value, "%lld", (long long)id);
+            snprintf(detail, sizeof detail, "token %zu is %s, expected an integer id in [0, %lld] (data.vocab_size - 2: "
+                     "ddptok's ids are the file's + 1)", i, value, (long long)l->spec->vocab - 1);
+            rc = line_fail(l, off, line, detail, NULL);
+        } else l->ids[m++] = (int32_t)id + 1;
+    }
+    if (!rc && m) rc = l->sink->add(l->sink, l->ids, (int64_t)m);
+    if (!rc) rc = l->sink->end(l->sink);
+out:
+    json_decref(v);
+    return rc;
+}
+
+int import_read_jsonl(const ImportSpec *spec, const char *path, DocSink *sink) {
+    ImportFile f;
+    if (import_file_open(&f, path)) return -1;
+    enum { CHUNK = 1 << 20 };
+    Lines l = {spec, &f, sink, NULL, 0};
+    size_t cap = (size_t)(f.size < CHUNK ? f.size : CHUNK) + 1, have = 0;  // buf: the current line's bytes so far
+    char *buf = xmalloc(cap);
+    int64_t at = 0, line = 1, start = 0;  // next offset to read; the current line's number and offset
+    int rc = 0;
+    while (!rc && at < f.size) {
+        size_t n = (size_t)(f.size - at < CHUNK ? f.size - at : CHUNK);
+        if (have + n > cap) {
+            char *grown = xmalloc(cap * 2 > have + n ? cap * 2 : have + n);
+            memcpy(grown, buf, have);
+            free(buf);
+            cap = cap * 2 > have + n ? cap * 2 : have + n, buf = grown;
+        }
+        if ((rc = import_file_read(&f, at, buf + have, n))) break;
+        size_t from = 0, end = have + n;
+        char *nl;
+        while (!rc && (nl = memchr(buf + have, '\n', end - have))) {
+            size_t pos = (size_t)(nl - buf);
+            rc = one_line(&l, buf + from, pos - from, start, line);
+            line++, start += (int64_t)(pos - from + 1), from = pos + 1, have = from;
+        }
+        memmove(buf, buf + from, end - from);
+        have = end - from;
+        at += (int64_t)n;
+        if (!rc && have > JSONL_MAX_LINE)
+            rc = import_fail(&f, start, "line %lld: longer than %d bytes", (long long)line, JSONL_MAX_LINE);
+    }
+    if (!rc && have) rc = one_line(&l, buf, have, start, line);  // the last line, without a newline
+    free(buf);
+    free(l.ids);
+    import_file_close(&f);
+    return rc;
+}
