@@ -45,9 +45,9 @@ expect_grep "... file, line, key, suggestion" "^ddptok: error: typo.yaml:2: trai
 sets=(--set seed=5 --set "paths.outputs=my out")
 one prepare --config "$cfg" --set "paths.outputs=my out" >/dev/null
 expect_rc "train on data prepared with another seed" 2 "$DDPRUN" -np 2 train --config "$cfg" "${sets[@]}"
-expect_grep "... one line, the hint has every --set" "^ddptok: ranks 0-1: error: my out/data/corpus.h5: data lock .* run \`ddptok prepare --config $cfg --set seed=5 --set 'paths.outputs=my out'\`$" "$OUT"
-hint=$(grep -o 'run `[^`]*`' <<<"$OUT" | sed 's/^run `ddptok //; s/`$//')
-eval "one $hint" >/dev/null && ok "... running the suggested prepare line works" || bad "the suggested line failed: $hint"
+expect_grep "data-lock mismatch: one line, the hint has every --set" "^ddptok: ranks 0-1: error: my out/data/corpus.h5: data lock .* run \`$DDPTOK prepare --config $cfg --set seed=5 --set 'paths.outputs=my out'\`$" "$OUT"
+hint=$(grep -o 'run `[^`]*`' <<<"$OUT" | sed 's/^run `//; s/`$//')
+timeout -k 5 120 bash -c "$hint" >/dev/null && ok "the suggested prepare line with every --set runs as printed" || bad "the suggested prepare line with every --set runs as printed" "— failed: $hint"
 expect_rc "... and then the same train runs" 0 "$DDPRUN" -np 2 train --config "$cfg" "${sets[@]}"
 # run/ddprun adds only what is needed and says so.
 expect_rc "run/ddprun -np 3 (2 cores here)" 0 "$DDPRUN" -np 3 check-env --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto
@@ -63,3 +63,4 @@ OUT=$(PATH="$W/fakebin:$PATH" make -s -C "$ROOT" check-deps CC=no-such-mpicc 2>&
   && ok "make without mpicc (and no packages): the apt-get line to run" || { bad "make check-deps" "— exit $rc"; echo "$OUT" | head -5; }
 expect_rc "make check-deps where everything is installed" 0 make -s -C "$ROOT" check-deps
 cd "$ROOT"; rm -rf "$W"
+

@@ -165,8 +165,9 @@ static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *
 
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     memset(corpus, 0, sizeof *corpus);
-    char hint[1200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare%s` first", hint_args()[0] ? hint_args() : " --config FILE");
+    char prepare[HINT_MAX], hint[HINT_MAX + 16];
+    hint_command(prepare, sizeof prepare, "prepare", 0, NULL);
+    snprintf(hint, sizeof hint, "run `%s` first", prepare);
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return -1;
     int rc = -1;
@@ -177,8 +178,8 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     if (nt < 0 || ns < 0 || no < 0) goto out;
     // Shapes from the config, before allocating.
     if (ns != n || no != n + 1) {
-        error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `ddptok prepare "
-              "--config %s`", path, (long long)ns, (long long)no, (long long)n, cfg->source);
+        error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `%s`", path,
+              (long long)ns, (long long)no, (long long)n, prepare);
         goto out;
     }
     if (nt < n * cfg->data.min_length || nt > n * cfg->data.max_length) {
@@ -204,8 +205,8 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     corpus_lock(corpus, cfg, corpus->lock);
     if (strcmp(stored, corpus->lock) != 0) {
         error("%s: data lock %.12s… does not match this config's %.12s… (prepared with another config or "
-              "modified): run `ddptok prepare%s`",
-              path, stored, corpus->lock, hint_args()[0] ? hint_args() : " --config FILE");
+              "modified): run `%s`",
+              path, stored, corpus->lock, prepare);
         goto out;
     }
     rc = 0;

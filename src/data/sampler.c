@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
@@ -78,7 +79,7 @@ int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
 }
 
 int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
-    char hint[4300];
+    char hint[HINT_MAX + 32];
     snprintf(hint, sizeof hint, "%s first", remedy);
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return NULL;
