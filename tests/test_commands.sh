@@ -31,6 +31,25 @@ after=$(sed -n '/^  test loss [0-9]/,$p' <<<"$OUT")
   && ok "evaluate --protocol: the continuous run, parity and empty-window reports named once each with their command, after the metrics, exit 1" \
   || { bad "evaluate --protocol with missing parts" "— exit $rc:"; cat ev/err; echo "$OUT" | sed 's/^/       /'; }
 expect_rc "evaluate --protocol --checkpoint DIR is refused" 2 one evaluate "${e[@]}" --protocol --checkpoint ev/a/checkpoints/step-0006
+# export: the newest checkpoint's model as safetensors, read back by tests/export_check.py's
+# own reader (and by the safetensors package where it is installed).
+xc() { /usr/bin/python3 "$ROOT/tests/export_check.py" "$@"; }
+expect_rc "export of the newest checkpoint" 0 one export "${e[@]}"
+expect_grep "export names the model, the safetensors file and the JSON beside it" '^export: step-12 model of ev/a/checkpoints/step-0012 -> ev/o/model.safetensors \(safetensors, 5 tensors, 1000 parameters, [0-9]+ bytes\) and ev/o/model.json$' "$OUT"
+expect_rc "exported file: header, tensor order, metadata, model.json, every tensor bit for bit as the checkpoint" 0 xc format ev/o/model.safetensors ev/a/checkpoints/step-0012
+OUT=$(xc safetensors ev/o/model.safetensors 2>&1); rc=$?
+case $rc in
+  0) ok "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" ;;
+  77) skip "safetensors.numpy.load_file reads the exported file" "the Python safetensors package is not installed (not in Debian 12)" ;;
+  *) bad "safetensors.numpy.load_file reads the exported file" "— exit $rc: $OUT" ;;
+esac
+head -c -4 ev/o/model.safetensors > ev/cut.safetensors && cp ev/o/model.json ev/cut.json
+expect_rc "export_check's reader refuses a file cut 4 bytes short (control)" 1 xc format ev/cut.safetensors ev/a/checkpoints/step-0012
+expect_rc "export --checkpoint DIR --out FILE" 0 one export "${e[@]}" --checkpoint ev/a/checkpoints/step-0006/ --out ev/m6.safetensors
+[ "$(json ev/m6.json "j['step'], j['weights'], j['checkpoint']")" = "6 m6.safetensors ev/a/checkpoints/step-0006" ] \
+  && ok "export --out FILE: FILE's .json beside it names step 6 and its weights" || bad "export --out FILE: the JSON beside it" "— $(head -c 300 ev/m6.json)"
+expect_rc "export without a checkpoint is refused" 2 one export --config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/none
+expect_grep "export without a checkpoint names the train command to run" '^ddptok: error: export: no checkpoint under ev/none/checkpoints to export: train a model first: run `.* -np 2 .*train --config .*tiny.yaml --set paths.outputs=ev/o --set paths.artifacts=ev/none`' "$OUT"
 # The whole protocol on the tiny config, then the report.
 prep_ref "$cfg"
 ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
