@@ -73,7 +73,7 @@ for cell in "W2-A1 2 --set train.accumulation=1" "W2-A2 2" \
   "${run[@]}" "$DDPTOK" parity --config "$CONFIG" "${sets[@]}" | tail -1 | sed "s/^/  $name: /"
 done
 step "check-empty";        "${MPIRUN[@]}" "$DDPTOK" check-empty --config "$CONFIG"
-step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG"
+step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG" --protocol
 step "exercise";           "$DDPTOK" exercise --config "$ROOT/configs/exercise.yaml"
 step "plot";               "$DDPTOK" plot --config "$CONFIG"
 step "check-checkpoints";  "$DDPTOK" check-checkpoints --config "$CONFIG"

@@ -133,6 +133,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     identity_init(rank, world);
+    hint_program_set(argv[0]);  // hints name the binary as it was invoked (hint.h)
     App app;
     memset(&app, 0, sizeof app);
     // The communicator exists before anything can fail on one rank alone (an unreadable

@@ -47,6 +47,14 @@ int main(void) {
     const char *names[] = {"train", "prepare", "evaluate"};
     CHECK(closest_name("trian", names, 3) == names[0], "closest_name(trian)");
     CHECK(closest_name("zzzzzz", names, 3) == NULL, "closest_name(zzzzzz) should be NULL");
+    // hint: the command a hint names repeats the user's arguments, shell-quoted
+    char *sets[] = {"paths.outputs=my out", "seed=5"}, cmd[HINT_MAX];
+    hint_args_set("it's.yaml", sets, 2);
+    hint_command(cmd, sizeof cmd, "prepare", 0, " --x");
+    const char *want = " prepare --config 'it'\\''s.yaml' --set 'paths.outputs=my out' --set seed=5 --x";
+    CHECK(strlen(cmd) > strlen(want) && !strcmp(cmd + strlen(cmd) - strlen(want), want), "hint_command: '%s'", cmd);
+    hint_command(cmd, sizeof cmd, "train", 2, NULL);  // not in a checkout: mpirun and this binary
+    CHECK(!strncmp(cmd, "mpirun ", 7) && strstr(cmd, " -np 2 ") && strstr(cmd, "test_base train --config"), "hint_command(train): '%s'", cmd);
     // buf
     Buf buf = {0};
     for (int i = 0; i < 1000; i++) buf_printf(&buf, "%d,", i);

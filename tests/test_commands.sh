@@ -7,6 +7,49 @@ r=$(json outputs/check_loss.json "j['counter_example']['mean_of_means'], j['coun
 expect_rc "exercise (12/12 coincide, 12/36 differ)" 0 one exercise --config "$CONFIGS/exercise.yaml"
 r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]['hand']['global'], j['cases'][0]['model']['grad_max_abs_diff'] < 1e-9 < j['cases'][1]['model']['grad_max_abs_diff']")
 [ "$r" = "[[12, 12], [12, 36]] 2.5 True" ] && ok "exercise: counts, 2.5 by hand, gradients equal then different" || bad "exercise values" "— $r"
+# evaluate is a model's metrics, exit 0 on a good checkpoint, whatever the protocol lacks:
+# after train and train --resume latest alone it evaluates the newest checkpoint (it failed
+# with an error about the continuous run interleaved in the metrics). The protocol's verdict
+# is --protocol's: each missing part named once, with its command, after the metrics.
+e=(--config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/a)
+one prepare "${e[@]}" >/dev/null && ddp 2 train "${e[@]}" >/dev/null 2>&1
+expect_rc "evaluate after the interrupted train alone: exit 0" 0 one evaluate "${e[@]}"
+[ "$(json ev/o/evaluate.json "j['step'], j['checkpoint']")" = "6 ev/a/checkpoints/step-0006" ] \
+  && ok "evaluate without --checkpoint: the newest checkpoint's model into evaluate.json" || bad "evaluate.json of the newest checkpoint" "— $(cat ev/o/evaluate.json)"
+ddp 2 train "${e[@]}" --resume latest >/dev/null 2>&1
+OUT=$(one evaluate "${e[@]}" 2>ev/err); rc=$?
+[ $rc -eq 0 ] && [ ! -s ev/err ] && grep -q '^evaluate: step-12 model of ev/a/checkpoints/step-0012 ' <<<"$OUT" && ! grep -q FAILED <<<"$OUT" \
+  && ok "evaluate after train and train --resume latest: the step-12 model, exit 0, nothing on stderr" || { bad "plain evaluate after a resume" "— exit $rc:"; cat ev/err "$OUT" 2>/dev/null | head -5; }
+[ ! -e ev/o/report.json ] && ok "evaluate without --protocol leaves report.json alone" || bad "plain evaluate wrote report.json"
+OUT=$(one evaluate "${e[@]}" --protocol 2>ev/err); rc=$?
+after=$(sed -n '/^  test loss [0-9]/,$p' <<<"$OUT")
+[ $rc -eq 1 ] && [ ! -s ev/err ] && [ "$(grep -c 'run `' <<<"$OUT")" -eq 3 ] && [ "$(grep -c 'run `' <<<"$after")" -eq 3 ] \
+  && grep -q 'continuous run.* missing (ev/a/continuous/step-0012): run `.* train .* --continuous`' <<<"$after" \
+  && grep -q 'parity report: missing (ev/o/parity.json): run `.* parity ' <<<"$after" \
+  && grep -q 'empty-window report: missing (ev/o/empty.json): run `.* check-empty ' <<<"$after" \
+  && grep -q '^evaluate --protocol: INCOMPLETE (3 parts missing' <<<"$OUT" \
+  && ok "evaluate --protocol: the continuous run, parity and empty-window reports named once each with their command, after the metrics, exit 1" \
+  || { bad "evaluate --protocol with missing parts" "— exit $rc:"; cat ev/err; echo "$OUT" | sed 's/^/       /'; }
+expect_rc "evaluate --protocol --checkpoint DIR is refused" 2 one evaluate "${e[@]}" --protocol --checkpoint ev/a/checkpoints/step-0006
+# export: the newest checkpoint's model as safetensors, read back by tests/export_check.py's
+# own reader (and by the safetensors package where it is installed).
+xc() { /usr/bin/python3 "$ROOT/tests/export_check.py" "$@"; }
+expect_rc "export of the newest checkpoint" 0 one export "${e[@]}"
+expect_grep "export names the model, the safetensors file and the JSON beside it" '^export: step-12 model of ev/a/checkpoints/step-0012 -> ev/o/model.safetensors \(safetensors, 5 tensors, 1000 parameters, [0-9]+ bytes\) and ev/o/model.json$' "$OUT"
+expect_rc "exported file: header, tensor order, metadata, model.json, every tensor bit for bit as the checkpoint" 0 xc format ev/o/model.safetensors ev/a/checkpoints/step-0012
+OUT=$(xc safetensors ev/o/model.safetensors 2>&1); rc=$?
+case $rc in
+  0) ok "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" ;;
+  77) skip "safetensors.numpy.load_file reads the exported file" "the Python safetensors package is not installed (not in Debian 12)" ;;
+  *) bad "safetensors.numpy.load_file reads the exported file" "— exit $rc: $OUT" ;;
+esac
+head -c -4 ev/o/model.safetensors > ev/cut.safetensors && cp ev/o/model.json ev/cut.json
+expect_rc "export_check's reader refuses a file cut 4 bytes short (control)" 1 xc format ev/cut.safetensors ev/a/checkpoints/step-0012
+expect_rc "export --checkpoint DIR --out FILE" 0 one export "${e[@]}" --checkpoint ev/a/checkpoints/step-0006/ --out ev/m6.safetensors
+[ "$(json ev/m6.json "j['step'], j['weights'], j['checkpoint']")" = "6 m6.safetensors ev/a/checkpoints/step-0006" ] \
+  && ok "export --out FILE: FILE's .json beside it names step 6 and its weights" || bad "export --out FILE: the JSON beside it" "— $(head -c 300 ev/m6.json)"
+expect_rc "export without a checkpoint is refused" 2 one export --config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/none
+expect_grep "export without a checkpoint names the train command to run" '^ddptok: error: export: no checkpoint under ev/none/checkpoints to export: train a model first: run `.* -np 2 .*train --config .*tiny.yaml --set paths.outputs=ev/o --set paths.artifacts=ev/none`' "$OUT"
 # The whole protocol on the tiny config, then the report.
 prep_ref "$cfg"
 ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
@@ -17,7 +60,7 @@ expect_rc "train --frsh on a lineage with checkpoints is refused" 2 ddp 2 train 
 expect_grep "train --frsh: unknown option, did you mean '--fresh'" "^ddptok: ranks 0-1: error: train: unknown option '--frsh' \(did you mean '--fresh'\? try: ddptok train --help\)$" "$OUT"
 [ -z "$(ls -d artifacts/checkpoints.old-* 2>/dev/null)" ] && [ -d artifacts/checkpoints/step-0006 ] && [ -d artifacts/checkpoints/step-0012 ] \
   && ok "train --frsh moved nothing aside (the lineage's checkpoints are where they were)" || bad "train --frsh started the lineage over"
-expect_rc "evaluate" 0 one evaluate --config "$cfg"
+expect_rc "evaluate --protocol" 0 one evaluate --config "$cfg" --protocol
 r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
 [ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json" "— $r"
 # A resumed model that differs from the continuous one makes evaluate fail. (What the tests
@@ -25,13 +68,13 @@ r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j[
 # check below expects clean to remove everything but outputs/mine.txt.)
 mv artifacts/checkpoints/step-0012 keep
 DDPTOK_TEST_RESUME_SKIP=rng ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
-expect_rc "evaluate fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg"
+expect_rc "evaluate --protocol fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg" --protocol
 rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
 # A parity.json nested 1001 levels deep: report.json, which carries it and indents every
 # level, grew quadratically (this 64 KiB file: 32 MB; 4 MiB: 6.3 GB). Refused in one line.
 mv outputs/parity.json parity.keep
 /usr/bin/python3 -c "import sys; sys.stdout.write('[' + ','.join(['[' * 1000 + ']' * 1000] * 32) + ']')" >outputs/parity.json
-OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
+OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && [ "$OUT" = "ddptok: error: outputs/parity.json: nested 1001 levels deep, at most 8 expected (ddptok's reports nest 3): not read" ] \
   && [ "$(stat -c %s outputs/report.json)" -lt 100000 ] \
   && ok "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small ($(stat -c %s outputs/report.json) bytes)" \
@@ -40,10 +83,10 @@ mv parity.keep outputs/parity.json
 # A negative-control cell whose directory name is not UTF-8 (no JSON key can name it) was
 # counted ok but left out of report.json; now it is named and not ok. A good name: carried.
 mkdir -p outputs/matrix/W2-A2 && cp outputs/parity.json outputs/matrix/W2-A2/
-expect_rc "evaluate with a matrix cell W2-A2 (control)" 0 one evaluate --config "$cfg"
-[ "$(json outputs/report.json "j['matrix']['W2-A2']['ok']")" = True ] && ok "... carried into report.json" || bad "matrix cell in report.json"
+expect_rc "evaluate --protocol with a matrix cell W2-A2 (control)" 0 one evaluate --config "$cfg" --protocol
+[ "$(json outputs/report.json "j['matrix']['W2-A2']['ok']")" = True ] && ok "matrix cell W2-A2 carried into report.json" || bad "matrix cell W2-A2 carried into report.json"
 bad_cell="outputs/matrix/$(printf 'W2-\377')" && mkdir -p "$bad_cell" && cp outputs/parity.json "$bad_cell/"
-OUT=$(one evaluate --config "$cfg" 2>&1 >/dev/null); rc=$?
+OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && LC_ALL=C grep -aq "^ddptok: error: outputs/matrix/W2-.: a cell name that is not UTF-8 cannot be a key of report.json: not ok$" <<<"$OUT" \
   && [ "$(grep -c . <<<"$OUT")" -eq 1 ] && ok "a matrix cell whose name is not UTF-8: named in one line, not ok (exit 1)" \
   || bad "non-UTF-8 matrix cell" "— exit $rc: $OUT"

@@ -36,6 +36,18 @@ bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive inte
 bad_case "unknown command" "unknown command 'frobnicate'" frobnicate --config good.yaml
 bad_case "unknown --set key" "unknown key 'model.depth'" prepare --config good.yaml --set model.depth=3
 bad_case "--set without =" 'expected KEY=VALUE' prepare --config good.yaml --set model.hidden
+# "Did you mean" across sections and for other trainers' names (config.c's synonym table
+# beside the key table); the control: a word close to no key gets no suggestion.
+for c in "train.learning_rate train.optimizer.lr" "learning_rate train.optimizer.lr" "model.lr train.optimizer.lr" \
+         "train.batch_size train.batch_size_per_rank" "train.steps train.updates" "train.momentum train.optimizer.momentum" \
+         "train.momentun train.optimizer.momentum" "data.seed seed" "train.hidden model.hidden" "train.gradient_accumulation_steps train.accumulation"; do
+  read -r key want <<<"$c"
+  bad_case "--set $key suggests $want" "^ddptok: error: --set $key=1: unknown key '$key' \(did you mean '$want'\?\)$" prepare --config good.yaml --set "$key=1"
+done
+bad_case "--set train.epochs suggests train.updates and says why" "unknown key 'train.epochs' \(did you mean 'train.updates'\? ddptok counts optimizer updates, not epochs\)$" prepare --config good.yaml --set train.epochs=3
+printf 'train:\n  learning_rate: 0.1\n' > lr.yaml
+bad_case "learning_rate in a config file suggests train.optimizer.lr" "^ddptok: error: lr.yaml:2: train.learning_rate: unknown key \(did you mean 'train.optimizer.lr'\?\)$" prepare --config lr.yaml
+bad_case "a key close to no key gets no suggestion (control)" "unknown key 'train.frobnicate'$" prepare --config good.yaml --set train.frobnicate=1
 bad_case "unknown option" "unknown option '--fast'" train --config good.yaml --fast
 bad_case "missing --config" '--config FILE is required' prepare
 printf 'seed: 1\nseed: 2\n' > dup.yaml

@@ -25,7 +25,7 @@ done
 # Lock: a corpus prepared for another config is refused with a hint to run prepare.
 one prepare --config "$CONFIGS/minimum.yaml" >/dev/null
 expect_rc "reference refuses a corpus prepared for another batch size" 2 one reference --config "$CONFIGS/minimum.yaml" --set train.batch_size_per_rank=3
-expect_grep "... and says to run prepare" 'data lock .* does not match .* run `ddptok prepare' "$OUT"
+expect_grep "... and says to run prepare" 'data lock .* does not match .* run `'"$DDPTOK"' prepare --config' "$OUT"
 # A damaged corpus file is refused, not used.
 cp outputs/data/corpus.h5 good.h5
 /usr/bin/python3 -c "import h5py; f=h5py.File('outputs/data/corpus.h5','r+'); t=f['tokens']; t[5]=(t[5]%100)+1; f.close()"

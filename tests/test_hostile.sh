@@ -110,7 +110,7 @@ expect_rc "check-checkpoints on the lineage as trained" 0 one check-checkpoints 
 one prepare --config "$cfg" --set seed=7 --set paths.outputs=other >/dev/null
 cp outputs/data/plan.h5 plan.keep && cp other/data/plan.h5 outputs/data/plan.h5
 refused "another seed's plan.h5: exit 2 saying the plan is stale, not calling the checkpoints invalid" 2 \
-  'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run .ddptok prepare' \
+  'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run `[^`]*ddptok prepare' \
   one check-checkpoints --config "$cfg"
 cp plan.keep outputs/data/plan.h5
 $PY -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f['ids'][0, 0, 0, 0] = 5000; f.close()" outputs/data/plan.h5

@@ -45,9 +45,9 @@ expect_grep "... file, line, key, suggestion" "^ddptok: error: typo.yaml:2: trai
 sets=(--set seed=5 --set "paths.outputs=my out")
 one prepare --config "$cfg" --set "paths.outputs=my out" >/dev/null
 expect_rc "train on data prepared with another seed" 2 "$DDPRUN" -np 2 train --config "$cfg" "${sets[@]}"
-expect_grep "... one line, the hint has every --set" "^ddptok: ranks 0-1: error: my out/data/corpus.h5: data lock .* run \`ddptok prepare --config $cfg --set seed=5 --set 'paths.outputs=my out'\`$" "$OUT"
-hint=$(grep -o 'run `[^`]*`' <<<"$OUT" | sed 's/^run `ddptok //; s/`$//')
-eval "one $hint" >/dev/null && ok "... running the suggested prepare line works" || bad "the suggested line failed: $hint"
+expect_grep "data-lock mismatch: one line, the hint has every --set" "^ddptok: ranks 0-1: error: my out/data/corpus.h5: data lock .* run \`$DDPTOK prepare --config $cfg --set seed=5 --set 'paths.outputs=my out'\`$" "$OUT"
+hint=$(grep -o 'run `[^`]*`' <<<"$OUT" | sed 's/^run `//; s/`$//')
+timeout -k 5 120 bash -c "$hint" >/dev/null && ok "the suggested prepare line with every --set runs as printed" || bad "the suggested prepare line with every --set runs as printed" "— failed: $hint"
 expect_rc "... and then the same train runs" 0 "$DDPRUN" -np 2 train --config "$cfg" "${sets[@]}"
 # run/ddprun adds only what is needed and says so.
 expect_rc "run/ddprun -np 3 (2 cores here)" 0 "$DDPRUN" -np 3 check-env --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto
@@ -63,3 +63,66 @@ OUT=$(PATH="$W/fakebin:$PATH" make -s -C "$ROOT" check-deps CC=no-such-mpicc 2>&
   && ok "make without mpicc (and no packages): the apt-get line to run" || { bad "make check-deps" "— exit $rc"; echo "$OUT" | head -5; }
 expect_rc "make check-deps where everything is installed" 0 make -s -C "$ROOT" check-deps
 cd "$ROOT"; rm -rf "$W"
+
+# The newcomer's path (README "Everyday use") in a fresh checkout's layout — ./ddptok and
+# run/ddprun beside it, every command typed from there as the README types it — following
+# every hint ddptok prints: each command is taken from the message (run `...`) and run as
+# printed, from the same directory, with no ddptok on PATH and no DDPTOK for ddprun.
+N=$(workdir); cd "$N"
+mkdir run && cp "$ROOT/ddptok" ./ddptok && cp "$ROOT/run/ddprun" run/ddprun && cp "$CONFIGS/tiny.yaml" tiny.yaml
+unset DDPTOK
+export PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$ROOT" | paste -sd: -)
+# hint_of TEXT [N]: the Nth command TEXT tells the user to run.
+hint_of() { grep -o 'run `[^`]*`' <<<"$1" | sed -n "${2:-1}p" | sed 's/^run `//; s/`$//'; }
+# follow NAME WANT TEXT [N]: runs the Nth hint of TEXT as printed (output in $OUT); its exit must be WANT.
+follow() {
+  local name=$1 want=$2 cmd; cmd=$(hint_of "$3" "${4:-1}")
+  if [ -z "$cmd" ]; then bad "$name" "— no run \`...\` in:"; echo "$3" | tail -4 | sed 's/^/       /'; OUT=; return 1; fi
+  OUT=$(timeout -k 5 120 bash -c "$cmd" 2>&1); local rc=$?
+  if [ $rc -eq "$want" ]; then ok "$name: \`$cmd\` (exit $rc)"; return 0; fi
+  bad "$name" "— \`$cmd\`: exit $rc, expected $want:"; echo "$OUT" | tail -6 | sed 's/^/       /'; return 1
+}
+expect_rc "newcomer: reference before prepare is refused" 2 ./ddptok reference --config tiny.yaml
+[ "$(hint_of "$OUT")" = "./ddptok prepare --config tiny.yaml" ] && ok "newcomer: the prepare hint names ./ddptok as invoked, with --config" \
+  || bad "newcomer: prepare hint" "— '$(hint_of "$OUT")'"
+OUT=$(bash -c "ddptok prepare --config tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 127 ] && ok "negative control: the former hint \`ddptok prepare --config tiny.yaml\` is not found here (exit 127)" \
+  || bad "negative control: bare ddptok hint" "— exit $rc (ddptok on PATH?)"
+follow "newcomer: the prepare hint runs" 0 "$(./ddptok reference --config tiny.yaml 2>&1)"
+expect_rc "newcomer: parity before reference is refused" 2 run/ddprun -np 2 parity --config tiny.yaml
+follow "newcomer: the reference hint runs" 0 "$OUT"
+expect_rc "newcomer: parity after following both hints" 0 run/ddprun -np 2 parity --config tiny.yaml
+expect_rc "newcomer: evaluate before any training is refused" 2 ./ddptok evaluate --config tiny.yaml
+[ "$(hint_of "$OUT")" = "run/ddprun -np 2 train --config tiny.yaml" ] && ok "newcomer: the train hint names run/ddprun -np 2 (a checkout)" \
+  || bad "newcomer: train hint" "— '$(hint_of "$OUT")'"
+follow "newcomer: the train hint runs (interrupted at step 6)" 0 "$OUT"
+next=$OUT
+expect_grep "newcomer: an interrupted train says how to continue, in one line" '^train: to continue to step 12, run `run/ddprun -np 2 train --config tiny.yaml --resume latest`$' "$next"
+expect_rc "newcomer: train again on the interrupted lineage is refused" 2 run/ddprun -np 2 train --config tiny.yaml
+[ "$(hint_of "$OUT")" = "$(hint_of "$next")" ] && [ "$(hint_of "$OUT" 2)" = "run/ddprun -np 2 train --config tiny.yaml --fresh" ] \
+  && ok "newcomer: the refusal names the same resume command, and --fresh" || bad "newcomer: refusal hints" "— $OUT"
+follow "newcomer: the resume hint runs (to step 12)" 0 "$next"
+follow "newcomer: the evaluate hint after the finished train runs" 0 "$OUT"
+metrics=$OUT
+follow "newcomer: evaluate's hint to the protocol's verdict runs (incomplete: exit 1)" 1 "$metrics"
+verdict=$OUT
+[ "$(grep -c 'run `' <<<"$verdict")" -eq 2 ] && [ "$(sed -n '/run `/=' <<<"$verdict" | head -1)" -gt "$(sed -n '/^  test loss [0-9]/=' <<<"$verdict")" ] \
+  && ok "newcomer: the verdict names the 2 missing parts once each, after the metrics" || { bad "newcomer: missing parts"; echo "$verdict" | sed 's/^/       /'; }
+follow "newcomer: the continuous-run hint of the verdict runs" 0 "$verdict" 1
+follow "newcomer: the check-empty hint of the verdict runs" 0 "$verdict" 2
+expect_rc "newcomer: evaluate --protocol after following every hint" 0 ./ddptok evaluate --config tiny.yaml --protocol
+expect_rc "newcomer: --resume latest on the finished lineage is refused" 2 run/ddprun -np 2 train --config tiny.yaml --resume latest
+[ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: ranks 0-1: error: --resume latest: artifacts/checkpoints/step-0012 is step 12 of 12: this lineage is finished' <<<"$OUT" \
+  && ok "newcomer: the finished --resume latest is one line for ranks 0-1 (was one line per rank)" || { bad "newcomer: finished resume lines"; echo "$OUT" | sed 's/^/       /'; }
+follow "newcomer: the finished lineage's evaluate hint runs" 0 "$OUT"
+# Outside a checkout (no run/ddprun beside the binary): mpirun with the flags this machine
+# needs, run as printed without Open MPI's root variables.
+mkdir bin && cp ./ddptok bin/ddptok
+expect_rc "installed binary: train on the finished lineage is refused" 2 mpirun -np 2 bin/ddptok train --config tiny.yaml
+want="mpirun$([ "$(id -u)" -eq 0 ] && echo ' --allow-run-as-root')$([ "$(nproc)" -lt 2 ] && echo ' --oversubscribe') -np 2 bin/ddptok train --config tiny.yaml --fresh"
+[ "$(hint_of "$OUT" 2)" = "$want" ] && ok "installed binary: the hint is \`$want\`" || bad "installed binary: hint" "— '$(hint_of "$OUT" 2)'"
+OUT=$(env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM timeout -k 5 120 bash -c "$want" 2>&1) \
+  && ok "installed binary: the mpirun hint runs as printed" || { bad "installed binary: the mpirun hint failed"; echo "$OUT" | tail -4 | sed 's/^/       /'; }
+OUT=$(PATH="$N/bin:$PATH" ddptok evaluate --config tiny.yaml 2>&1)
+[ "$(hint_of "$OUT")" = "ddptok evaluate --config tiny.yaml --protocol" ] && ok "on PATH: the hint names plain ddptok" || bad "on PATH: hint" "— '$(hint_of "$OUT")'"
+cd "$ROOT"; rm -rf "$N"

@@ -79,7 +79,7 @@ l=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq4o --set paths.artifacts=
 one prepare "${l[@]}" >/dev/null && ddp 2 train "${l[@]}" >/dev/null 2>&1
 sums=$(cd rq4/checkpoints/step-0006 && sha256sum *)
 expect_rc "a second train on a lineage with checkpoints is refused" 2 ddp 2 train "${l[@]}"
-expect_grep "... naming it and the choices" '^ddptok: ranks? [0-9,-]+: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it with --resume latest, or start over with --fresh' "$OUT"
+expect_grep "... naming it and the choices" '^ddptok: ranks? [0-9,-]+: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it: run `[^`]* train --config [^`]*tiny.yaml --set paths.outputs=rq4o --set paths.artifacts=rq4 --resume latest`; or start over: run `[^`]* --fresh`' "$OUT"
 [ "$(ls rq4o/train)" = interrupted.jsonl ] && [ "$(cd rq4/checkpoints/step-0006 && sha256sum *)" = "$sums" ] \
   && ok "... nothing written: the checkpoint and the log are untouched" || bad "refused run wrote something" "— $(ls rq4o/train | tr '\n' ' ')"
 expect_rc "train --fresh starts over" 0 ddp 2 train "${l[@]}" --fresh

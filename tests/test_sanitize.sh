@@ -30,6 +30,8 @@ san "train (interrupted)" 0 runW 2 train --config "$cfg"
 san "train --continuous" 0 runW 2 train --config "$cfg" --continuous
 san "train --resume latest" 0 runW 2 train --config "$cfg" --resume latest
 san "evaluate" 0 run1 evaluate --config "$cfg"
+san "evaluate --protocol" 0 run1 evaluate --config "$cfg" --protocol
+san "export" 0 run1 export --config "$cfg"
 san "parity W=2, factored first layer" 0 runW 2 parity --config "$cfg" --set train.first_layer=factored
 san "train --continuous, factored first layer" 0 runW 2 train --config "$cfg" --continuous --set train.first_layer=factored --set paths.artifacts=fact
 san "evaluate, factored first layer" 0 run1 evaluate --config "$cfg" --checkpoint fact/continuous/step-0012 --set train.first_layer=factored

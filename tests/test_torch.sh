@@ -44,6 +44,24 @@ echo "$OUT" | tail -1 | sed 's/^/       /'
 ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
 expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
 echo "$OUT" | tail -1 | sed 's/^/       /'
+# ddptok export: the step-100 weights, loaded from the safetensors file into witness.py's
+# model, give evaluate's test loss (19329 tokens) within 1e-6; one element changed does not.
+xc() { timeout -k 5 300 /usr/bin/python3 "$ROOT/tests/export_check.py" "$@"; }
+one evaluate --config ddp.yaml --checkpoint artifacts/continuous/step-0100 >/dev/null 2>&1
+expect_rc "export of ddptok's step-100 model (minimum.yaml, dropout 0)" 0 one export --config ddp.yaml --checkpoint artifacts/continuous/step-0100 --out ddp.safetensors
+expect_rc "torch with the exported weights reproduces evaluate's test loss within 1e-6 (minimum.yaml)" 0 xc loss ddp.yaml outputs ddp.safetensors outputs/evaluate.json
+echo "$OUT" | sed 's/^/       /'
+expect_rc "negative control: the exported file with one element of w2 changed fails the loss check" 1 xc loss ddp.yaml outputs ddp.safetensors outputs/evaluate.json --tamper element
+echo "$OUT" | sed 's/^/       /'
+# tiny.yaml's w1 and w2 have the same size (16 x 24, 24 x 16): their data swapped must fail.
+t=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=otiny --set paths.artifacts=atiny)
+one prepare "${t[@]}" >/dev/null && ddp 2 train "${t[@]}" --continuous >/dev/null 2>&1 \
+  && one evaluate "${t[@]}" --checkpoint atiny/continuous/step-0012 >/dev/null && one export "${t[@]}" --checkpoint atiny/continuous/step-0012 >/dev/null \
+  || bad "tiny.yaml: prepare, train --continuous, evaluate or export failed"
+expect_rc "torch with the exported weights reproduces evaluate's test loss within 1e-6 (tiny.yaml)" 0 xc loss "$CONFIGS/tiny.yaml" otiny otiny/model.safetensors otiny/evaluate.json
+echo "$OUT" | sed 's/^/       /'
+expect_rc "negative control: the exported file with w1 and w2 swapped fails the loss check" 1 xc loss "$CONFIGS/tiny.yaml" otiny otiny/model.safetensors otiny/evaluate.json --tamper swap
+echo "$OUT" | sed 's/^/       /'
 # The same 100-update DDP witness for the sequence unit (W·Q_r/M), with ignored labels.
 variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
 prep_ref ddpseq.yaml --set paths.outputs=oseq

@@ -88,8 +88,8 @@ d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-00
 lines() { grep -c '^ddptok: ' <<<"$OUT"; }
 rm -rf outputs artifacts
 expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
-[ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`ddptok prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \
-  && ok "... one line for both ranks, naming the file and the command to run" || { bad "missing corpus message"; echo "$OUT" | grep ddptok | head -4; }
+[ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`$DDPTOK prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \
+  && ok "... one line for both ranks, naming the file and the command to run (the binary as invoked)" || { bad "missing corpus message"; echo "$OUT" | grep ddptok | head -4; }
 one prepare --config "$cfg" >/dev/null
 mkdir -p outputs/logs/interrupted/rank-1.log
 expect_rc "rank 1 cannot write its log: every rank stops" 2 ddp 2 train --config "$cfg"

@@ -15,6 +15,7 @@
     X(train)               \
     X(check_empty)         \
     X(evaluate)            \
+    X(export)              \
     X(exercise)            \
     X(check_env)           \
     X(bench_comm)          \

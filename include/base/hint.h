@@ -1,8 +1,9 @@
-// hint.h — "did you mean" for a mistyped name, and the user's own --config/--set arguments
-// for hints that repeat them.
+// hint.h — "did you mean" for a mistyped name, and the commands hints tell the user to run:
+// named as this user can run them (hint_command), with their own --config/--set arguments.
 #ifndef DDPTOK_HINT_H
 #define DDPTOK_HINT_H
 
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,6 +19,29 @@ const char *closest_name(const char *word, const char *const *names, int n);
 // as given (shell-quoted where needed), recorded once by main with hint_args_set().
 void hint_args_set(const char *config_path, char *const *sets, int n_sets);
 const char *hint_args(void);
+
+// The command a hint tells the user to run, as they can run it from where they are, in
+// `buf` (returned): "BINARY COMMAND --config F --set K=V... EXTRA" for a one-process
+// command (ranks 0), and for one of W ranks (ranks W >= 1) the launcher before it:
+//   - BINARY is ddptok as it was invoked (hint_program_set: argv[0]): a path as given
+//     (`./ddptok`, `/opt/x/ddptok`; an absolute one inside the working directory as
+//     `./sub/ddptok`), or `ddptok` when PATH finds this binary under that name; a bare name
+//     that PATH does not find (Open MPI also looks in the working directory) becomes this
+//     binary's path;
+//   - in a checkout (run/ddprun beside this binary, and it runs this binary), the launcher is
+//     `DIR/run/ddprun -np W` written the way the binary was (`run/ddprun` in the checkout's
+//     root): it adds the flags this machine needs and ddprun runs the binary itself;
+//   - otherwise (an installed binary) `mpirun -np W BINARY`, plus --allow-run-as-root when
+//     run as root and --oversubscribe when W exceeds the CPUs this process may use.
+// Words with characters the shell treats specially are single-quoted. Without
+// hint_args_set (a test program) the arguments read " --config FILE". `extra` (may be NULL
+// or "") follows the arguments: " --resume latest".
+// Appends " WORD" to out (len bytes, NUL-terminated), quoted as hint_command quotes: for
+// the `extra` of a hint that names a path.
+void hint_word(char *out, size_t len, const char *word);
+#define HINT_MAX 8192  // room for one hint_command
+void hint_program_set(const char *argv0);
+const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,8 @@ typedef struct {
     int fresh;           // move the lineage's checkpoints aside first
     int global;          // train.sampler: global (rank 0's file is the one every rank loads)
     int updates;         // train.updates (a lineage at that step is finished)
+    int continuous;      // train --continuous (the witness's lineage): for the hints
+    int world_size;      // train.world_size: for the hints
 } LineageStart;
 
 // Collective. Returns 1 (resume from `dir`), 0 (fresh start) or -1 (finished: nothing to

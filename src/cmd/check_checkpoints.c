@@ -102,8 +102,8 @@ static int check_checkpoints_run(App *app) {
     char ppath[1024];
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
     int64_t U = cfg->train.updates;
-    char hint[4200];
-    snprintf(hint, sizeof hint, "run `ddptok prepare%s`", hint_args());
+    char prepare[HINT_MAX], hint[HINT_MAX + 16];
+    snprintf(hint, sizeof hint, "run `%s`", hint_command(prepare, sizeof prepare, "prepare", 0, NULL));
     int32_t *plan = plan_read(ppath, cfg, &corpus, hint);
     if (!plan) stop(EXIT_BAD_INPUT);
     const char *roots[2] = {"checkpoints", "continuous"};

@@ -1,5 +1,6 @@
-// evaluate.c — `evaluate`: test metrics and baselines, the resume check and the
-// protocol's report (outputs/report.json); with --checkpoint, one model's test metrics.
+// evaluate.c — `evaluate`: a model's test metrics and baselines (the newest checkpoint, or
+// --checkpoint DIR) -> outputs/evaluate.json; with --protocol, the protocol's verdict on
+// the resumed step-U model (resume check, parity, empty windows, matrix) -> report.json.
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "app/app.h"
 #include "base/clock.h"
+#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "config/budget.h"
@@ -20,6 +22,7 @@
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR
+    int protocol;            // --protocol: the protocol's verdict (report.json)
 } EvaluateOptions;
 
 typedef struct {
@@ -161,16 +164,34 @@ static json_t *test_json(const TestReport *r) {
                      json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy", json_num(r->best_acc));
 }
 
-// evaluate --checkpoint DIR: any checkpoint (a continuous run's, an intermediate one), its
-// test metrics only -> outputs/evaluate.json; the protocol's report.json is left alone.
+// A model's test metrics -> outputs/evaluate.json (report.json is left alone): the
+// checkpoint --checkpoint names (a continuous run's, an intermediate one), or without it the
+// newest intact checkpoint of the training lineage (artifacts/checkpoints). Exit 0: the
+// protocol's verdict is --protocol's.
 static int evaluate_checkpoint(App *app, const Corpus *corpus) {
-    char dir[1100], hint[1300];
-    snprintf(dir, sizeof dir, "%s", ((const EvaluateOptions *)app->opts)->checkpoint);
-    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
-    snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
-             "rank-0000.h5)", dir);
+    char dir[1100], hint[HINT_MAX + 1300];
+    const char *named = ((const EvaluateOptions *)app->opts)->checkpoint;
+    if (named) {
+        snprintf(dir, sizeof dir, "%s", named);
+        for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+        snprintf(hint, sizeof hint, "evaluate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with "
+                 "rank-0000.h5)", dir);
+    } else {
+        char root[1024], train[HINT_MAX];
+        art_path(app, root, sizeof root, "checkpoints");
+        int step = checkpoint_latest(&app->comm, root, 0, dir, sizeof dir);
+        hint_command(train, sizeof train, "train", app->cfg.train.world_size, NULL);
+        if (step == -1)
+            die(EXIT_BAD_INPUT, "evaluate: no checkpoint under %s to evaluate: train a model first: run `%s` (or name one: "
+                "evaluate --checkpoint DIR)", root, train);
+        if (step == -2) die(EXIT_BAD_INPUT, "evaluate: no intact checkpoint under %s (each one is damaged, see above)", root);
+        snprintf(hint, sizeof hint, "%s: no checkpoint there", dir);
+    }
     TestReport r = test_report(app, corpus, dir, hint);
     write_json(app, "evaluate.json", json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step, "test", test_json(&r)));
+    if (!named)
+        say("evaluate: the protocol's verdict (resume vs continuous, parity, empty windows): run `%s`\n",
+            hint_command(hint, sizeof hint, "evaluate", 0, " --protocol"));
     return 0;
 }
 
@@ -229,55 +250,117 @@ void protocol_reports_read(const App *app, ProtocolReports *r) {
     if (d) closedir(d);
 }
 
-static int evaluate_run(App *app) {
-    const Config *cfg = &app->cfg;
-    int U = cfg->train.updates;
-    Corpus corpus;
-    load_corpus_or_die(app, &corpus);
-    if (((const EvaluateOptions *)app->opts)->checkpoint) {
-        int rc = evaluate_checkpoint(app, &corpus);
-        corpus_free(&corpus);
-        return rc;
+// One part of the protocol's verdict (evaluate --protocol).
+typedef struct {
+    int missing, failed;
+} Verdict;
+
+// "  NAME: ok" / "NOT ok", or "missing (PATH): run `COMMAND`" naming what produces it.
+static void verdict_report(Verdict *v, const char *name, const json_t *report, int ok, const char *path, const char *command,
+                           int ranks) {
+    char hint[HINT_MAX];
+    if (!report) {
+        v->missing++;
+        say("  %s: missing (%s): run `%s`\n", name, text_safe(path), hint_command(hint, sizeof hint, command, ranks, NULL));
+    } else {
+        v->failed += !ok;
+        say("  %s: %s\n", name, ok ? "ok" : "NOT ok");
     }
-    char resumed[1100], continuous[1100], path[1200], root[1024];
+}
+
+// evaluate --protocol: the protocol's verdict on the resumed step-U model (what run/protocol.sh
+// ends with) -> outputs/report.json: its test metrics, then each part — the resume check
+// against the continuous run, the parity and empty-window reports, the matrix, the model
+// beating the unigram baseline — with, for each part that is missing, the command that
+// makes it. Exit 0 only when every part is there and holds.
+static int evaluate_protocol(App *app, const Corpus *corpus) {
+    const Config *cfg = &app->cfg;
+    int U = cfg->train.updates, W = cfg->train.world_size;
+    char resumed[1100], continuous[1100], path[1200], root[1024], cpath[1200];
     art_path(app, root, sizeof root, "checkpoints");
     snprintf(resumed, sizeof resumed, "%s/step-%04d", root, U);
+    int *steps, n = checkpoint_list(&app->comm, root, &steps), newest = n ? steps[0] : 0;
+    free(steps);
     art_path(app, root, sizeof root, "continuous");
     snprintf(continuous, sizeof continuous, "%s/step-%04d", root, U);
     checkpoint_rank_path(path, sizeof path, resumed, 0);
-    char hint[1500];
-    snprintf(hint, sizeof hint, "evaluate needs the step-%d model of the resumed run (%s): run train, then train --resume "
-             "(or name any checkpoint: evaluate --checkpoint DIR)", U, path);
-    TestReport r = test_report(app, &corpus, resumed, hint);
-    double diff = resume_diff(resumed, continuous);
+    checkpoint_rank_path(cpath, sizeof cpath, continuous, 0);
+    char train[HINT_MAX], resume[HINT_MAX], hint[2 * HINT_MAX + 1600];
+    hint_command(train, sizeof train, "train", W, NULL);
+    hint_command(resume, sizeof resume, "train", W, " --resume latest");
+    if (n && newest < U) snprintf(hint, sizeof hint, "evaluate --protocol judges the resumed step-%d model (%s), not there yet: run `%s`", U, path, resume);
+    else snprintf(hint, sizeof hint, "evaluate --protocol judges the resumed step-%d model (%s), not there: run `%s`, then `%s`", U, path, train, resume);
 
+    // Everything is read before anything is printed: a report that cannot be read says so
+    // (stderr) before the metrics, not between them.
+    double diff = -1;
+    char why[1024] = "";
+    int have_continuous = access(cpath, F_OK) == 0;
+    if (have_continuous) {
+        error_capture(1);
+        diff = resume_diff(resumed, continuous);
+        snprintf(why, sizeof why, "%s", error_capture(0));
+    }
     ProtocolReports rep;
     protocol_reports_read(app, &rep);
-    int ok = diff == 0 && rep.parity_ok && rep.empty_ok && r.loss < r.unigram && rep.cells_ok == rep.cells;
+    TestReport r = test_report(app, corpus, resumed, hint);
 
-    if (diff < 0) say("  resume: no comparable continuous run at %s\n", text_safe(continuous));
-    else say("  resume: max |dtheta| between resumed and continuous step-%d models = %g\n", U, diff);
-    say("  parity report %s, empty-window report %s, negative-control matrix %d/%d cells ok\n",
-        rep.parity ? (rep.parity_ok ? "ok" : "NOT ok") : "missing", rep.empty ? (rep.empty_ok ? "ok" : "NOT ok") : "missing",
-        rep.cells_ok, rep.cells);
+    Verdict v = {0, 0};
+    char ppath[1024], epath[1024];
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    if (!have_continuous) {
+        char cont[HINT_MAX];
+        v.missing++;
+        say("  resume: the continuous run's step-%d model is missing (%s): run `%s`\n", U, text_safe(continuous),
+            hint_command(cont, sizeof cont, "train", W, " --continuous"));
+    } else if (diff < 0) {
+        v.failed++;
+        say("  resume: NOT ok: the continuous run's step-%d model is not comparable: %s\n", U, text_safe(why[0] ? why : continuous));
+    } else {
+        v.failed += diff != 0;
+        say("  resume: max |dtheta| between resumed and continuous step-%d models = %g: %s\n", U, diff, diff == 0 ? "ok" : "NOT ok");
+    }
+    verdict_report(&v, "parity report", rep.parity, rep.parity_ok, ppath, "parity", W);
+    verdict_report(&v, "empty-window report", rep.empty, rep.empty_ok, epath, "check-empty", W);
+    if (rep.cells) say("  negative-control matrix: %d/%d cells ok\n", rep.cells_ok, rep.cells);
+    else say("  negative-control matrix: none (run/protocol.sh makes its cells; not required)\n");
+    v.failed += rep.cells_ok != rep.cells;
+    int beats = r.loss < r.unigram;
+    v.failed += !beats;
+    say("  test loss below the unigram baseline: %s\n", beats ? "yes" : "NO");
+    int ok = !v.missing && !v.failed;
     write_json(app, "report.json",
                json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(), "matrix",
                          rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
                          rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
-    corpus_free(&corpus);
-    say("evaluate: %s\n", ok ? "OK" : "FAILED (see above)");
+    if (ok) say("evaluate --protocol: OK\n");
+    else if (!v.failed) say("evaluate --protocol: INCOMPLETE (%d part%s missing: run the command%s above)\n", v.missing, v.missing == 1 ? "" : "s", v.missing == 1 ? "" : "s");
+    else say("evaluate --protocol: FAILED (%d part%s not ok%s)\n", v.failed, v.failed == 1 ? "" : "s", v.missing ? ", some missing" : "");
     return ok ? 0 : EXIT_CHECK_FAILED;
+}
+
+static int evaluate_run(App *app) {
+    const EvaluateOptions *o = app->opts;
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
+    int rc = o->protocol ? evaluate_protocol(app, &corpus) : evaluate_checkpoint(app, &corpus);
+    corpus_free(&corpus);
+    return rc;
 }
 
 const Command cmd_evaluate = {
     .name = "evaluate",
     .run = evaluate_run,
     .distributed = 0,
-    .summary = "test metrics, baselines, resume max |dtheta|, and the report -> outputs/report.json; with --checkpoint, that "
-               "model's test metrics -> outputs/evaluate.json",
+    .summary = "a model's test metrics and baselines (the newest checkpoint, or --checkpoint DIR) -> outputs/evaluate.json; "
+               "--protocol: the protocol's verdict (resume vs continuous, parity, empty windows) -> outputs/report.json",
     .options = (const CommandOption[]){
         OPTION_STRING("--checkpoint", EvaluateOptions, checkpoint, "DIR",
-                      "that checkpoint's model, its test metrics only -> outputs/evaluate.json (report.json is left alone)"),
+                      "that checkpoint's model instead of the newest intact one"),
+        OPTION_FLAG("--protocol", EvaluateOptions, protocol,
+                    "the protocol's verdict on the resumed step-U model (resume vs continuous, parity, empty windows) -> "
+                    "outputs/report.json", .excludes = "--checkpoint"),
         OPTION_END,
     },
     .opts_size = sizeof(EvaluateOptions),

@@ -8,6 +8,7 @@
 
 #include "app/app.h"
 #include "base/clock.h"
+#include "base/hint.h"
 #include "base/report.h"
 #include "data/corpus.h"
 #include "job/lifecycle.h"
@@ -37,6 +38,12 @@ static void stop_diverged(App *app, const WindowStats *ws) {
     stop(EXIT_CHECK_FAILED);
 }
 
+// The command that continues this lineage from its newest checkpoint, for hints.
+static const char *resume_hint(const App *app, char *buf, size_t len) {
+    return hint_command(buf, len, "train", app->cfg.train.world_size,
+                        train_options(app)->continuous ? " --continuous --resume latest" : " --resume latest");
+}
+
 static int train_run(App *app) {
     const Config *cfg = &app->cfg;
     Corpus corpus;
@@ -53,7 +60,8 @@ static int train_run(App *app) {
     art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
     comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lineage_lock(root, app->comm.timeout) : 0, EXIT_BAD_INPUT, "locking the lineage");
     const LineageStart how = {.resume = train_options(app)->resume, .fresh = train_options(app)->fresh,
-                              .global = cfg->train.sampler == SAMPLER_GLOBAL, .updates = cfg->train.updates};
+                              .global = cfg->train.sampler == SAMPLER_GLOBAL, .updates = cfg->train.updates,
+                              .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size};
     int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
         trainer_free(&t);
@@ -102,8 +110,9 @@ static int train_run(App *app) {
         if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
         if (ws.stop_requested) {
             comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
-            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume with --resume latest|auto)\n",
-                t.step, EXIT_REQUEUE);
+            char hint[HINT_MAX];
+            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
+                "--resume auto in a requeued job)\n", t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
             trainer_checkpoint(&t, root, corpus.lock);
             rc = EXIT_REQUEUE;
             break;
@@ -116,6 +125,12 @@ static int train_run(App *app) {
     comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
     if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
     train_progress_summary(&progress, run);
+    // What to run next: continue an interrupted run; evaluate a finished one.
+    char hint[HINT_MAX];
+    if (!rc && t.step < cfg->train.updates)
+        say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
+    else if (!rc && !train_options(app)->continuous)
+        say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
     trainer_free(&t);
     corpus_free(&corpus);
     return rc;

@@ -82,6 +82,56 @@ const Field config_fields[] = {
 };
 const int config_n_fields = (int)(sizeof config_fields / sizeof config_fields[0]);
 
+// Names other trainers use for ddptok's keys, matched against the last component of an
+// unknown key (`learning_rate`, `train.learning_rate`, `optim.lr` all suggest
+// train.optimizer.lr), with a note where the meaning differs. A key whose own last
+// component is the same word needs no row: "did you mean" searches those too.
+static const struct {
+    const char *word, *key, *note;
+} key_synonyms[] = {
+    {"learning_rate", "train.optimizer.lr", NULL},
+    {"lr", "train.optimizer.lr", NULL},
+    {"batch_size", "train.batch_size_per_rank", NULL},
+    {"micro_batch_size", "train.batch_size_per_rank", NULL},
+    {"per_device_train_batch_size", "train.batch_size_per_rank", NULL},
+    {"global_batch_size", "train.global_batch", NULL},
+    {"steps", "train.updates", NULL},
+    {"max_steps", "train.updates", NULL},
+    {"num_steps", "train.updates", NULL},
+    {"iterations", "train.updates", NULL},
+    {"iters", "train.updates", NULL},
+    {"max_iters", "train.updates", NULL},
+    {"epochs", "train.updates", "ddptok counts optimizer updates, not epochs"},
+    {"num_epochs", "train.updates", "ddptok counts optimizer updates, not epochs"},
+    {"gradient_accumulation_steps", "train.accumulation", NULL},
+    {"grad_accum", "train.accumulation", NULL},
+    {"accumulation_steps", "train.accumulation", NULL},
+    {"world", "train.world_size", NULL},
+    {"ranks", "train.world_size", NULL},
+    {"nprocs", "train.world_size", NULL},
+    {"wd", "train.optimizer.weight_decay", NULL},
+    {"beta1", "train.optimizer.betas", NULL},
+    {"beta2", "train.optimizer.betas", NULL},
+    {"epsilon", "train.optimizer.eps", NULL},
+    {"optimizer", "train.optimizer.name", NULL},
+    {"optim", "train.optimizer.name", NULL},
+    {"vocab", "data.vocab_size", NULL},
+    {"embedding_dim", "model.embed_dim", NULL},
+    {"embed_size", "model.embed_dim", NULL},
+    {"d_model", "model.embed_dim", NULL},
+    {"hidden_size", "model.hidden", NULL},
+    {"hidden_dim", "model.hidden", NULL},
+    {"context_length", "model.context", NULL},
+    {"block_size", "model.context", NULL},
+    {"dropout_rate", "model.dropout", NULL},
+    {"save_every", "train.checkpoint_every", NULL},
+    {"checkpoint_interval", "train.checkpoint_every", NULL},
+    {"log_interval", "train.log_every", NULL},
+    {"output_dir", "paths.outputs", NULL},
+    {"checkpoint_dir", "paths.artifacts", NULL},
+    {"random_seed", "seed", NULL},
+};
+
 int config_key(int i, ConfigKey *out) {
     if (i < 0 || i >= config_n_fields) return -1;
     static const char kinds[] = {[F_INT] = 'i', [F_U32] = 'u', [F_DOUBLE] = 'd', [F_ENUM] = 'e', [F_BANDS] = 'b', [F_PATH] = 'p', [F_PAIR] = 'l'};
@@ -111,12 +161,34 @@ static const Field *field_find(const char *key) {
     return NULL;
 }
 
-// " (did you mean 'train.updates'?)" for the field key nearest to `key`, or "".
+// The last dotted component of a key ("lr" of "train.optimizer.lr").
+static const char *last_component(const char *key) {
+    const char *dot = strrchr(key, '.');
+    return dot ? dot + 1 : key;
+}
+
+// " (did you mean 'train.updates'?)" for the key `key` most likely meant, or "". In order:
+// a synonym of its last component (learning_rate -> train.optimizer.lr); a key of another
+// section with the same last component (model.lr, train.momentum); a typo of a whole key
+// (train.updats); a typo of a last component in any section (train.momentun).
 static const char *did_you_mean(const char *key, char *buf, size_t len) {
-    const char *names[config_n_fields];
-    for (int i = 0; i < config_n_fields; i++) names[i] = config_fields[i].key;
-    const char *near = closest_name(key, names, config_n_fields);
-    if (near) snprintf(buf, len, " (did you mean '%s'?)", near);
+    const char *names[config_n_fields], *lasts[config_n_fields];
+    for (int i = 0; i < config_n_fields; i++) names[i] = config_fields[i].key, lasts[i] = last_component(config_fields[i].key);
+    char word[128];
+    snprintf(word, sizeof word, "%s", last_component(key));
+    for (char *p = word; *p; p++) *p = *p == '-' ? '_' : (*p >= 'A' && *p <= 'Z') ? (char)(*p - 'A' + 'a') : *p;
+    const char *near = NULL, *note = NULL;
+    for (size_t i = 0; i < sizeof key_synonyms / sizeof *key_synonyms && !near; i++)
+        if (!strcmp(word, key_synonyms[i].word)) near = key_synonyms[i].key, note = key_synonyms[i].note;
+    for (int i = 0; i < config_n_fields && !near; i++)
+        if (!strcmp(word, lasts[i])) near = names[i];
+    if (!near) near = closest_name(key, names, config_n_fields);
+    if (!near) {
+        const char *last = closest_name(word, lasts, config_n_fields);
+        for (int i = 0; i < config_n_fields && last && !near; i++)
+            if (lasts[i] == last) near = names[i];
+    }
+    if (near) snprintf(buf, len, " (did you mean '%s'?%s%s)", near, note ? " " : "", note ? note : "");
     else buf[0] = 0;
     return buf;
 }

@@ -183,14 +183,12 @@ static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *
 // What makes this config's corpus.h5: "prepare --config FILE" or "import --config FILE ...".
 static const char *remedy(const Config *cfg, char *buf, size_t len) {
     int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    snprintf(buf, len, "ddptok %s%s%s", imported ? "import" : "prepare", hint_args()[0] ? hint_args() : " --config FILE",
-             imported ? " --format F --input PATH" : "");
-    return buf;
+    return hint_command(buf, len, imported ? "import" : "prepare", 0, imported ? " --format F --input PATH" : NULL);
 }
 
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     memset(corpus, 0, sizeof *corpus);
-    char hint[1200], make[1100];
+    char make[HINT_MAX], hint[HINT_MAX + 16];
     remedy(cfg, make, sizeof make);
     snprintf(hint, sizeof hint, "run `%s` first", make);
     hid_t f = h5_open_read(path, hint);
@@ -217,8 +215,7 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
             error("%s: %lld sequences and %lld offsets, expected 1..2^31-1 sequences and one offset more: run `%s`", path,
                   (long long)ns, (long long)no, make);
         else
-            error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `ddptok prepare "
-                  "--config %s`", path, (long long)ns, (long long)no, (long long)n, cfg->source);
+            error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `%s`", path, (long long)ns, (long long)no, (long long)n, make);
         goto out;
     }
     if (nt < n * cfg->data.min_length || nt > n * cfg->data.max_length) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
@@ -93,7 +94,7 @@ int plan_write(const char *path, const Config *cfg, const int32_t *plan, const c
 }
 
 int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
-    char hint[4300];
+    char hint[HINT_MAX + 32];
     snprintf(hint, sizeof hint, "%s first", remedy);
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return NULL;

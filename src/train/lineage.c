@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/fs.h"
+#include "base/hint.h"
 #include "base/made.h"
 #include "base/report.h"
 #include "store/checkpoint.h"
@@ -98,6 +99,24 @@ static int lineage_move_aside(const char *root, int count) {
     return rc;
 }
 
+// The train command line that continues (or starts over) this lineage, for hints: the
+// user's own, with --continuous for the witness's lineage and `extra` after it.
+static const char *train_hint(char *buf, size_t len, const LineageStart *how, const char *extra) {
+    char opts[64];
+    snprintf(opts, sizeof opts, "%s%s", how->continuous ? " --continuous" : "", extra);
+    return hint_command(buf, len, "train", how->world_size, opts);
+}
+
+// A finished lineage (its newest checkpoint `dir` is step U): what to run next.
+static const char *finished_hint(char *buf, size_t len, const LineageStart *how, const char *dir) {
+    char eval[HINT_MAX], extra[HINT_MAX / 2] = "", fresh[HINT_MAX];
+    if (how->continuous) hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, dir);
+    hint_command(eval, sizeof eval, "evaluate", 0, extra);
+    snprintf(buf, len, "evaluate its model: run `%s`; or start over, moving the checkpoints aside: run `%s`", eval,
+             train_hint(fresh, sizeof fresh, how, " --fresh"));
+    return buf;
+}
+
 // Where this run starts. No --resume: a fresh start, refused on a lineage that holds
 // checkpoints (a second `train` would silently restart at step 1 beside the first run's
 // later checkpoints) unless --fresh moves them aside first. --resume DIR: that checkpoint.
@@ -118,22 +137,37 @@ int lineage_start(Comm *comm, const LineageStart *how_, const char *root, char *
         int file_rank = how_->global ? 0 : -1;
         int step = checkpoint_latest(comm, root, file_rank, dir, len), auto_ = !strcmp(how, "auto");
         if (step == -1 && auto_) return 0;
-        if (step == -1) die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s", root);
+        char hint[HINT_MAX], next[2 * HINT_MAX + 128];
+        if (step == -1)
+            die(EXIT_BAD_INPUT, "--resume latest: no checkpoint under %s: start the run: run `%s`", root,
+                train_hint(hint, sizeof hint, how_, ""));
         if (step == -2)
-            die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over "
-                                "with --fresh (moves them aside)", how, root);
+            die(EXIT_BAD_INPUT, "--resume %s: no intact checkpoint under %s (each one is damaged, see above): start over: "
+                                "run `%s` (moves them aside)", how, root, train_hint(hint, sizeof hint, how_, " --fresh"));
         if (auto_ && step >= how_->updates) {
             say("train: %s is step %d of %d: this lineage is finished, nothing to do (--resume auto)\n", text_safe(dir), step,
                 how_->updates);
             return -1;
         }
+        // Every rank says the same line, so the job prints it once (was: one line per rank
+        // file from the resume checks).
+        if (step >= how_->updates)
+            die(EXIT_BAD_INPUT, "--resume latest: %s is step %d of %d: this lineage is finished, nothing to resume (%s)",
+                dir, step, how_->updates, finished_hint(next, sizeof next, how_, dir));
         return 1;
     }
     int *steps, n = checkpoint_list(comm, root, &steps), newest = n ? steps[0] : 0;
     free(steps);
-    if (n && !how_->fresh)
-        die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: continue it with --resume latest, or "
-                            "start over with --fresh (moves them aside)", root, n, newest);
+    if (n && !how_->fresh) {
+        char hint[HINT_MAX], fresh[HINT_MAX], next[2 * HINT_MAX + 128], dir_newest[1100];
+        snprintf(dir_newest, sizeof dir_newest, "%s/step-%04d", root, newest);
+        if (newest >= how_->updates)
+            die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: the run is finished (%s)", root, n,
+                newest, finished_hint(next, sizeof next, how_, dir_newest));
+        die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: continue it: run `%s`; or start over: "
+                            "run `%s` (moves them aside)", root, n, newest, train_hint(hint, sizeof hint, how_, " --resume latest"),
+            train_hint(fresh, sizeof fresh, how_, " --fresh"));
+    }
     if (n) comm_stop_if_any(comm, comm->rank == 0 ? lineage_move_aside(root, n) : 0, EXIT_BAD_INPUT, "moving the lineage aside");
     return 0;
 }

@@ -144,12 +144,13 @@ int reference_write(const char *path, const Config *cfg, const char *lock, const
 }
 
 int reference_read(const char *path, const char *lock, const ModelShape *m, float *theta0, float *grad, int64_t *N) {
-    char hint[4200];
-    snprintf(hint, sizeof hint, "run `ddptok reference%s` first", hint_args());
+    char reference[HINT_MAX], hint[HINT_MAX + 16];
+    hint_command(reference, sizeof reference, "reference", 0, NULL);
+    snprintf(hint, sizeof hint, "run `%s` first", reference);
     hid_t f = h5_open_read(path, hint);
     if (f < 0) return -1;
     char *stored = h5_attr_read_str(f, path, "data_lock");
-    int rc = !stored ? -1 : strcmp(stored, lock) != 0 ? error("%s: made for other data (data lock %.12s…, current %.12s…): run `ddptok reference%s` again", path, stored, lock, hint_args()) : 0;
+    int rc = !stored ? -1 : strcmp(stored, lock) != 0 ? error("%s: made for other data (data lock %.12s…, current %.12s…): run `%s` again", path, stored, lock, reference) : 0;
     if (!rc) rc = h5_read_params(f, path, "init", m, theta0) || (grad && h5_read_params(f, path, "grad", m, grad)) ||
                   (N && h5_attr_read_i64(f, path, "global_count", N));
     free(stored);

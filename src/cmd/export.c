@@ -1,0 +1,166 @@
+// export.c — `export`: one checkpoint's model out of ddptok, as safetensors (FILE) with
+// its shape and config beside it (FILE's .json): the weights in the model layout's order,
+// readable by anything that reads safetensors (tests/export_check.py, safetensors.numpy)
+// and loadable into the PyTorch definition of the model (tests/torch/witness.py).
+//
+// safetensors: 8 bytes, the header's length N (little-endian uint64); N bytes of JSON,
+// {"NAME": {"dtype": "F32", "shape": [...], "data_offsets": [BEGIN, END]}, ...,
+// "__metadata__": {string: string}}, padded with spaces so the data starts at a multiple
+// of 8; then the tensors' bytes, little-endian, back to back, offsets relative to the data.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/app.h"
+#include "base/fs.h"
+#include "base/hint.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "io/jsonio.h"
+#include "store/checkpoint.h"
+
+typedef struct {
+    const char *checkpoint;  // --checkpoint DIR (default: the newest of artifacts/checkpoints)
+    const char *out;         // --out FILE (default: outputs/model.safetensors)
+} ExportOptions;
+
+// A JSON string of `s` exactly (json_text), or death naming what could not be exported: the
+// header must hold the text itself, not a repaired copy.
+static json_t *header_text(const char *what, const char *s) {
+    int exact;
+    json_t *j = json_text(s, &exact);
+    if (!exact) die(EXIT_BAD_INPUT, "export: %s is not UTF-8 text: cannot go into the safetensors header", what);
+    return j;
+}
+
+static json_t *shape_json(const ModelShape *m, int p) {
+    json_t *shape = json_array();
+    for (int d = 0; d < m->rank[p]; d++) json_array_append_new(shape, json_integer((json_int_t)m->dims[p][d]));
+    return shape;
+}
+
+// The string metadata that makes the file stand alone: the model's shape and the config
+// that trained it (resolved YAML), where it came from.
+static json_t *metadata_json(const CheckpointState *s, const char *dir) {
+    char build[1024], num[32];
+    build_info(build, sizeof build);
+    json_t *meta = json_object();
+    json_object_set_new(meta, "format", json_string("ddptok-model"));
+    json_object_set_new(meta, "producer", header_text("the build line", build));
+    json_object_set_new(meta, "tensors", json_string("embedding,w1,b1,w2,b2"));
+    const struct {
+        const char *key;
+        long long v;
+    } ints[] = {{"vocab_size", s->m.V}, {"context", s->m.k}, {"embed_dim", s->m.D}, {"hidden", s->m.H},
+                {"parameters", (long long)s->m.total}, {"step", s->step}};
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
+        snprintf(num, sizeof num, "%lld", ints[i].v);
+        json_object_set_new(meta, ints[i].key, json_string(num));
+    }
+    json_object_set_new(meta, "checkpoint", header_text("the checkpoint's path", dir));
+    json_object_set_new(meta, "data_lock", header_text("the data lock", s->lock));
+    json_object_set_new(meta, "config", header_text("the checkpoint's config", s->config_yaml));
+    return meta;
+}
+
+// The safetensors bytes of θ (header, padding, data) in a new buffer of *len bytes.
+static char *safetensors_image(const CheckpointState *s, const char *dir, size_t *len) {
+    const ModelShape *m = &s->m;
+    json_t *header = json_object();  // jansson keeps the insertion order: the layout's
+    for (int p = 0; p < N_PARAMS; p++) {
+        size_t begin = m->offset[p] * sizeof(float), end = begin + m->size[p] * sizeof(float);
+        json_object_set_new(header, param_names[p],
+                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", "F32", "shape", shape_json(m, p), "data_offsets",
+                                      (json_int_t)begin, (json_int_t)end));
+    }
+    json_object_set_new(header, "__metadata__", metadata_json(s, dir));
+    char *text = json_dumps(header, JSON_COMPACT);
+    json_decref(header);
+    if (!text) die(EXIT_INTERNAL, "export: cannot serialize the safetensors header (out of memory)");
+    size_t n = strlen(text), padded = (n + 7) / 8 * 8, data = m->total * sizeof(float);
+    char *image = xmalloc(8 + padded + data);
+    for (int i = 0; i < 8; i++) image[i] = (char)((uint64_t)padded >> (8 * i) & 0xFF);
+    memcpy(image + 8, text, n);
+    memset(image + 8 + n, ' ', padded - n);
+    free(text);
+    // The tensors' bytes little-endian, whatever this machine's order.
+    unsigned char *out = (unsigned char *)image + 8 + padded;
+    for (size_t i = 0; i < m->total; i++) {
+        uint32_t bits;
+        memcpy(&bits, &s->theta[i], sizeof bits);
+        for (int b = 0; b < 4; b++) out[4 * i + b] = (unsigned char)(bits >> (8 * b));
+    }
+    *len = 8 + padded + data;
+    return image;
+}
+
+// FILE.json beside FILE (model.safetensors -> model.json; any other name gets ".json").
+static void beside_path(const char *file, char *out, size_t len) {
+    size_t n = strlen(file), ext = strlen(".safetensors");
+    if (n > ext && !strcmp(file + n - ext, ".safetensors")) n -= ext;
+    snprintf(out, len, "%.*s.json", (int)n, file);
+}
+
+static int export_run(App *app) {
+    const ExportOptions *o = app->opts;
+    char dir[1100], path[1200], file[1100], meta_path[1200];
+    if (o->checkpoint) {
+        snprintf(dir, sizeof dir, "%s", o->checkpoint);
+        for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+    } else {
+        char root[1024], train[HINT_MAX];
+        art_path(app, root, sizeof root, "checkpoints");
+        int step = checkpoint_latest(&app->comm, root, 0, dir, sizeof dir);
+        if (step == -1)
+            die(EXIT_BAD_INPUT, "export: no checkpoint under %s to export: train a model first: run `%s` (or name one: "
+                "export --checkpoint DIR)", root, hint_command(train, sizeof train, "train", app->cfg.train.world_size, NULL));
+        if (step == -2) die(EXIT_BAD_INPUT, "export: no intact checkpoint under %s (each one is damaged, see above)", root);
+    }
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    if (access(path, F_OK) != 0)
+        die(EXIT_BAD_INPUT, "export --checkpoint %s: no checkpoint there (expected a step-NNNN directory with rank-0000.h5)", dir);
+    CheckpointState s;
+    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
+    if (o->out) snprintf(file, sizeof file, "%s", o->out);
+    else out_path(app, file, sizeof file, "model.safetensors");
+    beside_path(file, meta_path, sizeof meta_path);
+
+    size_t len;
+    char *image = safetensors_image(&s, dir, &len);
+    if (write_file_atomic(file, image, len)) stop(EXIT_BAD_INPUT);  // it said why
+    free(image);
+    json_t *tensors = json_array();
+    for (int p = 0; p < N_PARAMS; p++)
+        json_array_append_new(tensors, json_pack("{s:s, s:o, s:I}", "name", param_names[p], "shape", shape_json(&s.m, p),
+                                                 "offset", (json_int_t)s.m.offset[p]));
+    char weights[1100];
+    const char *slash = strrchr(file, '/');
+    snprintf(weights, sizeof weights, "%s", slash ? slash + 1 : file);
+    json_t *meta = json_pack("{s:s, s:i, s:o, s:s, s:i, s:{s:i, s:i, s:i, s:i, s:I}, s:o, s:o, s:s}", "format", "ddptok-model",
+                             "version", 1, "weights", header_text("the output's name", weights), "dtype", "float32", "step",
+                             s.step, "model", "vocab_size", s.m.V, "context", s.m.k, "embed_dim", s.m.D, "hidden", s.m.H,
+                             "parameters", (json_int_t)s.m.total, "tensors", tensors, "checkpoint",
+                             header_text("the checkpoint's path", dir), "data_lock", s.lock);
+    json_object_set_new(meta, "config", header_text("the checkpoint's config", s.config_yaml));
+    if (json_write_file(meta_path, meta)) stop(EXIT_BAD_INPUT);
+    say("export: step-%d model of %s -> %s (safetensors, %d tensors, %zu parameters, %zu bytes) and %s\n", s.step, text_safe(dir), text_safe(file),
+        N_PARAMS, s.m.total, len, text_safe(meta_path));
+    checkpoint_state_free(&s);
+    return 0;
+}
+
+const Command cmd_export = {
+    .name = "export",
+    .run = export_run,
+    .distributed = 0,
+    .summary = "a checkpoint's model as safetensors (the newest checkpoint, or --checkpoint DIR) -> outputs/model.safetensors "
+               "(or --out FILE), its shape and config beside it -> outputs/model.json",
+    .options = (const CommandOption[]){
+        OPTION_STRING("--checkpoint", ExportOptions, checkpoint, "DIR", "that checkpoint instead of the newest intact one"),
+        OPTION_STRING("--out", ExportOptions, out, "FILE", "the safetensors file (default outputs/model.safetensors)"),
+        OPTION_END,
+    },
+    .opts_size = sizeof(ExportOptions),
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {0}},
+};
