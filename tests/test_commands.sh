@@ -86,6 +86,11 @@ expect_rc "ddptok --version" 0 one --version
 expect_grep "... names the commit, the backends and the libraries" '^ddptok ([0-9a-f]{7,}(-dirty)?|unknown) \(CUDA backend: (built in, NCCL [0-9.]+|not built in)\); Open MPI' "$OUT"
 expect_grep "... names the BLAS kernel OpenBLAS runs" '; BLAS kernel [A-Za-z0-9]+' "$OUT"
 expect_rc "check-env --dual refuses a CPU run" 1 ddp 2 check-env --config "$cfg" --dual
+# Singulars (issue 20.5): one rank "was" started, not "1 ranks were"; --help lists every exit code.
+expect_rc "train on 1 rank with train.world_size 2" 2 one train --config "$cfg"
+expect_grep "... says 1 rank was started" 'train.world_size is 2 but 1 rank was started \(mpirun -np 2' "$OUT"
+expect_rc "ddptok --help" 0 one --help
+expect_grep "... lists exit code 70 (internal error)" '70 internal error' "$OUT"
 # clean: the dry run changes nothing; the real one removes only what ddptok generated.
 echo keep > outputs/mine.txt
 before=$(find outputs artifacts | sort | sha256sum)
