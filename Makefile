@@ -69,10 +69,14 @@ OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
 HDR := $(wildcard include/*/*.h)
 BASE_SRC := $(wildcard src/base/*.c)
 
-# `ddptok --version`: the commit it was built from. build/version.h is rewritten only when
-# the version changes, so a rebuild happens exactly then.
-# DDPTOK_VERSION=... gives it where .git is absent (the Docker build).
-VERSION := $(or $(DDPTOK_VERSION),$(shell git describe --always --dirty 2>/dev/null),unknown)
+# `ddptok --version`: the release number in VERSION and, when known, the commit it was built
+# from: "0.9.0 (abc1234)", or "0.9.0" alone. The commit is DDPTOK_VERSION=... (the Docker
+# build, where .git is absent), else the COMMIT file `make dist` puts in its tarball, else
+# git's. build/version.h is rewritten only when the version changes, so a rebuild happens
+# exactly then.
+VERSION_NUMBER := $(shell cat VERSION 2>/dev/null)
+COMMIT  := $(or $(DDPTOK_VERSION),$(shell cat COMMIT 2>/dev/null),$(shell git describe --always --dirty --exclude='*' 2>/dev/null))
+VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)))
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 
