@@ -100,4 +100,38 @@ expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg
 left=$(find outputs artifacts | sort | tr '\n' ' ')
 [ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean" "— left: $left"
 expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+# make install into a DESTDIR: the installed ddptok and ddprun work from another directory
+# (ddprun finds the ddptok beside it), and make uninstall leaves no file behind.
+I="$W/destdir"; ver=$(cat "$ROOT/VERSION")
+OUT=$(make -s -C "$ROOT" install DESTDIR="$I" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -x "$I/usr/local/bin/ddptok" ] && [ -x "$I/usr/local/bin/ddprun" ] && [ -f "$I/usr/local/share/ddptok/configs/tiny.yaml" ] \
+  && [ -f "$I/usr/local/share/ddptok/docs/launching.md" ] && [ -f "$I/usr/local/share/ddptok/README.md" ] \
+  && ok "make install DESTDIR=...: bin/ddptok, bin/ddprun, share/ddptok/{configs,docs,README.md}" || { bad "make install" "— exit $rc"; echo "$OUT" | tail -3; }
+mkdir -p "$W/elsewhere"
+OUT=$(cd "$W/elsewhere" && "$I/usr/local/bin/ddptok" --version 2>&1)
+expect_grep "the installed ddptok --version names release $ver" "^ddptok ${ver//./\\.}( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend" "$OUT"
+OUT=$(cd "$W/elsewhere" && timeout 60 "$I/usr/local/bin/ddptok" check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -f "$W/elsewhere/outputs/check_loss.json" ] && ok "the installed ddptok runs check-loss from another directory, with the installed config" \
+  || { bad "installed ddptok check-loss" "— exit $rc"; echo "$OUT" | tail -3; }
+OUT=$(cd "$W/elsewhere" && DDPRUN_QUIET=1 timeout 60 "$I/usr/local/bin/ddprun" -np 1 check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "the installed ddprun -np 1 check-loss runs the ddptok installed beside it" || { bad "installed ddprun" "— exit $rc"; echo "$OUT" | tail -3; }
+OUT=$(make -s -C "$ROOT" uninstall DESTDIR="$I" 2>&1); rc=$?
+left=$(find "$I" ! -type d | tr '\n' ' ')
+[ $rc -eq 0 ] && [ -z "$left" ] && [ ! -e "$I/usr/local/share/ddptok" ] && ok "make uninstall: no file left, share/ddptok gone" \
+  || { bad "make uninstall" "— exit $rc, left: $left"; echo "$OUT" | tail -3; }
+# make dist: the tarball builds outside git and --version shows the number and its commit;
+# without the COMMIT file, the number alone.
+if git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  X="$W/dist"; mkdir -p "$X"
+  OUT=$(make -s -C "$ROOT" dist DIST_TO="$X" 2>&1); rc=$?
+  head=$(git -C "$ROOT" rev-parse --short HEAD)
+  [ $rc -eq 0 ] && tar -xzf "$X/ddptok-$ver.tar.gz" -C "$X" && [ ! -e "$X/ddptok-$ver/.git" ] && [ "$(cat "$X/ddptok-$ver/COMMIT")" = "$head" ] \
+    && ok "make dist: ddptok-$ver.tar.gz unpacks without .git, COMMIT $head" || { bad "make dist" "— exit $rc"; echo "$OUT" | tail -3; }
+  OUT=$(cd "$X/ddptok-$ver" && timeout 600 make -s CUDA=0 -j"$(nproc)" ddptok 2>&1 && ./ddptok --version 2>&1); rc=$?
+  expect_grep "... builds outside git (make CUDA=0 ddptok): ddptok $ver ($head)" "^ddptok ${ver//./\\.} \($head\) \(CUDA backend: not built in\)" "$OUT"
+  OUT=$(cd "$X/ddptok-$ver" && rm COMMIT && make -s CUDA=0 ddptok 2>&1 && ./ddptok --version 2>&1)
+  expect_grep "... and with no commit known: ddptok $ver alone" "^ddptok ${ver//./\\.} \(CUDA backend: not built in\)" "$OUT"
+else
+  skip "make dist" "$ROOT is not a git checkout (make dist archives HEAD)"
+fi
 cd "$ROOT"; rm -rf "$W"
