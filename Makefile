@@ -10,7 +10,8 @@
 #   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
 #                     balanced on the same global windows (run/bench_partition.sh)
-#   make deps         install the Debian packages the build and tests need
+#   make deps         install the Debian packages the build and the protocol need (make test-deps:
+#                     and those of the tests)
 #   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
 #                     $(PREFIX)/share/ddptok (DESTDIR=... for staging); make uninstall removes them
 #   make dist         ddptok-VERSION.tar.gz: HEAD (git archive) and its commit, builds outside git
@@ -236,8 +237,12 @@ fuzz: fuzz-bins
 print-cuda:
 	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
 
+# make deps: what the build and the protocol need; make test-deps: that and what the tests need.
 deps:
 	bash run/install-deps.sh
+
+test-deps:
+	bash run/install-deps.sh --tests
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: bin/ddptok and bin/ddprun, and under
 # share/ddptok/ the configs and the documentation in the repository's layout (README.md's
@@ -286,4 +291,4 @@ bench: ddptok build/bench_kernels
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps install uninstall dist test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
