@@ -10,7 +10,11 @@
 #   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
 #                     balanced on the same global windows (run/bench_partition.sh)
-#   make deps         install the Debian packages the build and tests need
+#   make deps         install the Debian packages the build and the protocol need (make test-deps:
+#                     and those of the tests)
+#   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
+#                     $(PREFIX)/share/ddptok (DESTDIR=... for staging); make uninstall removes them
+#   make dist         ddptok-VERSION.tar.gz: HEAD (git archive) and its commit, builds outside git
 
 CC      := mpicc
 PKGS    := hdf5 yaml-0.1 openblas libcrypto jansson
@@ -69,10 +73,16 @@ OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
 HDR := $(wildcard include/*/*.h)
 BASE_SRC := $(wildcard src/base/*.c)
 
-# `ddptok --version`: the commit it was built from. build/version.h is rewritten only when
-# the version changes, so a rebuild happens exactly then.
-# DDPTOK_VERSION=... gives it where .git is absent (the Docker build).
-VERSION := $(or $(DDPTOK_VERSION),$(shell git describe --always --dirty 2>/dev/null),unknown)
+# `ddptok --version`: the release number in VERSION and, when known, the commit it was built
+# from: "0.9.0 (abc1234)", or "0.9.0" alone. The commit is DDPTOK_VERSION=... (the Docker
+# build, where .git is absent), else the COMMIT file `make dist` puts in its tarball, else
+# git's (only for a checkout of this tree, not a tarball unpacked inside another one).
+# build/version.h is rewritten only when the version changes, so a rebuild happens exactly
+# then.
+VERSION_NUMBER := $(shell cat VERSION 2>/dev/null)
+COMMIT  := $(or $(DDPTOK_VERSION),$(shell cat COMMIT 2>/dev/null),$(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+             git describe --always --dirty --exclude='*' 2>/dev/null))
+VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)))
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 
@@ -235,8 +245,44 @@ fuzz: fuzz-bins
 print-cuda:
 	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
 
+# make deps: what the build and the protocol need; make test-deps: that and what the tests need.
 deps:
 	bash run/install-deps.sh
+
+test-deps:
+	bash run/install-deps.sh --tests
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: bin/ddptok and bin/ddprun, and under
+# share/ddptok/ the configs and the documentation in the repository's layout (README.md's
+# links hold). make uninstall removes exactly those files, then the share/ddptok folders
+# if they are empty.
+PREFIX ?= /usr/local
+SHARE   = $(DESTDIR)$(PREFIX)/share/ddptok
+INSTALL_CONFIGS := $(wildcard configs/*.yaml)
+INSTALL_DOCS    := README.md ARCHITECTURE.md CHANGELOG.md
+INSTALL_PAGES   := $(wildcard docs/*.md)
+install: ddptok
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/configs $(SHARE)/docs
+	install -m 755 ddptok run/ddprun $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(INSTALL_CONFIGS) $(SHARE)/configs/
+	install -m 644 $(INSTALL_DOCS) $(SHARE)/
+	install -m 644 $(INSTALL_PAGES) $(SHARE)/docs/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/ddptok $(DESTDIR)$(PREFIX)/bin/ddprun $(addprefix $(SHARE)/,$(INSTALL_CONFIGS) $(INSTALL_DOCS) $(INSTALL_PAGES))
+	for d in $(SHARE)/configs $(SHARE)/docs $(SHARE); do [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
+
+# make dist [DIST_TO=DIR]: DIR/ddptok-$(VERSION_NUMBER).tar.gz (DIR: here), HEAD as
+# `git archive` gives it plus a COMMIT file, so that a build outside git still shows
+# "ddptok 0.9.0 (abc1234)". Uncommitted changes are not in it (said when there are some).
+DIST := ddptok-$(VERSION_NUMBER)
+DIST_TO ?= .
+dist:
+	@git rev-parse --verify -q HEAD >/dev/null || { echo "make dist: needs the git checkout (it archives HEAD)" >&2; exit 2; }
+	@git diff --quiet HEAD || echo "make dist: uncommitted changes are not in $(DIST).tar.gz (it archives HEAD)" >&2
+	@mkdir -p build/dist && git rev-parse --short HEAD > build/dist/COMMIT
+	git archive --format=tar --prefix=$(DIST)/ --add-file=build/dist/COMMIT HEAD | gzip -n > $(DIST_TO)/$(DIST).tar.gz
+	@echo "make dist: $(DIST_TO)/$(DIST).tar.gz (commit $$(cat build/dist/COMMIT))"
 
 test:
 	bash run/install-deps.sh --tests
@@ -253,4 +299,4 @@ bench: ddptok build/bench_kernels
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages that ddptok's build and protocol need, if missing; with
-# --tests also what the tests need (python3-torch for the PyTorch witness).
-# As root it runs apt-get; otherwise it prints the exact command and stops. --check (make
-# runs it when mpicc or a library is missing) only prints what is missing and the command.
+# Installs the Debian packages that ddptok's build and protocol need, if missing (make
+# itself among them: a minimal Debian has none); with --tests also what the tests need
+# (python3-torch for the PyTorch witness, Slurm, clang...).
+# As root it runs apt-get; otherwise it prints the one command that installs them on this
+# machine (sudo ..., or su -c '...' where there is no sudo; apt-get update first when the
+# package lists do not know a package yet) and stops with exit 2. --check (make runs it
+# when mpicc or a library is missing) only prints what is missing and that command.
 set -euo pipefail
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
@@ -14,7 +17,9 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # tells a crash inside libhdf5 from one in ddptok by the symbolized stack; clang only
 # recommends it, so a minimal machine lacks it), fortunes-min for a real English text to
 # import (tests/test_import.sh), xz-utils and zstd for its compression baselines.
+tests=0
 if [ "${1:-}" = --tests ]; then
+  tests=1
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
         procps clang libclang-rt-14-dev llvm-14 fortunes-min xz-utils zstd)
 fi
@@ -31,9 +36,19 @@ if [ $check = 1 ]; then
   fi
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
+# The package lists of a fresh system (debootstrap, a container) may be empty: apt-get
+# update first unless apt-cache already has a candidate for every missing package.
+known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
+install="apt-get install -y --no-install-recommends ${missing[*]}"
+[ "$known" -ge ${#missing[@]} ] || install="apt-get update && $install"
+target=deps; [ "$tests" = 1 ] && target=test-deps
 if [ "$(id -u)" -ne 0 ] || [ $check = 1 ]; then
+  if [ "$(id -u)" -eq 0 ]; then cmd="$install     (or: make $target)"
+  elif command -v sudo >/dev/null; then
+    case $install in apt-get\ update*) cmd="sudo sh -c '$install'" ;; *) cmd="sudo $install" ;; esac
+  else cmd="su -c '$install'     (as root; this machine has no sudo)"; fi
   echo "ddptok: missing Debian packages; install them with:" >&2
-  echo "  $([ "$(id -u)" -ne 0 ] && echo 'sudo ')apt-get install -y ${missing[*]}     (or: make deps)" >&2
+  echo "  $cmd" >&2
   exit 2
 fi
 echo "ddptok: installing ${missing[*]}"

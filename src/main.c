@@ -73,7 +73,8 @@ static void usage(FILE *f) {
     fprintf(f, "  %-18s  %s\n", "--check CMD ...", "check the command line and the config only, do nothing (exit 0: valid)");
     fprintf(f,
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
-            "            4 communication failure, 75 stopped on request (resume with --resume latest)\n");
+            "            4 communication failure, 70 internal error,\n"
+            "            75 stopped on request (resume with --resume latest)\n");
 }
 
 static void command_help(const Command *cmd) {
@@ -215,8 +216,8 @@ int main(int argc, char **argv) {
     if (!cmd->distributed && world != 1)
         die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);
     if (cmd->distributed && world != app.cfg.train.world_size)
-        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d ranks were started (mpirun -np %d, or --set train.world_size=%d%s)",
-            app.config_path, app.cfg.train.world_size, world, app.cfg.train.world_size, world,
+        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d rank%s started (mpirun -np %d, or --set train.world_size=%d%s)",
+            app.config_path, app.cfg.train.world_size, world, world == 1 ? " was" : "s were", app.cfg.train.world_size, world,
             app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto");
 
     int gpus = 0;

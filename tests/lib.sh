@@ -85,3 +85,24 @@ ranks_up() {
     sleep 0.01
   done
 }
+
+# trap_up PID: waits (bounded, 5 s) until process PID catches SIGUSR1 (/proc/PID/status
+# SigCgt, bit 10): a launcher script (run/ddprun, a batch script) traps it on its first line.
+trap_up() {
+  local i m
+  for ((i = 0; i < 500; i++)); do
+    m=$(awk '/^SigCgt:/ {print $2}' /proc/"$1"/status 2>/dev/null)
+    [ -n "$m" ] && (( 0x$m & 0x200 )) && return 0
+    sleep 0.01
+  done
+  return 1
+}
+# sleep_ms N: sleeps N milliseconds.
+sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
+# Signal sweeps (test_preempt, test_slurm): DDPTOK_TEST_SIGNAL_TRIALS trials (default 8),
+# SIGUSR1 at delays spread evenly over 0..DDPTOK_TEST_SIGNAL_SPREAD_MS (default 300) after
+# the launcher's trap is up. A longer sweep: DDPTOK_TEST_SIGNAL_TRIALS=64
+# DDPTOK_TEST_SIGNAL_SPREAD_MS=3000 bash tests/run.sh preempt slurm.
+SIGNAL_TRIALS=${DDPTOK_TEST_SIGNAL_TRIALS:-8}
+SIGNAL_SPREAD_MS=${DDPTOK_TEST_SIGNAL_SPREAD_MS:-300}
+signal_delay() { [ "$2" -gt 1 ] && echo $(($1 * SIGNAL_SPREAD_MS / ($2 - 1))) || echo 0; }  # signal_delay I N

@@ -131,11 +131,16 @@ PY
 else bad "plot" "— gnuplot is not installed (run/install-deps.sh installs gnuplot-nox)"; fi
 expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
 expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
-expect_grep "check-env: the build line" '^ddptok ([0-9a-f]{7,}(-dirty)?|unknown) \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+' "$OUT"
+expect_grep "check-env: the build line" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+' "$OUT"
 expect_rc "ddptok --version" 0 one --version
-expect_grep "... names the commit, the backends and the libraries" '^ddptok ([0-9a-f]{7,}(-dirty)?|unknown) \(CUDA backend: (built in, NCCL [0-9.]+|not built in)\); Open MPI' "$OUT"
+expect_grep "... names the release, the commit, the backends and the libraries" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: (built in, NCCL [0-9.]+|not built in)\); Open MPI' "$OUT"
 expect_grep "... names the BLAS kernel OpenBLAS runs" '; BLAS kernel [A-Za-z0-9]+' "$OUT"
 expect_rc "check-env --dual refuses a CPU run" 1 ddp 2 check-env --config "$cfg" --dual
+# Singulars (issue 20.5): one rank "was" started, not "1 ranks were"; --help lists every exit code.
+expect_rc "train on 1 rank with train.world_size 2" 2 one train --config "$cfg"
+expect_grep "... says 1 rank was started" 'train.world_size is 2 but 1 rank was started \(mpirun -np 2' "$OUT"
+expect_rc "ddptok --help" 0 one --help
+expect_grep "... lists exit code 70 (internal error)" '70 internal error' "$OUT"
 # clean: the dry run changes nothing; the real one removes only what ddptok generated.
 echo keep > outputs/mine.txt
 before=$(find outputs artifacts | sort | sha256sum)
@@ -226,4 +231,38 @@ expect_grep "clean lists the link as left" "^left: made/plot \(not made by ddpto
 [ -n "$aside" ] && [ ! -e "$aside" ] && [ ! -e made-art/checkpoints ] && [ ! -e made/train ] && [ ! -e made/logs ] \
   && ok "clean removed train's logs, checkpoints and what train --fresh moved aside (${aside:-none})" || bad "clean left what ddptok made" "— aside '${aside}'"
 [ "$(cat made-art/checkpoints.old-mine/p)" = k ] && ok "clean left the user's made-art/checkpoints.old-mine/" || bad "clean removed a user's checkpoints.old-mine/"
+# make install into a DESTDIR: the installed ddptok and ddprun work from another directory
+# (ddprun finds the ddptok beside it), and make uninstall leaves no file behind.
+I="$W/destdir"; ver=$(cat "$ROOT/VERSION")
+OUT=$(make -s -C "$ROOT" install DESTDIR="$I" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -x "$I/usr/local/bin/ddptok" ] && [ -x "$I/usr/local/bin/ddprun" ] && [ -f "$I/usr/local/share/ddptok/configs/tiny.yaml" ] \
+  && [ -f "$I/usr/local/share/ddptok/docs/launching.md" ] && [ -f "$I/usr/local/share/ddptok/README.md" ] \
+  && ok "make install DESTDIR=...: bin/ddptok, bin/ddprun, share/ddptok/{configs,docs,README.md}" || { bad "make install" "— exit $rc"; echo "$OUT" | tail -3; }
+mkdir -p "$W/elsewhere"
+OUT=$(cd "$W/elsewhere" && "$I/usr/local/bin/ddptok" --version 2>&1)
+expect_grep "the installed ddptok --version names release $ver" "^ddptok ${ver//./\\.}( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend" "$OUT"
+OUT=$(cd "$W/elsewhere" && timeout 60 "$I/usr/local/bin/ddptok" check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -f "$W/elsewhere/outputs/check_loss.json" ] && ok "the installed ddptok runs check-loss from another directory, with the installed config" \
+  || { bad "installed ddptok check-loss" "— exit $rc"; echo "$OUT" | tail -3; }
+OUT=$(cd "$W/elsewhere" && DDPRUN_QUIET=1 timeout 60 "$I/usr/local/bin/ddprun" -np 1 check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && ok "the installed ddprun -np 1 check-loss runs the ddptok installed beside it" || { bad "installed ddprun" "— exit $rc"; echo "$OUT" | tail -3; }
+OUT=$(make -s -C "$ROOT" uninstall DESTDIR="$I" 2>&1); rc=$?
+left=$(find "$I" ! -type d | tr '\n' ' ')
+[ $rc -eq 0 ] && [ -z "$left" ] && [ ! -e "$I/usr/local/share/ddptok" ] && ok "make uninstall: no file left, share/ddptok gone" \
+  || { bad "make uninstall" "— exit $rc, left: $left"; echo "$OUT" | tail -3; }
+# make dist: the tarball builds outside git and --version shows the number and its commit;
+# without the COMMIT file, the number alone.
+if git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  X="$W/dist"; mkdir -p "$X"
+  OUT=$(make -s -C "$ROOT" dist DIST_TO="$X" 2>&1); rc=$?
+  head=$(git -C "$ROOT" rev-parse --short HEAD)
+  [ $rc -eq 0 ] && tar -xzf "$X/ddptok-$ver.tar.gz" -C "$X" && [ ! -e "$X/ddptok-$ver/.git" ] && [ "$(cat "$X/ddptok-$ver/COMMIT")" = "$head" ] \
+    && ok "make dist: ddptok-$ver.tar.gz unpacks without .git, COMMIT $head" || { bad "make dist" "— exit $rc"; echo "$OUT" | tail -3; }
+  OUT=$(cd "$X/ddptok-$ver" && timeout 600 make -s CUDA=0 -j"$(nproc)" ddptok 2>&1 && ./ddptok --version 2>&1); rc=$?
+  expect_grep "make dist: the tarball builds outside git (make CUDA=0 ddptok): ddptok $ver ($head)" "^ddptok ${ver//./\\.} \($head\) \(CUDA backend: not built in\)" "$OUT"
+  OUT=$(cd "$X/ddptok-$ver" && rm COMMIT && make -s CUDA=0 ddptok 2>&1 && ./ddptok --version 2>&1)
+  expect_grep "make dist: with no commit known, --version: ddptok $ver alone" "^ddptok ${ver//./\\.} \(CUDA backend: not built in\)" "$OUT"
+else
+  skip "make dist" "$ROOT is not a git checkout (make dist archives HEAD)"
+fi
 cd "$ROOT"; rm -rf "$W"

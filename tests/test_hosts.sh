@@ -3,6 +3,25 @@
 # sshd on its own address with a generated key. mpirun --hostfile runs one rank per host
 # over TCP; parity must pass and training must equal the one-host result bit for bit.
 # Everything runs under timeout and is torn down by PID and namespace name.
+# run/ddprun tells mpirun's own failure from a rank's: mpirun -q (which the old ddprun
+# passed) hid every Open MPI message, mpirun's own errors too, and any exit above 128 was
+# called a rank killed by a signal. Now only the notices about ranks are left out.
+L=$(workdir)
+OUT=$(cd "$L" && MPIRUN_ARGS="--hostfile /nonexistent" timeout 60 "$ROOT/run/ddprun" -np 1 check-loss Y 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q 'unable to open the hostfile' <<<"$OUT" && grep -q '^ddprun: mpirun failed (exit [0-9]*) with no rank reported dead' <<<"$OUT" \
+  && ok "ddprun: mpirun's own error (a hostfile it cannot open) is shown and named as mpirun's (exit $rc)" \
+  || { bad "ddprun hides mpirun's own error" "— exit $rc:"; echo "$OUT" | tail -4 | sed 's/^/       /'; }
+mkdir -p "$L/fake"; printf '#!/bin/bash\nkill -ABRT $$\n' >"$L/fake/mpirun"; chmod +x "$L/fake/mpirun"
+OUT=$(cd "$L" && PATH="$L/fake:$PATH" timeout 60 "$ROOT/run/ddprun" -np 2 check-env --config "$CONFIGS/tiny.yaml" 2>&1); rc=$?
+[ $rc -eq 134 ] && grep -q '^ddprun: mpirun itself was killed by signal 6 (ABRT), exit 134, with no rank reported dead' <<<"$OUT" && ! grep -q 'a rank was killed' <<<"$OUT" \
+  && ok "ddprun: mpirun itself killed by SIGABRT (a stub mpirun) is mpirun's death, not a rank's (exit 134)" \
+  || { bad "ddprun blames a rank for mpirun's death" "— exit $rc:"; echo "$OUT" | tail -3 | sed 's/^/       /'; }
+printf '#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && kill -KILL $$\nexec "%s" "$@"\n' "$DDPTOK" >"$L/die1"; chmod +x "$L/die1"
+OUT=$(cd "$L" && DDPTOK="$L/die1" timeout 60 "$ROOT/run/ddprun" -np 2 check-env --config "$CONFIGS/tiny.yaml" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 137 ] && grep -qE '^ddprun: (rank 1 \(on [^)]*\)|a rank) was killed by signal 9' <<<"$OUT" && ! grep -qE '^-----|Primary job|mpirun (noticed|detected)' <<<"$OUT" \
+  && ok "ddprun: a rank killed by SIGKILL is said in one line, Open MPI's notices left out (exit 137)" \
+  || { bad "ddprun: a killed rank" "— exit $rc:"; echo "$OUT" | tail -4 | sed 's/^/       /'; }
+rm -rf "$L"
 H=$(workdir)
 ns1=ddpt1-$$ ns2=ddpt2-$$ net=10.231.77
 hosts_why() {  # prints why this machine cannot run the group, nothing when it can

@@ -59,9 +59,36 @@ OUT=$("$DDPRUN" -np 1 check-env --config "$cfg" --set train.world_size=1 --set t
 mkdir -p fakebin; printf '#!/bin/sh\nexit 1\n' > fakebin/dpkg-query; chmod +x fakebin/dpkg-query
 OUT=$(PATH="$W/fakebin:$PATH" make -s -C "$ROOT" check-deps CC=no-such-mpicc 2>&1); rc=$?
 [ $rc -ne 0 ] && grep -q 'ddptok: cannot build: no-such-mpicc, pkg-config or a library' <<<"$OUT" \
-  && grep -qE 'apt-get install -y build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev .*\(or: make deps\)' <<<"$OUT" \
+  && grep -qE 'apt-get install -y --no-install-recommends build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev .*\(or: make deps\)' <<<"$OUT" \
   && ok "make without mpicc (and no packages): the apt-get line to run" || { bad "make check-deps" "— exit $rc"; echo "$OUT" | head -5; }
 expect_rc "make check-deps where everything is installed" 0 make -s -C "$ROOT" check-deps
+# As an ordinary user the remedy is one command that works on that machine: sudo where there
+# is sudo, else su -c; with apt-get update first when apt does not know the packages yet (a
+# fresh debootstrap); and --tests names the test packages (make test-deps, not make deps).
+# A PATH of stubs only: id says uid 1000, dpkg-query knows nothing installed, apt-cache
+# knows every package (or none), sudo is there or not.
+mkdir -p nosudo withsudo
+for d in nosudo withsudo; do
+  for t in grep cat; do ln -sf "$(command -v $t)" "$d/$t"; done
+  printf '#!/bin/sh\n[ "$1" = -u ] && echo 1000 || echo uid=1000\n' >"$d/id"
+  printf '#!/bin/sh\nexit 1\n' >"$d/dpkg-query"
+  printf '#!/bin/sh\n[ -n "$NO_LISTS" ] && exit 0\nshift; for p; do echo "$p:"; echo "  Candidate: 1.0-1"; done\n' >"$d/apt-cache"
+  chmod +x "$d"/*
+done
+printf '#!/bin/sh\nexit 1\n' >withsudo/sudo; chmod +x withsudo/sudo
+remedy() { OUT=$(PATH="$W/$1" /bin/bash "$ROOT/run/install-deps.sh" $2 2>&1); r="rc=$?"; line=$(grep '^  ' <<<"$OUT"); }
+remedy withsudo ""
+[ "$r" = rc=2 ] && [[ $line =~ ^\ \ sudo\ apt-get\ install\ -y\ --no-install-recommends\ build-essential\ .*python3$ ]] \
+  && ok "install-deps as a user with sudo: one line, sudo apt-get install ... (exit 2)" || { bad "remedy with sudo" "— $r: $OUT"; }
+remedy nosudo ""
+[ "$r" = rc=2 ] && [[ $line =~ ^\ \ su\ -c\ \'apt-get\ install\ -y\ --no-install-recommends\ build-essential\ .*python3\' ]] && ! grep -q sudo <<<"${line%%(*}" \
+  && ok "install-deps as a user without sudo: one line, su -c '...'" || { bad "remedy without sudo" "— $r: $OUT"; }
+NO_LISTS=1 remedy withsudo --tests
+[ "$r" = rc=2 ] && [[ $line =~ ^\ \ sudo\ sh\ -c\ \'apt-get\ update\ \&\&\ apt-get\ install\ -y\ --no-install-recommends\ .*python3-torch\ .*llvm-14\'$ ]] \
+  && ok "install-deps --tests, package lists empty: sudo sh -c 'apt-get update && apt-get install ... the test packages'" || { bad "remedy with update" "— $r: $OUT"; }
+OUT=$(PATH="$W/fakebin:$PATH" bash "$ROOT/run/install-deps.sh" --check --tests 2>&1)
+grep -q '(or: make test-deps)$' <<<"$OUT" && grep -q 'python3-torch' <<<"$OUT" \
+  && ok "install-deps --tests as root (--check) names make test-deps" || { bad "test-deps hint" "— $OUT"; }
 cd "$ROOT"; rm -rf "$W"
 
 # The newcomer's path (README "Everyday use") in a fresh checkout's layout — ./ddptok and

@@ -27,6 +27,31 @@ expect_rc "--resume auto continues from step $step" 0 ddp 2 train --config "$cfg
 expect_grep "... from the newest checkpoint" "steps $((step + 1))\.\.200" "$OUT"
 d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0200 full/checkpoints/step-0200) \
   && ok "preempted + resumed step-200 model bit-identical to the uninterrupted one (max |dtheta| = $d)" || bad "preempted run differs" "— $d"
+# SIGUSR1 at any moment after run/ddprun starts (its first line traps it): ddprun writes its
+# stop file instead of passing the signal to mpirun (which forwards it at once: in its first
+# ~0.1 s the old ddprun died of it, exit 138, and under plain mpirun a rank still loading
+# does, or the signal is lost). Every trial must end 75 with an intact checkpoint: the run
+# (2000 updates, >1 s here) is far longer than the spread, so no signal comes after its last window.
+sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0
+     --set train.updates=$((SIGNAL_SPREAD_MS > 200 ? SIGNAL_SPREAD_MS * 10 : 2000)))
+one prepare "${sig[@]}" >/dev/null
+outcomes=() good=0
+for ((i = 0; i < SIGNAL_TRIALS; i++)); do
+  d=$(signal_delay $i $SIGNAL_TRIALS)
+  DDPRUN_QUIET=1 "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=sig-$i >sig-$i.txt 2>&1 &
+  pid=$!
+  ( sleep 90; kill -TERM "$pid"; sleep 5; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+  trap_up "$pid"; sleep_ms "$d"; kill -USR1 "$pid"
+  wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+  one check-checkpoints "${sig[@]}" --set paths.artifacts=sig-$i >/dev/null 2>&1; ck=$?
+  n=$(ls -d sig-$i/checkpoints/step-* 2>/dev/null | wc -l)
+  outcomes+=("${d}ms:$rc")
+  if [ $rc -eq 75 ] && [ $ck -eq 0 ] && [ "$n" -ge 1 ]; then good=$((good + 1)); rm -rf sig-$i sig-$i.txt
+  else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck, $n checkpoint(s):"; grep -v '^ ' sig-$i.txt | head -5 | sed 's/^/         /'; fi
+done
+[ $good -eq "$SIGNAL_TRIALS" ] \
+  && ok "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" \
+  || bad "SIGUSR1 early under run/ddprun" "— $good of $SIGNAL_TRIALS exit 75 with an intact checkpoint (delay:exit ${outcomes[*]})"
 expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto
 expect_grep "... at step 1" 'steps 1\.\.3' "$OUT"
 expect_rc "--resume latest without a checkpoint is an error" 2 ddp 2 train --config "$cfg" --set paths.artifacts=none --resume latest

@@ -7,6 +7,65 @@
 # The daemons live in /usr/sbin (not on a user's PATH); the node is addressed as 127.0.0.1
 # (no /etc/hosts entry needed); every Slurm client call is bounded by a timeout.
 export PATH="$PATH:/usr/sbin:/sbin"
+# run/slurm/launch.sh without Slurm: srun and scontrol stubbed (the stub srun records its
+# arguments, one per line, and runs mpirun; scontrol records its line), ddptok stubbed where
+# only its arguments matter. Every environment value is data: a task list that is not
+# Slurm's is refused before any arithmetic (bash evaluates $(...) inside an array subscript
+# of $((...))), DDPTOK_ARGS is split into words with no expansion, quotes kept.
+T=$(workdir); mkdir -p "$T/stub"; ln -s "$ROOT/run" "$T/run"; ln -s "$ROOT/configs" "$T/configs"
+cat >"$T/stub/srun" <<'STUB'
+#!/bin/bash
+printf '%s\n' "$@" >"$STUB_LOG/srun.args"
+while [ $# -gt 0 ]; do case $1 in -n) shift 2 ;; -*) shift ;; *) break ;; esac; done
+exec mpirun -np "${SLURM_NTASKS:-2}" "$@"
+STUB
+printf '#!/bin/bash\necho "$*" >>"$STUB_LOG/scontrol.log"\n' >"$T/stub/scontrol"
+printf '#!/bin/bash\nprintf "%%s\\n" "$@" >>"$STUB_LOG/ddptok.args"\n' >"$T/stub/ddptok"
+chmod +x "$T/stub/"*
+batch() {  # batch ENV...: the one-node batch script in $T, as Slurm would start it (stubs first on PATH)
+  (cd "$T" && rm -f srun.args ddptok.args scontrol.log && env PATH="$T/stub:$PATH" STUB_LOG="$T" SLURM_SUBMIT_DIR="$T" SLURM_JOB_ID=7 \
+     SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 DDPTOK="$T/stub/ddptok" "$@" bash run/slurm/ddptok-1node.sbatch)
+}
+OUT=$(batch SLURM_TASKS_PER_NODE='PATH[$(touch PWNED)]' DDPTOK_ELASTIC=1 2>&1); rc=$?
+[ $rc -eq 2 ] && [ ! -e "$T/PWNED" ] && [ ! -e "$T/srun.args" ] && grep -q "SLURM_TASKS_PER_NODE=.* is not Slurm's task list" <<<"$OUT" \
+  && ok "launch.sh: a SLURM_TASKS_PER_NODE holding \$(touch PWNED) is refused in one line, nothing run, no file made (exit 2)" \
+  || { bad "launch.sh runs SLURM_TASKS_PER_NODE as code" "— exit $rc, PWNED $([ -e "$T/PWNED" ] && echo made || echo absent)"; echo "$OUT" | tail -3; }
+OUT=$(batch SLURM_TASKS_PER_NODE='2(x3),1' DDPTOK_ELASTIC=1 2>&1); rc=$?
+[ "$(sed -n '4,5p' "$T/srun.args" 2>/dev/null | tr '\n' ' ')" = "-n 7 " ] && grep -qx 'train.world_size=7' "$T/srun.args" \
+  && ok "launch.sh: DDPTOK_ELASTIC=1 on tasks 2(x3),1: srun -n 7 and train.world_size=7" || { bad "launch.sh elastic task count" "— exit $rc"; cat "$T/srun.args"; }
+touch "$T/train.updates=99"
+OUT=$(batch DDPTOK_ARGS="--set train.updates=?? --set 'train.optimizer.betas=[0.9, 0.999]' --set \"paths.outputs=my \\\"out\\\"\" --set train.seed=\\\$HOME" 2>&1); rc=$?
+want=$'--set\ntrain.updates=??\n--set\ntrain.optimizer.betas=[0.9, 0.999]\n--set\npaths.outputs=my "out"\n--set\ntrain.seed=$HOME'
+got_prepare=$(sed -n '4,11p' "$T/ddptok.args" 2>/dev/null); got_train=$(sed -n '/^train.interrupt_at=0$/,/^--resume$/p' "$T/srun.args" 2>/dev/null | sed '1d;$d')
+[ $rc -eq 0 ] && [ "$got_prepare" = "$want" ] && [ "$got_train" = "$want" ] \
+  && ok "launch.sh: DDPTOK_ARGS reach prepare and train word for word: ?? not globbed beside train.updates=99, a quoted space kept, no \$ expanded" \
+  || { bad "launch.sh DDPTOK_ARGS words" "— exit $rc; prepare got:"; echo "$got_prepare" | sed 's/^/       | /'; echo "       train got:"; echo "$got_train" | sed 's/^/       | /'; }
+OUT=$(batch DDPTOK_ARGS="--set 'train.updates=3" 2>&1); rc=$?
+[ $rc -eq 2 ] && [ ! -e "$T/srun.args" ] && grep -q "^launch.sh: DDPTOK_ARGS=.*: a quote is not closed" <<<"$OUT" \
+  && ok "launch.sh: an unclosed quote in DDPTOK_ARGS is refused before anything runs (exit 2)" || { bad "launch.sh unclosed quote" "— exit $rc"; echo "$OUT" | tail -2; }
+# SIGUSR1 to the batch shell at any moment from its start, also during prepare (the old
+# script trapped it only after prepare and died of it, exit 138; and it passed the signal to
+# the launcher): each trial checkpoints, ends 75 inside, and the script requeues the job.
+sg=(--set train.updates=$((SIGNAL_SPREAD_MS > 200 ? SIGNAL_SPREAD_MS * 10 : 2000)) --set paths.outputs=so)
+good=0 outcomes=()
+for ((i = 0; i < SIGNAL_TRIALS; i++)); do
+  d=$(signal_delay $i $SIGNAL_TRIALS)
+  (cd "$T" && rm -f scontrol.log && exec env PATH="$T/stub:$PATH" STUB_LOG="$T" SLURM_SUBMIT_DIR="$T" SLURM_JOB_ID=7 SLURM_NTASKS=2 \
+     DDPTOK="$DDPTOK" DDPTOK_CONFIG=configs/tiny.yaml DDPTOK_ARGS="${sg[*]} --set paths.artifacts=sa-$i" bash run/slurm/ddptok-1node.sbatch) >"$T/sg-$i.txt" 2>&1 &
+  pid=$!
+  ( sleep 90; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+  trap_up "$pid"; sleep_ms "$d"; kill -USR1 "$pid"
+  wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+  (cd "$T" && one check-checkpoints --config configs/tiny.yaml "${sg[@]}" --set paths.artifacts=sa-$i >/dev/null 2>&1); ck=$?
+  outcomes+=("${d}ms:$rc")
+  if [ $rc -eq 0 ] && [ $ck -eq 0 ] && grep -q 'requeueing job 7' "$T/sg-$i.txt" && grep -qx 'requeue 7' "$T/scontrol.log"; then good=$((good + 1))
+  else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck:"; grep -v '^ ' "$T/sg-$i.txt" | tail -4 | sed 's/^/         /'; fi
+done
+[ $good -eq "$SIGNAL_TRIALS" ] \
+  && ok "launch.sh: SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after the batch shell started (prepare included), $SIGNAL_TRIALS trials: each checkpointed and requeued" \
+  || bad "launch.sh: SIGUSR1 early in the batch job" "— $good of $SIGNAL_TRIALS checkpointed and requeued (delay:exit ${outcomes[*]})"
+rm -rf "$T"
+
 slurm_why() {  # prints why this machine cannot run the group, nothing when it can
   local d
   for d in slurmctld slurmd munged sbatch sinfo; do

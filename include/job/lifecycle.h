@@ -26,7 +26,9 @@ static inline int comm_timeout_ok(double seconds) { return seconds >= 0.1 && sec
 // bad value later, once every rank can hear of it).
 double lifecycle_init(int argc, char **argv);
 
-// 1 once SIGUSR1 has arrived (Slurm's warning before the time limit, or scancel --signal).
+// 1 once SIGUSR1 has arrived (Slurm's warning before the time limit, or scancel --signal),
+// or once the file DDPTOK_STOP_FILE names exists (the launchers' way to pass a SIGUSR1 on
+// that arrived before the ranks could take it: docs/launching.md). Called at every window.
 int stop_requested(void);
 
 // Arms the watchdog: if this process is still inside `phase` after --comm-timeout

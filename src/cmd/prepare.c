@@ -25,8 +25,8 @@ static int prepare_run(App *app) {
         (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)corpus.n_tokens, (long long)tok[0],
         (long long)tok[1], (long long)tok[2]);
     if (cfg->train.sampler == SAMPLER_GLOBAL)
-        say("  global sampler: %d sequences per window from the whole train split, partition %s over %d ranks\n",
-            cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size);
+        say("  global sampler: %d sequences per window from the whole train split, partition %s over %d rank%s\n",
+            cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size, cfg->train.world_size == 1 ? "" : "s");
     for (int r = 0; r < cfg->train.world_size && cfg->train.sampler == SAMPLER_BANDS; r++) {
         Sampler s;
         if (sampler_init(&s, cfg, &corpus, r)) stop(EXIT_BAD_INPUT);
@@ -35,10 +35,13 @@ static int prepare_run(App *app) {
         sampler_free(&s);
     }
     if (cfg->train.sampler == SAMPLER_GLOBAL)
-        say("  plan: %d updates x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.global_batch, text_safe(ppath), corpus.lock);
+        say("  plan: %d update%s x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.updates == 1 ? "" : "s",
+            cfg->train.global_batch, text_safe(ppath), corpus.lock);
     else
-        say("  plan: %d updates x %d ranks x %d microbatches x %d sequences -> %s\n  data lock %s\n", cfg->train.updates,
-            cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, text_safe(ppath), corpus.lock);
+        say("  plan: %d update%s x %d rank%s x %d microbatch%s x %d sequence%s -> %s\n  data lock %s\n", cfg->train.updates,
+            cfg->train.updates == 1 ? "" : "s", cfg->train.world_size, cfg->train.world_size == 1 ? "" : "s",
+            cfg->train.accumulation, cfg->train.accumulation == 1 ? "" : "es", cfg->train.batch_size_per_rank,
+            cfg->train.batch_size_per_rank == 1 ? "" : "s", text_safe(ppath), corpus.lock);
     free(plan);
     corpus_free(&corpus);
     return 0;

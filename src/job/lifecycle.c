@@ -14,6 +14,7 @@
 #include "job/together.h"
 
 static volatile sig_atomic_t g_stop = 0;
+static const char *g_stop_file;  // DDPTOK_STOP_FILE: a launcher's stop request (stop_requested)
 static double g_timeout = 300;
 static char g_watchdog_msg[512];  // written by watchdog_arm, printed by the handler
 static size_t g_watchdog_len;
@@ -73,6 +74,8 @@ double lifecycle_init(int argc, char **argv) {
     static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
     static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
     identity_init(env_int(ranks, 0), env_int(sizes, 1));
+    g_stop_file = getenv("DDPTOK_STOP_FILE");
+    if (g_stop_file && !*g_stop_file) g_stop_file = NULL;
     for (int i = 1; i < argc; i++) {  // --comm-timeout SEC or --comm-timeout=SEC, as main's parser takes it
         const char *v = !strcmp(argv[i], "--comm-timeout") && i + 1 < argc ? argv[i + 1]
                         : !strncmp(argv[i], "--comm-timeout=", 15)    ? argv[i] + 15 : NULL;
@@ -83,7 +86,14 @@ double lifecycle_init(int argc, char **argv) {
     return g_timeout;
 }
 
-int stop_requested(void) { return g_stop; }
+// A launcher that took SIGUSR1 (run/ddprun, run/slurm/launch.sh) creates DDPTOK_STOP_FILE
+// instead of passing the signal on: mpirun forwards a signal at once to whatever ranks exist,
+// and a rank between its exec and the handler above (the dynamic loader's time) dies of it,
+// one not yet started never sees it. The file waits for the ranks; each looks at every window.
+int stop_requested(void) {
+    if (!g_stop && g_stop_file && access(g_stop_file, F_OK) == 0) g_stop = 1;
+    return g_stop;
+}
 
 void watchdog_arm(const char *phase) {
     double seconds = g_timeout;

@@ -69,7 +69,8 @@ void train_progress_summary(const TrainProgress *p, const char *run) {
     int steps = p->step - p->first_step;
     char took[32];
     format_duration(took, sizeof took, elapsed);
-    say("train (%s): summary: %d steps (%d..%d of %d) in %s, %.0f tokens/s, %.1f ms/step, final loss %.5f\n", run, steps,
+    say("train (%s): summary: %d step%s (%d..%d of %d) in %s, %.0f tokens/s, %.1f ms/step, final loss %.5f\n", run, steps,
+        steps == 1 ? "" : "s",
         steps ? p->first_step + 1 : p->first_step, p->step, p->updates, took, elapsed > 0 ? (double)p->tokens / elapsed : 0,
         steps ? 1e3 * elapsed / steps : 0, p->loss);
 }

@@ -84,9 +84,9 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
         int stored_ok = config_from_yaml(&stored, s.config_yaml, path, err, sizeof err) == 0;
         int stored_global = stored_ok && stored.train.sampler == SAMPLER_GLOBAL;
         if (s.world_size != t->W && !(elastic && stored_global))
-            snprintf(why, sizeof why, "%s: written by %d ranks, this run has %d: the %s sampler cannot re-partition its "
+            snprintf(why, sizeof why, "%s: written by %d rank%s, this run has %d: the %s sampler cannot re-partition its "
                      "windows (each rank draws its own); only train.sampler: global resumes on another world size",
-                     path, s.world_size, t->W, "bands");
+                     path, s.world_size, s.world_size == 1 ? "" : "s", t->W, "bands");
         else if (s.rank != (elastic ? 0 : t->rank)) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, elastic ? 0 : t->rank);
         else if (strcmp(s.lock, lock) != 0)
             snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
