@@ -123,11 +123,16 @@ void build_info(char *out, size_t len) {
     mpi[strcspn(mpi, ",\n")] = 0;  // "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"
     unsigned h5[3] = {0, 0, 0};
     H5get_libversion(&h5[0], &h5[1], &h5[2]);
-    char cuda[64] = "CUDA backend: not built in";
+    char cuda[600] = "CUDA backend: not built in";
 #ifdef DDPTOK_CUDA
-    char nccl[32];
-    nccl_version_string(nccl, sizeof nccl);
-    snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s", nccl);
+    // The module is named, not opened: NCCL's version once something has opened it.
+    char module[512], nccl[32];
+    int there = cuda_module_path(module, sizeof module);
+    const CudaModule *cm = cuda_module_loaded();
+    if (cm) {
+        cm->nccl_version(nccl, sizeof nccl);
+        snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s, module %s", nccl, module);
+    } else snprintf(cuda, sizeof cuda, "CUDA backend: built in, module %s%s", module, there ? ", opened on use" : " missing");
 #endif
     // The sgemm kernel OpenBLAS picked at run time (OPENBLAS_CORETYPE overrides it): an
     // OpenBLAS older than the CPU falls back to its SSE3 kernel, ~3x slower on sgemm.
