@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -91,6 +92,7 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
 int main(int argc, char **argv) {
     // Before MPI_Init: a SIGUSR1 during start-up is kept (not fatal), and a rank that
     // stalls during MPI start-up cannot hang the others past --comm-timeout.
+    double started = now_seconds();
     double timeout = lifecycle_init(argc, argv);
     watchdog_arm("MPI start-up (MPI_Init)");
     MPI_Init(&argc, &argv);
@@ -104,6 +106,7 @@ int main(int argc, char **argv) {
     // config, a bad option): such a failure then ends every rank (startup_begin/_end).
     comm_setup(&app.comm, timeout);
     watchdog_disarm();
+    app.started = started, app.mpi_ready = now_seconds();
     h5_quiet();
     // One BLAS thread per rank: ranks are the unit of parallelism, and a fixed thread
     // count keeps every GEMM bit-reproducible (exact resume).
@@ -209,6 +212,7 @@ int main(int argc, char **argv) {
     comm_name = backend_select(&app, comm_name, gpus);
     app.comm.timeout = app.comm_timeout;
     startup_end(&app.comm);
+    app.config_ready = now_seconds();
     agree_on_run(&app, comm_name);
 #ifdef DDPTOK_CUDA
     if (app.compute->on_device) {
@@ -220,6 +224,7 @@ int main(int argc, char **argv) {
         watchdog_disarm();
     }
 #endif
+    app.run_agreed = now_seconds();
 
     int rc = cmd->run(&app);
     buf_free(&options);
