@@ -66,7 +66,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
         if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
         stop(EXIT_BAD_INPUT);
     }
-    say("checkpoint: %s (%d rank files, %.3f s)\n", dir, t->W, now_seconds() - t0);
+    say("checkpoint: %s (%d rank files, %.4f s)\n", dir, t->W, now_seconds() - t0);
 }
 
 // Loads this rank's file of `dir` into the trainer after checking that it belongs to this
