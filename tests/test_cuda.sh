@@ -71,6 +71,8 @@ EOF
   # Installed beside the binary: found there first (/proc/self/exe), before the build tree.
   mkdir inst && cp "$DDPTOK" inst/ddptok && cp "$MOD" inst/ddptok-cuda.so
   expect_grep "a module installed beside the binary is the one named" "module $W/inst/ddptok-cuda.so, opened on use" "$(inst/ddptok --version)"
+  mkdir -p pfx/bin pfx/lib/ddptok && cp "$DDPTOK" pfx/bin/ddptok && cp "$MOD" pfx/lib/ddptok/ddptok-cuda.so
+  expect_grep "... and one installed as PREFIX/lib/ddptok/ddptok-cuda.so" "module $W/pfx/bin/../lib/ddptok/ddptok-cuda.so, opened on use" "$(pfx/bin/ddptok --version)"
   expect_rc "--backend cuda without a GPU: clear error" 2 one prepare --config "$cfg" --backend cuda
   expect_grep "... naming the host" 'no GPU is visible on' "$OUT"
   expect_rc "--comm nccl with the CPU backend: clear error" 2 one prepare --config "$cfg" --comm nccl

@@ -63,7 +63,8 @@ const CudaModule *ddptok_cuda_entry(void);
 
 // --- The binary's side (src/job/cuda_module.c) ------------------------------------------
 // Where the module is looked for: $DDPTOK_CUDA_MODULE when set (that path only), else
-// ddptok-cuda.so beside the executable (/proc/self/exe: an installed tree), else
+// ddptok-cuda.so beside the executable (/proc/self/exe), else ../lib/ddptok/ddptok-cuda.so
+// from the executable's folder (an install under PREFIX/bin and PREFIX/lib), else
 // build/cuda/ddptok-cuda.so under the executable's folder (the build tree).
 
 // The module's table, opened on the first call. When the module or a library it needs is

@@ -41,6 +41,8 @@ int cuda_module_path(char *out, size_t len) {
     if (slash) slash[1] = 0;
     snprintf(out, len, "%s%s", exe, DDPTOK_CUDA_MODULE_NAME);  // installed beside the binary
     if (is_file(out)) return 1;
+    snprintf(out, len, "%s../lib/ddptok/%s", exe, DDPTOK_CUDA_MODULE_NAME);  // PREFIX/bin/ddptok, PREFIX/lib/ddptok/
+    if (is_file(out)) return 1;
     snprintf(out, len, "%s%s", exe, DDPTOK_CUDA_MODULE_REL);  // the build tree
     return is_file(out);
 }
