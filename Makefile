@@ -1,7 +1,8 @@
 # ddptok — build, test and run.
 #
-#   make              the ddptok binary (CPU backend always; CUDA when nvcc, cuBLAS and NCCL are found;
-#                     one line says which)
+#   make              the ddptok binary (CPU backend always); with nvcc, cuBLAS and NCCL found, also
+#                     the CUDA backend as a module, build/cuda/ddptok-cuda.so, which ddptok opens
+#                     only for --backend cuda (one line says which)
 #   make CUDA=0|1     force the CUDA backend off / on
 #   make DEBUG=1      -O0 -g;   make SANITIZE=1   address + undefined sanitizers (objects in build/*-asan)
 #   make test         install missing Debian packages, build, run every test (no GPU needed)
@@ -9,7 +10,9 @@
 #   make protocol     the whole tutorial protocol with 2 MPI ranks (run/protocol.sh)
 #   make bench        ddptok vs a PyTorch DDP peer, medians over interleaved repeats (run/bench.sh;
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
-#                     balanced on the same global windows (run/bench_partition.sh)
+#                     balanced on the same global windows (run/bench_partition.sh); then the CPU-only
+#                     vs module build's RSS and start-up, and the cost of a window against W
+#                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'")
 #   make deps         install the Debian packages the build and the protocol need (make test-deps:
 #                     and those of the tests)
 #   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
@@ -34,7 +37,11 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-# --- CUDA backend: compiled in when nvcc, cuBLAS and NCCL are found (or CUDA=1) --------
+# --- CUDA backend: built when nvcc, cuBLAS and NCCL are found (or CUDA=1) ----------------
+# cuda/*.cu, cuBLAS, cudart and NCCL go into one shared module, $(CUDA_MODULE); the binary
+# links none of them and opens the module with dlopen when the backend is cuda
+# (include/job/cuda_api.h). The binary exports exactly the symbols the module's objects call
+# back (die_abort, error, g_id, ...), derived from the objects into module-imports.list.
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
 CUBLAS_LIB := $(firstword $(foreach d,$(CUDA_HOME)/lib64 $(CUDA_HOME)/lib,$(if $(wildcard $(d)/libcublas.so),$(d))))
@@ -54,9 +61,14 @@ ifeq ($(CUDA),1)
   CFLAGS += -DDDPTOK_CUDA
   CU_SRC := $(wildcard cuda/*.cu)
   CU_OBJ := $(CU_SRC:cuda/%.cu=$(BUILD)/%.cu.o)
-  NVFLAGS := -O2 -std=c++17 -DDDPTOK_CUDA -DOMPI_SKIP_MPICXX -Iinclude -Icuda -I$(NCCL_INC) $(CUDA_ARCH) -Xcompiler -Wall,-Wextra
+  # -fPIC changes the host code only: the device code (.nv_fatbin) is the same bits.
+  NVFLAGS := -O2 -std=c++17 -DDDPTOK_CUDA -DOMPI_SKIP_MPICXX -Iinclude -Icuda -I$(NCCL_INC) $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC
   CUDA_LIBS := -L$(CUBLAS_LIB) -L$(NCCL_LIB) -Wl,-rpath,$(CUBLAS_LIB) -Wl,-rpath,$(NCCL_LIB) \
                -lcublas -lnccl -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread
+  CUDA_MODULE := $(BUILD)/ddptok-cuda.so
+  MODULE_IMPORTS := $(BUILD)/module-imports.list
+  MAIN_LDFLAGS := -Wl,--dynamic-list=$(MODULE_IMPORTS)
+  LDLIBS += -ldl
 else
   ifeq ($(MAKECMDGOALS),)
     $(info ddptok: CUDA backend: no (nvcc, cuBLAS or NCCL not found, or CUDA=0): CPU backend only)
@@ -86,13 +98,15 @@ VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)))
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 
-all: ddptok
+all: ddptok $(CUDA_MODULE)
 
 $(BUILD)/app/app.o: build/version.h
 $(BUILD)/app/app.o: CFLAGS += -Ibuild
 
-ddptok: $(OBJ) $(CU_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+# ddptok links no CUDA library; `make ddptok` builds the module too (order-only: a change
+# of the module alone does not relink the binary).
+ddptok: $(OBJ) $(MODULE_IMPORTS) | $(CUDA_MODULE)
+	$(CC) $(LDFLAGS) $(MAIN_LDFLAGS) -o $@ $(OBJ) $(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/%.o: src/%.c $(HDR) | $(BUILD) check-deps
 	@mkdir -p $(dir $@)
@@ -113,6 +127,26 @@ $(BUILD)/model/model_cpu.o $(BUILD)/model/model_cpu_broken.o $(BUILD)/model/mode
 $(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
 
+# The module and the binary check on load that they were built from the same headers
+# (cuda_api.h, DDPTOK_LAYOUT) and the same table (DDPTOK_CUDA_ABI).
+ifeq ($(CUDA),1)
+LAYOUT := $(firstword $(shell cat $(sort $(HDR)) | sha256sum))
+$(BUILD)/entry.cu.o: NVFLAGS += -DDDPTOK_LAYOUT='"$(LAYOUT)"'
+$(BUILD)/job/cuda_module.o: CFLAGS += -DDDPTOK_LAYOUT='"$(LAYOUT)"' -DDDPTOK_CUDA_MODULE_REL='"$(CUDA_MODULE)"'
+
+# One exported symbol, the entry (cuda/ddptok-cuda.map); libmpi, cuBLAS and NCCL are its
+# DT_NEEDED, resolved where the binary has loaded them already (libmpi) or by rpath.
+$(CUDA_MODULE): $(CU_OBJ) cuda/ddptok-cuda.map
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=cuda/ddptok-cuda.map -o $@ $(CU_OBJ) $(CUDA_LIBS)
+
+# What the module's objects leave undefined and the binary's objects define.
+$(MODULE_IMPORTS): $(CU_OBJ) $(OBJ)
+	nm -u $(CU_OBJ) | awk '$$1 == "U" {print $$2}' | sort -u > $@.undef
+	nm --defined-only --extern-only $(OBJ) | awk 'NF == 3 {print $$3}' | sort -u > $@.def
+	{ echo '{'; comm -12 $@.undef $@.def | sed 's/.*/  &;/'; echo '};'; } > $@
+	rm -f $@.undef $@.def
+endif
+
 $(BUILD):
 	mkdir -p $@
 
@@ -124,7 +158,7 @@ build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
 	$(BASE_CC) $(filter-out -Iinclude,$(CFLAGS)) -Iinclude -o $@ tests/test_base.c $(BASE_SRC) -lcrypto $(LDLIBS)
 
 # Test programs: unit tests link the library objects except main.
-LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ)) $(CU_OBJ)
+LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
 TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock
 
@@ -139,13 +173,13 @@ build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/test_model: tests/test_model.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.
 $(BUILD)/model/model_cpu_broken.o: src/model/model_cpu.c $(HDR) | $(BUILD)
@@ -153,7 +187,7 @@ $(BUILD)/model/model_cpu_broken.o: src/model/model_cpu.c $(HDR) | $(BUILD)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
 build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_cpu.o,$(LIBOBJ)) $(BUILD)/model/model_cpu_broken.o
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control of the factored first layer: slot j's sums under slot j+1's id. The
 # finite-difference test (test_model_factored_broken) and `parity` (ddptok-factored-broken,
@@ -163,17 +197,18 @@ $(BUILD)/model/model_factored_broken.o: src/model/model_factored.c $(HDR) | $(BU
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
 
 build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_factored.o,$(LIBOBJ)) $(BUILD)/model/model_factored_broken.o
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-build/ddptok-factored-broken: $(filter-out $(BUILD)/model/model_factored.o,$(OBJ)) $(BUILD)/model/model_factored_broken.o $(CU_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+build/ddptok-factored-broken: $(filter-out $(BUILD)/model/model_factored.o,$(OBJ)) $(BUILD)/model/model_factored_broken.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
 build/bench_kernels: run/bench_kernels.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-# CPU vs GPU model check (runs on a GPU machine: run/device-check.sh).
-build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ)
+# CPU vs GPU model check (runs on a GPU machine: run/device-check.sh). It links the module's
+# objects and calls them directly, not through the module.
+build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ) $(CU_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # The CPU-only variant is built beside the CUDA one so neither can rot.
@@ -191,7 +226,7 @@ build/ddptok-asan: $(SRC) $(HDR)
 ddptok-asan-inner: $(OBJ)
 	$(CC) $(LDFLAGS) -o build/ddptok-asan $^ $(PKG_LIBS) $(LDLIBS)
 
-test-bins: ddptok $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
+test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
 
 .PHONY: check-deps
 # --- Fuzzing: libFuzzer targets (clang + libclang-rt-14-dev from Debian) for the config
@@ -243,7 +278,7 @@ fuzz: fuzz-bins
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 print-cuda:
-	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB)" || echo "CUDA_NOT_FOUND"
+	@[ "$(CUDA)" = 1 ] && echo "CUDA_FOUND nvcc=$(NVCC) cublas=$(CUBLAS_LIB) nccl=$(NCCL_LIB) module=$(CUDA_MODULE) layout=$(LAYOUT)" || echo "CUDA_NOT_FOUND"
 
 # make deps: what the build and the protocol need; make test-deps: that and what the tests need.
 deps:
@@ -261,16 +296,18 @@ SHARE   = $(DESTDIR)$(PREFIX)/share/ddptok
 INSTALL_CONFIGS := $(wildcard configs/*.yaml)
 INSTALL_DOCS    := README.md ARCHITECTURE.md CHANGELOG.md
 INSTALL_PAGES   := $(wildcard docs/*.md)
-install: ddptok
+install: ddptok $(CUDA_MODULE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE)/configs $(SHARE)/docs
 	install -m 755 ddptok run/ddprun $(DESTDIR)$(PREFIX)/bin/
+	$(if $(CUDA_MODULE),install -d $(DESTDIR)$(PREFIX)/lib/ddptok && install -m 755 $(CUDA_MODULE) $(DESTDIR)$(PREFIX)/lib/ddptok/)
 	install -m 644 $(INSTALL_CONFIGS) $(SHARE)/configs/
 	install -m 644 $(INSTALL_DOCS) $(SHARE)/
 	install -m 644 $(INSTALL_PAGES) $(SHARE)/docs/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/ddptok $(DESTDIR)$(PREFIX)/bin/ddprun $(addprefix $(SHARE)/,$(INSTALL_CONFIGS) $(INSTALL_DOCS) $(INSTALL_PAGES))
-	for d in $(SHARE)/configs $(SHARE)/docs $(SHARE); do [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
+	rm -f $(DESTDIR)$(PREFIX)/lib/ddptok/ddptok-cuda.so
+	for d in $(SHARE)/configs $(SHARE)/docs $(SHARE) $(DESTDIR)$(PREFIX)/lib/ddptok; do [ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 # make dist [DIST_TO=DIR]: DIR/ddptok-$(VERSION_NUMBER).tar.gz (DIR: here), HEAD as
 # `git archive` gives it plus a COMMIT file, so that a build outside git still shows
@@ -292,9 +329,10 @@ test:
 protocol:
 	bash run/protocol.sh
 
-bench: ddptok build/bench_kernels
+bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 	bash run/bench.sh $(BENCH_ARGS)
 	bash run/bench_partition.sh
+	bash run/bench_scale.sh $(SCALE_ARGS)
 
 clean:
 	rm -rf build ddptok

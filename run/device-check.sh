@@ -29,20 +29,23 @@ if [ -f .deps/runtime.tar.xz ]; then
   B=$RT/bundle
   export OPAL_PREFIX=$B/usr PMIX_PREFIX=$B/usr PMIX_MCA_mca_base_component_path=$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
   export PATH=$B/usr/bin:$PATH LD_LIBRARY_PATH=$B/lib:$B/usr/lib/x86_64-linux-gnu/openmpi/lib:${LD_LIBRARY_PATH:-}
-  DDPTOK=$ROOT/.deps/ddptok; TCM=$ROOT/.deps/test_cuda_model
+  DDPTOK=$ROOT/.deps/ddptok; TCM=$ROOT/.deps/test_cuda_model; MOD=$ROOT/.deps/ddptok-cuda.so
   echo "runtime: carried bundle (Open MPI, HDF5, libyaml, OpenBLAS) unpacked in $RT"
 else
-  DDPTOK=$ROOT/ddptok; TCM=$ROOT/build/test_cuda_model
+  DDPTOK=$ROOT/ddptok; TCM=$ROOT/build/test_cuda_model; MOD=$ROOT/build/cuda/ddptok-cuda.so
   echo "runtime: the system's (no .deps/runtime.tar.xz)"
 fi
+# cuBLAS and NCCL are the CUDA module's libraries (ddptok links none: it opens the module
+# for --backend cuda).
+[ -f "$MOD" ] || { row "CUDA module" FAIL "no $MOD (make builds it; device-bundle.sh carries it)"; printf '%s\n' "${ROWS[@]}"; exit 1; }
 for lib in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
-  if ! ldd "$DDPTOK" | grep -q "$lib => /"; then
+  if ! ldd "$MOD" | grep -q "$lib => /"; then
     d=$(find /usr/local /usr/lib /opt -name "$lib" 2>/dev/null | head -1)
     [ -n "$d" ] && export LD_LIBRARY_PATH=$(dirname "$d"):$LD_LIBRARY_PATH
   fi
-  echo "$lib: $(ldd "$DDPTOK" | awk -v l="$lib" '$1 == l {print $3}')"
+  echo "$lib: $(ldd "$MOD" | awk -v l="$lib" '$1 == l {print $3}')"
 done
-missing=$(ldd "$DDPTOK" | grep 'not found')
+missing=$(ldd "$DDPTOK" "$MOD" | grep 'not found')
 if [ -n "$missing" ]; then echo "missing libraries:"; echo "$missing"; row "runtime libraries" FAIL "missing: $(echo $missing | tr -s ' ')"; printf '%s\n' "${ROWS[@]}"; exit 1; fi
 command -v mpirun >/dev/null || { echo "no mpirun"; exit 1; }
 echo "mpirun: $(command -v mpirun) ($(mpirun --version 2>&1 | head -1))"
@@ -80,6 +83,8 @@ echo; echo "== 3. NCCL with 1 rank"
 one=(--set train.world_size=1 --set train.rank_bands=auto --set paths.outputs=o1 --set paths.artifacts=a1)
 run "$DDPTOK" prepare --config "$CFG" "${one[@]}" >/dev/null && run "$DDPTOK" reference --config "$CFG" "${one[@]}" --backend cpu >/dev/null
 ddp 1 check-env --config "$CFG" "${one[@]}" --backend cuda --comm nccl 2>&1 | tee env1.txt
+row "CUDA module found and opened" "$(grep -q '^check-env: CUDA module loads, [1-9]' env1.txt && echo ok || echo FAIL)" \
+  "$(grep -o 'module [^ ]*ddptok-cuda.so' env1.txt | head -1); $(grep -o '[0-9]* GPU(s) visible' env1.txt)"
 ddp 1 parity --config "$CFG" "${one[@]}" --backend cuda --comm nccl > p1.txt 2>&1; rc=$?; cat p1.txt
 row "parity W=1 cuda+nccl" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 global-token p1.txt | tr -s ' ')"
 

@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "base/buf.h"
+#include "base/clock.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -93,7 +94,8 @@ static void command_help(const Command *cmd) {
     buf_free(&b);
 }
 
-// Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in.
+// Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in,
+// as a module opened only for the cuda backend (job/cuda_api.h).
 // Default: cuda + nccl when a GPU is visible (gpus > 0), else cpu + mpi. Sets app->compute
 // and returns the comm backend's name. What needs no GPU is checked first (the names, the
 // build, train.first_layer, --comm), so --check (gpus < 0: not counted; without --backend
@@ -105,7 +107,7 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
     if (!strcmp(name, "cpu")) app->compute = &compute_cpu;
     else if (!strcmp(name, "cuda")) {
 #ifdef DDPTOK_CUDA
-        app->compute = &compute_cuda;
+        app->compute = cuda_module()->compute;  // exit 2 on every rank when the module cannot be opened
 #else
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
 #endif
@@ -127,6 +129,7 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
 int main(int argc, char **argv) {
     // Before MPI_Init: a SIGUSR1 during start-up is kept (not fatal), and a rank that
     // stalls during MPI start-up cannot hang the others past --comm-timeout.
+    double started = now_seconds();
     double timeout = lifecycle_init(argc, argv);
     watchdog_arm("MPI start-up (MPI_Init)");
     MPI_Init(&argc, &argv);
@@ -141,6 +144,7 @@ int main(int argc, char **argv) {
     // config, a bad option): such a failure then ends every rank (startup_begin/_end).
     comm_setup(&app.comm, timeout);
     watchdog_disarm();
+    app.started = started, app.mpi_ready = now_seconds();
     h5_quiet();
     // One BLAS thread per rank: ranks are the unit of parallelism, and a fixed thread
     // count keeps every GEMM bit-reproducible (exact resume).
@@ -222,21 +226,26 @@ int main(int argc, char **argv) {
 
     int gpus = 0;
 #ifdef DDPTOK_CUDA
-    gpus = cuda_device_count();
+    // The GPUs are counted by the module, so it is opened only for --backend cuda, or for
+    // the default where this machine shows an NVIDIA driver: a CPU run maps no CUDA library.
+    if (app.backend ? !strcmp(app.backend, "cuda") : cuda_driver_present()) gpus = cuda_module()->device_count();
 #endif
     comm_name = backend_select(&app, comm_name, gpus);
     app.comm.timeout = app.comm_timeout;
     startup_end(&app.comm);
+    app.config_ready = now_seconds();
     agree_on_run(&app, comm_name);
 #ifdef DDPTOK_CUDA
     if (app.compute->on_device) {
         watchdog_arm("device and NCCL set-up");  // its MPI_Allgather has no deadline of its own
-        cuda_select_device(&app.comm);
-        if (!strcmp(comm_name, "nccl") && comm_nccl_init(&app.comm, app.comm_timeout))
+        const CudaModule *cuda = cuda_module();
+        cuda->select_device(&app.comm);
+        if (!strcmp(comm_name, "nccl") && cuda->nccl_init(&app.comm, app.comm_timeout))
             die(EXIT_BAD_INPUT, "cannot set up NCCL (see above)");
         watchdog_disarm();
     }
 #endif
+    app.run_agreed = now_seconds();
 
     int rc = cmd->run(&app);
     buf_free(&options);

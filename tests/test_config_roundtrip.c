@@ -5,7 +5,10 @@
 // blanks, control characters, YAML line breaks U+0085/U+2028/U+2029, non-characters,
 // astral code points) and random code-point strings. Negative controls: out-of-range
 // numbers and unknown enum names are refused, and the hostile strings do break the naive
-// emission `"%s"` (so they test something). Exit 1 on any failure, printing it.
+// emission `"%s"` (so they test something). Also: the ranks' agreement digest
+// (config_run_digest) equals the defaults' exactly when config_diff_run finds no difference
+// from them, for every accepted --set (paths.* change neither). Exit 1 on any failure,
+// printing it.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,19 @@ static void defaults(Config *c) {
     if (config_from_yaml(c, "", "defaults", err, sizeof err)) printf("FAIL defaults: %s\n", err), exit(1);
 }
 
+// agree_on_run's fast path is sound only if equal digests mean config_diff_run finds nothing.
+static int digests_same, digests_differ;
+static void digest_agrees(const Config *c, const char *what) {
+    Config d;
+    defaults(&d);
+    char dc[65], dd[65], diff[600];
+    config_run_digest(c, dc), config_run_digest(&d, dd);
+    int same = strcmp(dc, dd) == 0, differs = config_diff_run(c, &d, diff, sizeof diff);
+    same ? digests_same++ : digests_differ++;
+    if (same == differs) failures++, printf("FAIL %s: digest %s but config_diff_run says %s\n", what, same ? "equal" : "differs",
+                                            differs ? diff : "no difference");
+}
+
 // --set KEY=VALUE on the defaults: accepted values must round-trip; `want` 1 (must be
 // accepted), 0 (must be refused) or -1 (either).
 static void try_set(const char *key, const char *value, int want) {
@@ -68,7 +84,7 @@ static void try_set(const char *key, const char *value, int want) {
         printf("FAIL --set %s: %s, expected %s (%s)\n", a, ok ? "accepted" : "refused", want ? "accepted" : "refused",
                ok ? "" : err);
     }
-    if (ok) roundtrip(&c, a);
+    if (ok) roundtrip(&c, a), digest_agrees(&c, a);
     else refused++;
 }
 
@@ -113,6 +129,7 @@ static void try_path_file(const char *key, const uint32_t *cps, int n) {
         strcmp(!strcmp(leaf, "outputs") ? d.paths.outputs : d.paths.artifacts, want) != 0)
         naive_breaks++;
     roundtrip(&c, yaml);
+    digest_agrees(&c, yaml);  // a path: the digest must not move
 }
 
 int main(void) {
@@ -211,7 +228,10 @@ int main(void) {
     if (naive_breaks < 100) failures++, printf("FAIL negative control: only %d hostile paths break the naive emission\n", naive_breaks);
     // Only the escaped NUL of each path key may be refused: every other string is a path.
     if (file_refused > 2) failures++, printf("FAIL %d of %d path strings refused from a file\n", file_refused, file_paths);
-    printf("%d keys, %d accepted values round-trip, %d refused, %d hostile paths break a naive \"%%s\" emission, %d failure(s)\n",
-           keys, accepted, refused, naive_breaks, failures);
+    if (digests_same < 100 || digests_differ < 100)  // both sides of the property were exercised
+        failures++, printf("FAIL agreement digest: only %d equal and %d differing digests tested\n", digests_same, digests_differ);
+    printf("%d keys, %d accepted values round-trip, %d refused, %d hostile paths break a naive \"%%s\" emission, "
+           "agreement digest = config_diff_run on %d equal and %d differing, %d failure(s)\n",
+           keys, accepted, refused, naive_breaks, digests_same, digests_differ, failures);
     return failures ? 1 : 0;
 }

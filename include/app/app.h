@@ -27,6 +27,10 @@ typedef struct {
     double comm_timeout;        // seconds (NCCL waits)
     const char *options;        // the command's own options as given (" --resume latest"): every rank must agree
     void *opts;                 // the command's parsed options (its Command.opts_size bytes), NULL without options
+    // now_seconds() at main's entry and at the end of its start-up phases: MPI_Init and the
+    // communicators, the command line and config (to the backend agreement), the run
+    // agreement and device set-up (train's JSONL "startup", progress.h)
+    double started, mpi_ready, config_ready, run_agreed;
 } App;
 
 // One thing a command writes, named relative to paths.outputs or paths.artifacts. `clean`

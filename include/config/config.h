@@ -152,6 +152,9 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len);
 // The same over every key but paths.* (which may name node-local disks): what the ranks of
 // one job must agree on.
 int config_diff_run(const Config *a, const Config *b, char *what, int len);
+// SHA-256 (hex) of exactly what config_diff_run compares (every key but paths.*, with its
+// value): equal digests, no difference. The ranks compare digests first (agree_on_run).
+void config_run_digest(const Config *cfg, char out[65]);
 // The config's lines of the data lock (corpus_lock hashes them before the corpus): the
 // keys the table marks as deciding the data, under this config's sampler (data.source and
 // data.import.* for an imported corpus only). Returns the length written (at most len - 1).

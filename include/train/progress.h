@@ -10,6 +10,14 @@
 
 #include "train/trainer.h"
 
+// This process's start-up, in seconds (the first JSONL line's "startup"; docs/scaling.md):
+// MPI_Init and the communicators, the command line and config up to the backend
+// agreement, the run agreement and the device set-up, the command's own set-up (corpus,
+// trainer, lineage, logs), and main's entry to the first window (all of them).
+typedef struct {
+    double mpi_init, config, agree, setup, total;
+} StartupSplit;
+
 typedef struct {
     int first_step;     // the step this run started after (0, or the resumed checkpoint's)
     int stop_at;        // the step this run ends at (U, or train.interrupt_at)
@@ -21,6 +29,7 @@ typedef struct {
     int64_t tokens;     // Σ N over this run's steps
     double loss;        // the last step's loss
     int step;           // the last step done
+    StartupSplit startup;  // written into the first JSONL line when total > 0
 } TrainProgress;
 
 // log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.

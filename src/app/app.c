@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -42,6 +43,11 @@ void load_corpus_or_die(App *app, Corpus *corpus) {
     comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);
 }
 
+// One broadcast of rank 0's digests (config_run_digest and the options' SHA-256) and one
+// agreement when every rank runs the same (the usual case); only when a digest differs
+// somewhere do the texts travel (rank 0's config YAML and options, parsed and compared on
+// every rank), so the rank that differs can name the key. Was: the texts every time, and
+// rank 0's YAML parsed on every rank (O(W) bytes: train.rank_bands has W pairs).
 void agree_on_run(App *app, const char *comm_name) {
     Comm *comm = &app->comm;
     if (comm->world == 1) return;
@@ -49,6 +55,17 @@ void agree_on_run(App *app, const char *comm_name) {
     buf_printf(&ob, "%s --backend %s --comm %s --comm-timeout %g%s", app->command, app->backend, comm_name, app->comm_timeout,
                app->options ? app->options : "");
     const char *opts = ob.s;
+    char mine[2][65], theirs[2][65];
+    config_run_digest(&app->cfg, mine[0]);
+    Sha256 *h = sha256_begin();
+    sha256_add(h, opts, strlen(opts));
+    sha256_hex(h, mine[1]);
+    memcpy(theirs, mine, sizeof theirs);
+    comm_bcast(comm, theirs, sizeof theirs, 0);
+    if (!comm_agree(comm, memcmp(mine, theirs, sizeof mine) != 0)) {
+        buf_free(&ob);
+        return;
+    }
     char *yaml = config_to_yaml(&app->cfg);
     int64_t n[2] = {(int64_t)strlen(yaml) + 1, (int64_t)strlen(opts) + 1};
     comm_bcast(comm, n, sizeof n, 0);
@@ -123,11 +140,16 @@ void build_info(char *out, size_t len) {
     mpi[strcspn(mpi, ",\n")] = 0;  // "Open MPI v4.1.4, package: ..." -> "Open MPI v4.1.4"
     unsigned h5[3] = {0, 0, 0};
     H5get_libversion(&h5[0], &h5[1], &h5[2]);
-    char cuda[64] = "CUDA backend: not built in";
+    char cuda[600] = "CUDA backend: not built in";
 #ifdef DDPTOK_CUDA
-    char nccl[32];
-    nccl_version_string(nccl, sizeof nccl);
-    snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s", nccl);
+    // The module is named, not opened: NCCL's version once something has opened it.
+    char module[512], nccl[32];
+    int there = cuda_module_path(module, sizeof module);
+    const CudaModule *cm = cuda_module_loaded();
+    if (cm) {
+        cm->nccl_version(nccl, sizeof nccl);
+        snprintf(cuda, sizeof cuda, "CUDA backend: built in, NCCL %s, module %s", nccl, module);
+    } else snprintf(cuda, sizeof cuda, "CUDA backend: built in, module %s%s", module, there ? ", opened on use" : " missing");
 #endif
     // The sgemm kernel OpenBLAS picked at run time (OPENBLAS_CORETYPE overrides it): an
     // OpenBLAS older than the CPU falls back to its SSE3 kernel, ~3x slower on sgemm.

@@ -120,11 +120,11 @@ static int64_t check_row(Comm *comm, const Row *row, void *host) {
     corrupt_if_asked(comm, host, row->is_i64);
     void *dev = NULL;
 #ifdef DDPTOK_CUDA
-    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_upload(host, row->n * elem);
+    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_module()->upload(host, row->n * elem);
 #endif
     allreduce(comm, row, host, &dev);
 #ifdef DDPTOK_CUDA
-    if (dev) cuda_download_free(dev, host, row->n * elem);
+    if (dev) cuda_module()->download_free(dev, host, row->n * elem);
 #endif
     (void)elem;
     int64_t wrong = 0;
@@ -139,7 +139,7 @@ static int64_t check_row(Comm *comm, const Row *row, void *host) {
 static double time_row(Comm *comm, const Row *row, void *host, int iters) {
     void *dev = NULL;
 #ifdef DDPTOK_CUDA
-    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_upload(host, row->n * sizeof(float));
+    if (!row->is_i64 && comm->ops->device_buffers) dev = cuda_module()->upload(host, row->n * sizeof(float));
 #endif
     allreduce(comm, row, host, &dev);
     comm_barrier(comm);
@@ -147,7 +147,7 @@ static double time_row(Comm *comm, const Row *row, void *host, int iters) {
     for (int k = 0; k < iters; k++) allreduce(comm, row, host, &dev);
     double mine = (now_seconds() - t0) / iters, slowest = mine;
 #ifdef DDPTOK_CUDA
-    if (dev) cuda_download_free(dev, host, row->n * sizeof(float));  // also waits for the device
+    if (dev) cuda_module()->download_free(dev, host, row->n * sizeof(float));  // also waits for the device
 #endif
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm->mpi);
     return slowest;

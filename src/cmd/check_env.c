@@ -17,9 +17,12 @@ static int check_env_run(App *app) {
     int W = cm->world;
     char device[200] = "none (cpu backend)", uuid[33] = "";
 #ifdef DDPTOK_CUDA
+    // check-env opens the CUDA module whatever the backend, to say whether it would load.
+    char cuda_why[1200] = "";
+    const CudaModule *cuda = cuda_module_try(cuda_why, sizeof cuda_why);
     if (app->compute->on_device) {
-        cuda_describe_device(device, sizeof device);
-        cuda_device_uuid(uuid);
+        cuda->describe_device(device, sizeof device);
+        cuda->device_uuid(uuid);
     }
 #endif
     char mine[400], *all = xcalloc((size_t)W, 400), *uuids = xcalloc((size_t)W, 33);
@@ -33,9 +36,9 @@ static int check_env_run(App *app) {
     cm->ops->allreduce_sum_i64(cm, &cnt, 1);
 #ifdef DDPTOK_CUDA
     if (cm->ops->device_buffers) {
-        void *d = cuda_upload(v, sizeof v);
+        void *d = cuda->upload(v, sizeof v);
         cm->ops->allreduce_avg_f32(cm, d, 4);
-        cuda_download_free(d, v, sizeof v);
+        cuda->download_free(d, v, sizeof v);
     } else
 #endif
         cm->ops->allreduce_avg_f32(cm, v, 4);
@@ -45,6 +48,10 @@ static int check_env_run(App *app) {
     build_info(info, sizeof info);
     say("%s\n", info);  // the NCCL version is in it
     say("check-env: backend %s, comm %s, MPI world %d\n", app->compute->name, cm->ops->name, W);
+#ifdef DDPTOK_CUDA
+    if (cuda) say("check-env: CUDA module loads, %d GPU(s) visible here\n", cuda->device_count());
+    else say("check-env: %s\n", cuda_why);
+#endif
     for (int r = 0; r < W && cm->rank == 0; r++) say("  rank %d: %s\n", r, text_safe(all + (size_t)r * 400));
     say("  test all-reduce: int64 sum %lld (expected %lld), float average %g (expected %g): %s\n", (long long)cnt,
         (long long)W * (W + 1) / 2, v[0], (W + 1) / 2.0, ok ? "ok" : "WRONG");

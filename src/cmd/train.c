@@ -93,6 +93,9 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
+    progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
+                                      .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
+                                      .total = progress.start - app->started};
     while (t.step < stop_at) {
         WindowStats ws;
         int wrc = trainer_update(&t, stop_requested() || log_bad, &ws);

@@ -9,6 +9,7 @@
 #include "base/buf.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "config/config.h"
 #include "config/config_keys.h"
 
@@ -131,6 +132,18 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len) 
 }
 
 int config_diff_run(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, 0, what, len); }
+
+void config_run_digest(const Config *cfg, char out[65]) {
+    Sha256 *h = sha256_begin();
+    for (int i = 0; i < config_n_fields; i++) {  // the fields diff_fields(…, 0, 0, …) compares
+        if (!strncmp(config_fields[i].key, "paths.", 6)) continue;
+        char v[VALUE_MAX];
+        field_value(cfg, &config_fields[i], v, sizeof v);
+        sha256_add(h, config_fields[i].key, strlen(config_fields[i].key) + 1);  // NUL-separated: no two texts meet
+        sha256_add(h, v, strlen(v) + 1);
+    }
+    sha256_hex(h, out);
+}
 
 // The data lock's key lines, in table order: NAME=VALUE per key, the keys sharing a name
 // joined by commas (splits=train,validation,test); the bands as lo-hi; per rank, without

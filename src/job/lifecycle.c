@@ -51,8 +51,9 @@ static void install_handlers(void) {
 }
 
 // The handlers go in before the shared libraries' constructors run (.preinit_array):
-// those take ~0.1 s here (the CUDA libraries, OpenBLAS), and a SIGUSR1 forwarded by the
-// launcher in that time would otherwise kill the rank (exit 138).
+// those take a while (OpenBLAS; the CUDA libraries took ~0.1 s before they moved into the
+// module, opened after MPI_Init), and a SIGUSR1 forwarded by the launcher in that time
+// would otherwise kill the rank (exit 138).
 __attribute__((section(".preinit_array"), used)) static void (*const preinit_handlers)(void) = install_handlers;
 
 // A process that no launcher started (no mpirun, no srun --mpi=pmix or pmi2) becomes an MPI

@@ -54,13 +54,19 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     if (comm->rank == 0) {
         Buf m = {0};
         for (int r = 0; r < comm->world; r++) buf_printf(&m, "%s  rank-%04d.h5\n", sums + (size_t)r * 65, r);
-        // Every rank wrote into the same directory only if paths.artifacts is shared.
-        for (int r = 0; r < comm->world && !rc; r++) {
+        // Every rank wrote into the same directory only if paths.artifacts is shared: checked
+        // at the first checkpoint under this parent (W file look-ups on rank 0, ~0.1-1 ms each
+        // on a parallel file system: docs/scaling.md), not at every one — whether the ranks
+        // share it does not change during a run.
+        static char checked[1100];
+        int check = strcmp(checked, parent) != 0;
+        for (int r = 0; check && r < comm->world && !rc; r++) {
             checkpoint_rank_path(path, sizeof path, tmp, r);
             if (access(path, R_OK) != 0)
                 rc = error("%s: rank %d wrote it, but rank 0 cannot see it: paths.artifacts must be on a file system "
                            "that every rank shares", path, r);
         }
+        if (check && !rc) snprintf(checked, sizeof checked, "%s", parent);
         snprintf(path, sizeof path, "%s/" CHECKPOINT_MANIFEST, tmp);
         if (!rc) rc = write_file_atomic(path, m.s, m.n);
         buf_free(&m);

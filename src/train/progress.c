@@ -18,6 +18,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->start = p->last_print = now_seconds();
     p->tokens = 0;
     p->loss = 0;
+    p->startup = (StartupSplit){0};
 }
 
 // Seconds to the microsecond, as a JSON number.
@@ -40,16 +41,22 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                   seconds_us(ws->t_allreduce), "optimizer", seconds_us(ws->t_optimizer), "overlap",
                                   seconds_us(ws->t_overlap));
         json_t *rank_tokens = json_int_array(ws->rank_counts, W);
-        // A failed write shows in the stream's error flag, which the caller checks (log_check).
-        json_write_line(jsonl,
-                        json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
+        json_t *record = json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
                                   "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, "rank_tokens",
                                   rank_tokens, "sequences", (json_int_t)ws->global.sequences, "seconds",
                                   seconds_us(ws->seconds), "updates", p->updates, "elapsed", seconds_us(elapsed),
                                   "tokens_per_s", json_num(round(tokens_per_s * 10) / 10), "ms_per_step",
                                   json_num(round(done > 0 ? 1e6 * elapsed / done : 0) / 1e3), "eta_seconds",
-                                  json_num(round(eta * 1e3) / 1e3), "time", when, "window_split", split),
-                        9);
+                                  json_num(round(eta * 1e3) / 1e3), "time", when, "window_split", split);
+        if (p->startup.total > 0 && record) {  // once, in the run's first line
+            const StartupSplit *s = &p->startup;
+            json_object_set_new(record, "startup", json_pack("{s:o, s:o, s:o, s:o, s:o}", "mpi_init", seconds_us(s->mpi_init),
+                                                             "config", seconds_us(s->config), "agree", seconds_us(s->agree),
+                                                             "setup", seconds_us(s->setup), "total", seconds_us(s->total)));
+            p->startup.total = 0;
+        }
+        // A failed write shows in the stream's error flag, which the caller checks (log_check).
+        json_write_line(jsonl, record, 9);
     }
     if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at) {
         int since = p->step - p->last_print_step;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "config/config.h"
@@ -57,6 +58,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
                   "too high?); %s not published", t->step, t->cfg->train.lr, dir);
         stop(EXIT_CHECK_FAILED);
     }
+    double t0 = now_seconds();
     int rc = checkpoint_save(t->comm, dir, &s);
     s.history = NULL;  // borrowed from the trainer
     checkpoint_state_free(&s);
@@ -64,7 +66,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
         if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
         stop(EXIT_BAD_INPUT);
     }
-    say("checkpoint: %s (%d rank files)\n", text_safe(dir), t->W);
+    say("checkpoint: %s (%d rank files, %.4f s)\n", text_safe(dir), t->W, now_seconds() - t0);
 }
 
 // Loads this rank's file of `dir` into the trainer after checking that it belongs to this

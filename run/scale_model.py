@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""scale_model.py — the α–β cost model of docs/scaling.md, projected to large W.
+
+    python3 run/scale_model.py [--alpha US] [--ranks "64 256 1024 4096"] [--params P] [--window-ms MS]
+
+Prints, per W, the model's cost of each collective and file operation of a window, a
+start-up and a checkpoint of ddptok (CPU or GPU compute, MPI data plane, train.overlap none),
+for a stated fabric and file system. Every constant below is an assumption (docs/scaling.md
+names where each comes from); the model's form is ddptok's code: which collectives a window
+makes, with how many bytes, and which file operations a checkpoint makes, on which rank.
+"""
+import argparse
+import math
+
+p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+p.add_argument("--alpha", type=float, default=1.5, help="latency per message / tree level, µs (HDR InfiniBand MPI: 1-2)")
+p.add_argument("--gbps", type=float, default=25.0, help="link bandwidth, GB/s (HDR 200 Gb/s: 25)")
+p.add_argument("--gamma", type=float, default=0.1, help="reduction arithmetic, ns per byte (a memory-bound sum)")
+p.add_argument("--md-rate", type=float, default=5000.0, help="metadata operations per second in one directory of the shared file system")
+p.add_argument("--md-lat", type=float, default=0.2, help="one metadata look-up (stat), ms, as one client sees it")
+p.add_argument("--fs-gbps", type=float, default=50.0, help="aggregate file-system bandwidth, GB/s")
+p.add_argument("--params", type=int, default=201344, help="P (default: configs/minimum.yaml's model)")
+p.add_argument("--states", type=int, default=1, help="optimizer state tensors (SGD momentum 1, AdamW 2)")
+p.add_argument("--window-ms", type=float, default=2.8, help="one rank's window compute, ms (minimum.yaml on one H200: 2.8)")
+p.add_argument("--jsonl-us", type=float, default=0.21, help="rank 0's JSONL rank_tokens, µs per rank (measured here: 857 µs at W = 4096)")
+p.add_argument("--ranks", default="64 256 1024 4096")
+a = p.parse_args()
+
+alpha, beta, gamma = a.alpha * 1e-6, 1e-9 / a.gbps, a.gamma * 1e-9
+lg = lambda w: math.ceil(math.log2(w)) if w > 1 else 0
+
+
+def allreduce_tree(w, m):  # recursive doubling: log2 W rounds of the whole vector (small messages)
+    return lg(w) * (alpha + m * (beta + gamma))
+
+
+def allreduce_rab(w, m):  # Rabenseifner: reduce-scatter + all-gather (large messages)
+    return 2 * lg(w) * alpha + 2 * (w - 1) / w * m * beta + (w - 1) / w * m * gamma
+
+
+def allreduce_ring(w, m):  # ring: 2(W-1) steps of m/W bytes
+    return 2 * (w - 1) * alpha + 2 * (w - 1) / w * m * beta + (w - 1) / w * m * gamma
+
+
+def bcast(w, m):
+    return lg(w) * (alpha + m * beta)
+
+
+def gather(w, m):  # binomial tree to rank 0: W·m bytes arrive there
+    return lg(w) * alpha + (w - 1) * m * beta
+
+
+agree = lambda w: lg(w) * (alpha + 4 * (beta + gamma))  # comm_agree: one int, MPI_MAX
+barrier = lambda w: lg(w) * alpha
+
+m_grad = 4 * (a.params + 1)
+file_bytes = 4 * a.params * (1 + a.states)
+rows = []
+for w in (int(x) for x in a.ranks.split()):
+    m_count = 8 * (2 * w + 3)  # CountExchange: N_r and M_r per rank, 3 totals
+    win = {
+        "count a-r": min(allreduce_tree(w, m_count), allreduce_rab(w, m_count)),
+        "barrier": barrier(w),
+        "grad a-r (Rabenseifner)": allreduce_rab(w, m_grad),
+        "grad a-r (ring)": allreduce_ring(w, m_grad),
+        "rank 0 JSONL": a.jsonl_us * 1e-6 * w,
+    }
+    start = {
+        "run agreement": bcast(w, 130) + agree(w),
+        "other agreements (10)": 10 * agree(w) + gather(w, 8),  # startup_end, corpus, trainer, lineage, logs; split_type
+        "corpus: W opens": w / a.md_rate + 0.0,
+        "rank logs: W creates": w / a.md_rate,
+    }
+    ckpt = {
+        "3 agreements + gather": 3 * agree(w) + gather(w, 65),
+        "W files: 3 metadata ops": 3 * w / a.md_rate,
+        "W files: data": w * file_bytes / (a.fs_gbps * 1e9),
+        "rank 0 look-ups (first only)": w * a.md_lat * 1e-3,
+    }
+    die = gather(w, 2048) + barrier(w)
+    rows.append((w, win, start, ckpt, die))
+
+us = lambda s: f"{1e6 * s:10.1f}"
+print(f"fabric: alpha {a.alpha} us, {a.gbps} GB/s, reduction {a.gamma} ns/B; file system: {a.md_rate:.0f} metadata ops/s per "
+      f"directory, stat {a.md_lat} ms, {a.fs_gbps} GB/s; P = {a.params} ({m_grad} B gradient, {file_bytes / 1e6:.2f} MB per rank file)")
+print(f"\nper window (us; one rank's window compute: {a.window_ms} ms)")
+keys = list(rows[0][1])
+print(f"  {'W':>5} " + " ".join(f"{k:>24}" for k in keys) + f" {'sum (Rab.) / window':>20}")
+for w, win, _, _, _ in rows:
+    tot = win["count a-r"] + win["barrier"] + win["grad a-r (Rabenseifner)"] + win["rank 0 JSONL"]
+    print(f"  {w:>5} " + " ".join(f"{1e6 * win[k]:>24.1f}" for k in keys) + f" {100 * tot / (a.window_ms * 1e-3):>19.1f}%")
+print("\nstart-up, ddptok's part (ms; MPI_Init / the launcher not included: docs/scaling.md)")
+keys = list(rows[0][2])
+print(f"  {'W':>5} " + " ".join(f"{k:>24}" for k in keys))
+for w, _, start, _, _ in rows:
+    print(f"  {w:>5} " + " ".join(f"{1e3 * start[k]:>24.2f}" for k in keys))
+print("\ncheckpoint (ms)")
+keys = list(rows[0][3])
+print(f"  {'W':>5} " + " ".join(f"{k:>28}" for k in keys) + f" {'die together':>14}")
+for w, _, _, ckpt, die in rows:
+    print(f"  {w:>5} " + " ".join(f"{1e3 * ckpt[k]:>28.2f}" for k in keys) + f" {1e3 * die:>14.2f}")
