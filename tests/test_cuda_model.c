@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
     // the GPU's AdamW θ against the CPU's SGD θ must disagree.
     float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
     float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
-    OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-3};
+    OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .betas = {0.9, 0.999}, .eps = 1e-3};
     for (int kind = 0; kind < OPT_COUNT; kind++) {
         cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
         compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);

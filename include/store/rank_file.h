@@ -29,6 +29,8 @@ typedef struct {
     ModelShape m;
     float *theta;         // (P)
     OptimizerSnapshot opt;  // kind, hyper-parameters, step count, state tensors (P each): /optimizer
+    uint32_t hyper_stored;  // loaded: bit a, the file holds hyper-parameter attribute a (optimizer_hyper_attr);
+                            // the others took the table's default. A file written holds them all.
     int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
     RngStream sampler_rng, dropout_rng;
 } CheckpointState;

@@ -29,14 +29,11 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
     snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
 }
 
-// Hyper-parameter i of optimizer_hyper_fields.
-static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
-static double hyper_value(const OptimizerHyper *h, int i) {
-    return *(const double *)((const char *)h + optimizer_hyper_fields[i].offset);
-}
-
 // SHA-256 over everything the file carries, in a fixed order. The header line names the
-// optimizer's scalars; version 1 named SGD's fixed fields (kept to verify old files).
+// optimizer's scalars as the file holds them: format 2 lists every hyper-parameter attribute
+// the file holds (s->hyper_stored), in the table's order (optimizer.h), so a file written
+// before a hyper-parameter existed still verifies; version 1 named SGD's fixed fields (kept
+// to verify old files).
 static void state_checksum(const CheckpointState *s, int version, char out[65]) {
     Sha256 *h = sha256_begin();
     const OptimizerSnapshot *o = &s->opt;
@@ -50,8 +47,10 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
         n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d optimizer=%s steps=%lld",
                      CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, optimizer_names[o->kind],
                      (long long)o->steps);
-        for (int i = 0; i < optimizer_n_hyper_fields; i++)
-            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+        HyperAttr at;
+        for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++)
+            if (s->hyper_stored & 1u << a)
+                n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", at.name, optimizer_hyper_get(&o->h, a));
         n += snprintf(head + n, sizeof head - (size_t)n, "\n");
     }
     sha256_add(h, head, (size_t)n);
@@ -77,16 +76,22 @@ static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot
                                                           : H5Gcreate2(f, "optimizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) return error("cannot create /optimizer");
     int rc = h5_attr_str(g, "name", optimizer_names[o->kind]) || h5_attr_i64(g, "step", o->steps);
-    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !rc; a++) rc = h5_attr_f64(g, at.name, optimizer_hyper_get(&o->h, a));
     H5Gclose(g);
     return rc ? -1 : 0;
 }
 
-// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each);
-// `step` is the checkpoint's step (an SGD version-1 file says only whether momentum is
-// valid, which means step updates were applied). 0 or -1 with one line.
-static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o) {
+// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each) and
+// `*stored` (bit a: the file holds hyper-parameter attribute a); `step` is the checkpoint's
+// step (an SGD version-1 file says only whether momentum is valid, which means step updates
+// were applied). A hyper-parameter the file does not hold (written before it existed) takes
+// the table's default. 0 or -1 with one line.
+static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o,
+                          uint32_t *stored) {
     memset(o, 0, sizeof *o);
+    optimizer_hyper_defaults(&o->h);
+    *stored = 0;
     hid_t g = H5Gopen2(f, "optimizer", H5P_DEFAULT);
     if (g < 0) return error("%s: no /optimizer group", path);
     int bad = 0;
@@ -108,15 +113,22 @@ static int read_optimizer(hid_t f, const char *path, int version, const ModelSha
             free(name);
         }
         bad = bad || h5_attr_read_i64(g, path, "step", &o->steps);
-        for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
-            bad = h5_attr_read_f64(g, path, optimizer_hyper_fields[i].name, hyper_field(&o->h, i));
+        HyperAttr at;
+        for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !bad; a++) {
+            htri_t held = H5Aexists(g, at.name);
+            if (held < 0) bad = error("%s: /optimizer attribute %s is unreadable", path, at.name);
+            else if (held) bad = h5_attr_read_f64(g, path, at.name, optimizer_hyper_slot(&o->h, a)), *stored |= 1u << a;
+        }
         if (!bad && (o->steps < 0 || o->steps > step))
             bad = error("%s: optimizer step %lld outside [0, %lld]", path, (long long)o->steps, (long long)step);
     }
     H5Gclose(g);
-    for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
-        if (!isfinite(*hyper_field(&o->h, i)))
-            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !bad; a++) {
+        double v = optimizer_hyper_get(&o->h, a);
+        if (!(v >= at.row->min && v <= at.row->max))
+            bad = error("%s: /optimizer %s is %g, expected a number in [%g, %g]", path, at.name, v, at.row->min, at.row->max);
+    }
     char name[128];
     for (int i = 0; i < optimizers[o->kind].n_states && !bad; i++) {
         o->state[i] = xmalloc(m->total * sizeof(float));
@@ -184,7 +196,9 @@ int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     char sum[65];
-    state_checksum(s, CHECKPOINT_VERSION, sum);
+    CheckpointState every = *s;  // a file written now holds every hyper-parameter
+    every.hyper_stored = (uint32_t)((1ull << optimizer_n_hyper_attrs()) - 1);
+    state_checksum(&every, CHECKPOINT_VERSION, sum);
     hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
     hid_t f = o.file;
     int rc = h5_write_params(f, "model", &s->m, s->theta) || write_optimizer(f, &s->m, &s->opt) ||
@@ -257,7 +271,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     }
     s->theta = xmalloc(s->m.total * sizeof(float));
     s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
-    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt) ||
+    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt, &s->hyper_stored) ||
         h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
         read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
         goto out;

@@ -54,7 +54,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     if (!finite) {
         if (t->rank == 0)
             error("step %d: the parameters after the update are not finite: the run diverged (train.optimizer.lr = %g "
-                  "too high?); %s not published", t->step, t->cfg->train.lr, dir);
+                  "too high?); %s not published", t->step, t->cfg->train.hyper.lr, dir);
         stop(EXIT_CHECK_FAILED);
     }
     int rc = checkpoint_save(t->comm, dir, &s);
