@@ -33,7 +33,7 @@ PARAMS = ["embedding", "w1", "b1", "w2", "b2"]  # θ's order (docs/model.md)
 STATES = {"sgd": ["momentum"], "adamw": ["exp_avg", "exp_avg_sq"]}  # /optimizer/<state>, in this order
 # The hyper-parameter attributes of /optimizer, in the order the checksum's header lists the
 # ones a file holds (include/method/optimizer.h's table order).
-HYPERS = ["lr", "weight_decay", "momentum", "beta1", "beta2", "eps"]
+HYPERS = ["lr", "weight_decay", "momentum", "dampening", "beta1", "beta2", "eps"]
 DTYPES = {"model": "<f4", "optimizer": "<f4", "sampler/history": "<i4", "rng/sampler/key": "<u4",
           "rng/dropout/key": "<u4", "rng/sampler/counter": "<u8", "rng/dropout/counter": "<u8"}
 

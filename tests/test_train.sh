@@ -102,7 +102,18 @@ fixture_case() {  # LABEL FIXTURE RESEAL-EDITS...: the fixture and its resealed 
   && ok "the fixture is a version-1 checkpoint" || bad "the fixture is not version 1"
 # Resealed as this ddptok would write that state: every hyper-parameter attribute, those
 # version 1 did not hold at the table's defaults (docs/config.md).
-fixture_case "version-1 checkpoint" "$ROOT/tests/fixtures/checkpoint-v1-tiny" @optimizer:beta1=0.9 @optimizer:beta2=0.999 @optimizer:eps=1e-8
+fixture_case "version-1 checkpoint" "$ROOT/tests/fixtures/checkpoint-v1-tiny" @optimizer:beta1=0.9 @optimizer:beta2=0.999 @optimizer:eps=1e-8 @optimizer:dampening=0
+# A format-2 checkpoint written before train.optimizer.dampening existed (2aa4f14): no
+# dampening attribute, a checksum whose header does not list it. It verifies and resumes with
+# the table's default (0), like the same state resealed with dampening = 0 as this ddptok
+# writes it; a resume with another dampening is refused (its config says 0).
+f2="$ROOT/tests/fixtures/checkpoint-v2-tiny"
+/usr/bin/python3 -c "import h5py; f = h5py.File('$f2/rank-0000.h5'); assert f.attrs['version'] == 2 and 'dampening' not in f['optimizer'].attrs and 'dampening' not in f.attrs['config'].decode()" \
+  && ok "the fixture is a format-2 checkpoint without a dampening attribute or key" || bad "the format-2 fixture is not what it says"
+fixture_case "format-2 checkpoint before dampening" "$f2" @optimizer:dampening=0
+expect_rc "format-2 checkpoint before dampening: a resume with train.optimizer.dampening=0.5 refused" 2 \
+  ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.optimizer.dampening=0.5
+expect_grep "... naming the key" 'config differs .* train.optimizer.dampening: 0 vs 0.5' "$OUT"
 
 # A failure stops every rank with one line each: the failed rank names the file and what
 # to do, the others name the failed rank; nothing else from ddptok.

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 typedef enum {
-    OPT_SGD = 0,  // torch.optim.SGD: dampening 0, not Nesterov
+    OPT_SGD = 0,  // torch.optim.SGD: momentum with dampening, not Nesterov
     OPT_ADAMW,    // torch.optim.AdamW: decoupled weight decay, bias correction, amsgrad off
     OPT_COUNT
 } OptimizerKind;
@@ -51,6 +51,7 @@ extern const char *const optimizer_names[OPT_COUNT];  // train.optimizer.name
     X(lr, 1, ("lr"), 0, 1e6, (0.1), OPT_USES(OPT_SGD) | OPT_USES(OPT_ADAMW), "a non-negative number")                \
     X(weight_decay, 1, ("weight_decay"), 0, 1e6, (0), OPT_USES(OPT_SGD) | OPT_USES(OPT_ADAMW), "a non-negative number") \
     X(momentum, 1, ("momentum"), 0, 0.999999, (0.9), OPT_USES(OPT_SGD), "a number in [0, 1)")                       \
+    X(dampening, 1, ("dampening"), 0, 1, (0), OPT_USES(OPT_SGD), "a number in [0, 1]")                              \
     X(betas, 2, ("beta1", "beta2"), 0, 0.9999999999, (0.9, 0.999), OPT_USES(OPT_ADAMW),                             \
       "[beta1, beta2], each a number in [0, 1)")                                                                      \
     X(eps, 1, ("eps"), 0, 1, (1e-8), OPT_USES(OPT_ADAMW), "a number in [0, 1]")
