@@ -99,6 +99,8 @@ void optimizer_hyper_defaults(OptimizerHyper *h);
 typedef struct {
     int n_states;
     const char *state_names[OPT_MAX_STATES];  // the <state> of /optimizer/<state>/<param>
+    int nonnegative[OPT_MAX_STATES];          // 1: every element of that state is >= 0 (AdamW's v)
+    int step_is_update;  // 1: `steps` counts every update, so a checkpoint's optimizer step is its step
 } OptimizerRow;
 
 extern const OptimizerRow optimizers[OPT_COUNT];

@@ -13,8 +13,8 @@
 const char *const optimizer_names[OPT_COUNT] = {[OPT_SGD] = "sgd", [OPT_ADAMW] = "adamw"};
 
 const OptimizerRow optimizers[OPT_COUNT] = {
-    [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}},
-    [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}},
+    [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}, .step_is_update = 1},
+    [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}, .nonnegative = {0, 1}, .step_is_update = 1},
 };
 
 // The hyper-parameter table (optimizer.h, OPTIMIZER_HYPERS) as rows.

@@ -97,6 +97,7 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
         else if (s.step >= t->cfg->train.updates)
             snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, t->cfg->train.updates);
         if (why[0]) error("%s", why), bad = 1;
+        else bad = checkpoint_check_draws(path, &s, t->corpus) != 0;  // the history and the sampler's counter
     }
     char what[1200];
     snprintf(what, sizeof what, "resuming from %s", dir);
