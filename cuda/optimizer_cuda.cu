@@ -9,12 +9,13 @@
 static inline unsigned blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 // grad / div: div = W when grad holds the all-reduced sum (MPI data plane), 1 after ncclAvg.
-__global__ void sgd_kernel(float *theta, float *mom, const float *grad, size_t n, float div, float lr, float mu, float wd,
-                           int valid) {
+// damp = 1 − dampening.
+__global__ void sgd_kernel(float *theta, float *mom, const float *grad, size_t n, float div, float lr, float mu, float damp,
+                           float wd, int valid) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float g = grad[i] / div + wd * theta[i];
-    float b = valid ? mu * mom[i] + g : g;
+    float b = valid ? mu * mom[i] + damp * g : g;
     mom[i] = b;
     theta[i] -= lr * b;
 }
@@ -46,7 +47,7 @@ static void cuda_upload(float *buf, const float *host, size_t n) {
 
 static void sgd_step_cuda(const Optimizer *o, float *theta, const float *grad, float div) {
     sgd_kernel<<<blocks(o->P, 256), 256>>>(theta, o->state[0], grad, o->P, div, (float)o->h.lr, (float)o->h.momentum,
-                                           (float)o->h.weight_decay, o->steps > 1);
+                                           (float)(1.0 - o->h.dampening), (float)o->h.weight_decay, o->steps > 1);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaDeviceSynchronize());
 }

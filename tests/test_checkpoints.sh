@@ -1,6 +1,7 @@
 # Checkpoints: check-checkpoints accepts good ones; a truncated file, one flipped byte,
-# another world size, config or data lock are refused by check-checkpoints and by
-# --resume, on every rank, without a hang, and without touching the checkpoint.
+# another world size, config or data lock, and a derivable field changed with both checksums
+# recomputed are refused by check-checkpoints and by --resume, on every rank, without a
+# hang, and without touching the checkpoint.
 W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 one prepare --config "$cfg" >/dev/null
@@ -63,6 +64,87 @@ one prepare --config "$cfg" "${other[@]}" >/dev/null
 ddp 2 train --config "$cfg" "${other[@]}" >/dev/null 2>&1
 rm -rf artifacts/checkpoints/step-0006; cp -r a100/checkpoints/step-0006 artifacts/checkpoints/
 refused "other data" 'data lock .* differs'
+# Derived fields (docs/checkpoints.md "Derived fields"): the payload checksum and SHA256SUMS
+# are unkeyed, so tests/reseal_ckpt.py rewrites step 6 with one field changed and both
+# recomputed. Whatever can be derived (the optimizer's step from the step, keys from the
+# seed, counters from the step or the sampler's replay, the step from the directory's name,
+# the hyper-parameters from the stored config, shapes and dtypes from the format, finiteness)
+# is derived and compared by check-checkpoints and by --resume: each tamper is refused by
+# both, naming the file, the field, what was expected and what was found. Every case but
+# the ones marked "guard" was accepted by train --resume before (2aa4f14).
+RESEAL="$ROOT/tests/reseal_ckpt.py"
+# Negative control: resealed untouched, the checkpoint resumes bit-identically (the tool is faithful).
+rm -rf artifacts/checkpoints/step-0006
+expect_rc "resealed untouched: check-checkpoints accepts it" 0 \
+  bash -c "/usr/bin/python3 '$RESEAL' good artifacts/checkpoints/step-0006 && '$DDPTOK' check-checkpoints --config '$cfg'"
+rm -rf artifacts/checkpoints/step-0012
+expect_rc "resealed untouched: train --resume" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+  && ok "resealed untouched: step 12 bit-identical to the continuous run (max |dtheta| = $d)" || bad "resealed untouched resume differs" "— $d"
+rm -rf artifacts/checkpoints/step-0012
+tampered() {  # NAME PATTERN EDIT...: step 6 resealed with the EDITs, refused by both
+  local name=$1 pat=$2; shift 2
+  rm -rf artifacts/checkpoints/step-0006 artifacts/checkpoints/step-0012  # (an old binary's resume wrote step 12)
+  /usr/bin/python3 "$RESEAL" good artifacts/checkpoints/step-0006 "$@" >/dev/null || { bad "$name: reseal_ckpt.py failed"; return; }
+  refused "$name" "$pat"
+}
+f='artifacts/checkpoints/step-0006/rank-000[01].h5: '
+tampered "SGD optimizer step 6 -> 0 (drops the momentum)" "$f/optimizer step is 0, expected 6 \(the checkpoint's step" @optimizer:step=0
+tampered "stored lr 0.3, its config 0.2" "$f/optimizer lr is 0.3, expected 0.2 \(its stored config's train.optimizer.lr\)" @optimizer:lr=0.3
+tampered "guard (exit, not the message): the lr attribute removed (takes the default 0.1, its config says 0.2)" "$f/optimizer lr is 0.1, expected 0.2" -@optimizer:lr
+tampered "an /optimizer attribute this ddptok does not know" "$f/optimizer attribute 'nesterov' is not one of format 2's" @optimizer:nesterov=1
+tampered "dropout key's rank word (rank 1 -> 2)" "rank-0001.h5: /rng/dropout/key is \(99, 0x4000002\), expected \(99, 0x4000001\)" 1:rng/dropout/key[1]=67108866
+tampered "dropout counter 12 -> 11" "$f/rng/dropout/counter is 11, expected 12 \(one block per microbatch: step 6 x A = 2\)" rng/dropout/counter[0]=11
+tampered "sampler key's seed 99 -> 100" "$f/rng/sampler/key is \(100, 0x3000000\), expected \(99, 0x3000000\)" 0:rng/sampler/key[0]=100 1:rng/sampler/key[0]=100
+tampered "sampler counter +1" "$f/rng/sampler/counter is 37, expected 36 \(where the sampler's 6 windows, replayed from seed 99, leave it\)" 0:rng/sampler/counter[0]=37
+tampered "a sampler history id changed (guard in check-checkpoints: the plan)" "$f/sampler/history\[0\] slot 0 is 5, expected [0-9]+ \(window 1 of the sampler replayed" 0:sampler/history[0]=5
+tampered "NaN in the momentum" "$f/optimizer/momentum/w1\[7\] is nan, expected a finite number" optimizer/momentum/w1[7]=nan
+tampered "inf in the model" "$f/model/b2\[0\] is inf, expected a finite number" model/b2[0]=inf
+tampered "w1 stored (24, 16) instead of (16, 24)" "${f}dataset model/w1 has shape \(24, 16\), expected \(16, 24\)" model/w1:shape=24,16
+tampered "the history stored as int64" "${f}dataset sampler/history is int64, expected int32" sampler/history:dtype=int64
+tampered "a momentum tensor stored as float64" "${f}dataset optimizer/momentum/b1 is float64, expected float32" optimizer/momentum/b1:dtype=float64
+tampered "the dropout counter stored as uint32" "${f}dataset rng/dropout/counter is uint32, expected uint64" rng/dropout/counter:dtype=uint32
+tampered "the step stored as a float" "${f}attribute step is not an integer" @/:step=6.0
+tampered "guard (exit, not the message): world_size 2 -> 3 (its config says 2)" "${f}world_size is 3, expected 2 \(its stored config's train.world_size\)" @/:world_size=3
+tampered "guard: rank 1's file says rank 0" "rank-0001.h5: rank is 0, expected 1 \(the file's name\)" 1:@/:rank=0
+# The step and the directory's name: step 6's files under step-0005.
+rm -rf artifacts/checkpoints/step-0006 && cp -r good artifacts/checkpoints/step-0005
+expect_rc "step 6's files as step-0005: --resume refused (exit 2)" 2 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0005
+expect_grep "... naming the file and both steps" "step-0005/rank-000[01].h5: step is 6, expected 5 \(the directory's name step-0005\)" "$OUT"
+expect_rc "guard: ... check-checkpoints refuses it" 1 one check-checkpoints --config "$cfg"
+expect_grep "... naming the file and both steps" "step-0005/rank-000[01].h5: step is 6, expected 5" "$OUT"
+rm -rf artifacts/checkpoints/step-0005
+# The global sampler with AdamW: keyed dropout's key and counter, the global stream's key and
+# counter, AdamW's step and moments.
+g=(--set train.sampler=global --set train.optimizer.name=adamw --set train.optimizer.lr=0.01 --set paths.outputs=og --set paths.artifacts=ag)
+one prepare --config "$cfg" "${g[@]}" >/dev/null && ddp 2 train --config "$cfg" "${g[@]}" >/dev/null 2>&1 \
+  || bad "global sampler + AdamW training for the derived-field cases"
+gtampered() {  # NAME PATTERN EDIT...: the global/AdamW step 6 resealed with the EDITs, refused by both
+  local name=$1 pat=$2; shift 2
+  rm -rf ag/checkpoints/step-0006 ag/checkpoints/step-0012
+  /usr/bin/python3 "$RESEAL" ag.good ag/checkpoints/step-0006 "$@" >/dev/null || { bad "$name: reseal_ckpt.py failed"; return; }
+  expect_rc "$name: check-checkpoints refuses" 1 one check-checkpoints --config "$cfg" "${g[@]}"
+  expect_grep "$name: ... saying why" "$pat" "$OUT"
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "$name: --resume refused on every rank (exit 2, no hang)" 2 ddp 2 train --config "$cfg" "${g[@]}" --resume ag/checkpoints/step-0006
+  expect_grep "$name: ... saying why" "$pat" "$OUT"
+}
+cp -r ag/checkpoints/step-0006 ag.good
+rm -rf ag/checkpoints/step-0006
+/usr/bin/python3 "$RESEAL" ag.good ag/checkpoints/step-0006 >/dev/null
+expect_rc "global + AdamW, resealed untouched: --resume" 0 ddp 2 train --config "$cfg" "${g[@]}" --resume ag/checkpoints/step-0006
+ddp 2 train --config "$cfg" "${g[@]}" --continuous >/dev/null 2>&1
+d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ag/checkpoints/step-0012 ag/continuous/step-0012) \
+  && ok "global + AdamW, resealed untouched: step 12 bit-identical to the continuous run (max |dtheta| = $d)" || bad "global + AdamW resealed resume differs" "— $d"
+gf='ag/checkpoints/step-0006/rank-000[01].h5: '
+gtampered "AdamW step 6 -> 1" "$gf/optimizer step is 1, expected 6 \(the checkpoint's step: adamw counts every update\)" @optimizer:step=1
+gtampered "keyed dropout's key" "$gf/rng/dropout/key is \(99, 0x6000001\), expected \(99, 0x6000000\)" rng/dropout/key[1]=100663297
+gtampered "keyed dropout's counter 0 -> 3" "$gf/rng/dropout/counter is 3, expected 0 \(keyed dropout advances no counter\)" rng/dropout/counter[0]=3
+gtampered "the global stream's key" "$gf/rng/sampler/key is \(99, 0x5000001\), expected \(99, 0x5000000\)" rng/sampler/key[1]=83886081
+gtampered "the global stream's counter +1" "$gf/rng/sampler/counter is 97, expected 96" rng/sampler/counter[0]=97
+gtampered "-1 in AdamW's exp_avg_sq" "$gf/optimizer/exp_avg_sq/w1\[3\] is -1, expected a finite number >= 0" optimizer/exp_avg_sq/w1[3]=-1
+gtampered "inf in AdamW's exp_avg" "$gf/optimizer/exp_avg/b1\[0\] is inf, expected a finite number" optimizer/exp_avg/b1[0]=inf
+gtampered "stored beta2 0.99, its config 0.999" "$gf/optimizer beta2 is 0.99, expected 0.999 \(its stored config's train.optimizer.betas\[1\]\)" @optimizer:beta2=0.99
+rm -rf ag.good ag og
 # An unpublished write (step-NNNN.tmp) is never taken for a checkpoint.
 restore
 mkdir -p artifacts/checkpoints/step-0009.tmp; head -c 100 good/rank-0000.h5 > artifacts/checkpoints/step-0009.tmp/rank-0000.h5

@@ -115,14 +115,14 @@ int main(int argc, char **argv) {
     if (fabs(ec - eg) <= 1e-6 * fabs(ec) && hc == hg) passed++, printf("  evaluate: loss %.6f vs %.6f, hits %lld vs %lld\n", ec, eg, (long long)hc, (long long)hg);
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
     compute_cpu.destroy(cc), compute_cuda.destroy(cg);
-    // Two steps of each optimizer (SGD, AdamW) from the same gradients: θ and every state
+    // Two steps of each optimizer (SGD with dampening, AdamW) from the same gradients: θ and every state
     // tensor of the GPU twin against the CPU's. AdamW's ε = 1e-3 keeps its step well
     // conditioned in g (|∂Δθ/∂g| ≤ lr/ε = 10), so the backends' gradient difference (≤ 1e-6)
     // cannot flip an update as it could for a |g| near torch's ε = 1e-8. Negative control:
     // the GPU's AdamW θ against the CPU's SGD θ must disagree.
     float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
     float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
-    OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-3};
+    OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .dampening = 0.5, .betas = {0.9, 0.999}, .eps = 1e-3};
     for (int kind = 0; kind < OPT_COUNT; kind++) {
         cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
         compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);

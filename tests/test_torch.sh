@@ -78,5 +78,15 @@ expect_rc "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's
 echo "$OUT" | tail -1 | sed 's/^/       /'
 expect_rc "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 witness ddp adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
 echo "$OUT" | tail -1 | sed 's/^/       /'
+# SGD with dampening (torch.optim.SGD's dampening: buf = mu*buf + (1 - dampening)*g after the
+# first update): 100 updates against torch within the SGD bounds; negative control: torch's
+# SGD without the dampening must fall outside them.
+variant damp model.dropout=0 train.optimizer.dampening=0.5
+prep_ref damp.yaml --set paths.outputs=odamp
+ddp 2 train --config damp.yaml --continuous --set paths.outputs=odamp --set paths.artifacts=adamp >/dev/null 2>&1
+expect_rc "torch gloo DDP + torch.optim.SGD(dampening=0.5), 100 updates, agrees with ddptok's step-100 model" 0 witness ddp damp.yaml odamp adamp/continuous/step-0100
+echo "$OUT" | tail -1 | sed 's/^/       /'
+expect_rc "negative control: torch SGD without the dampening falls outside the SGD bounds" 1 witness ddp damp.yaml odamp adamp/continuous/step-0100 --as sgd-undamped
+echo "$OUT" | tail -1 | sed 's/^/       /'
 cd "$ROOT"; rm -rf "$W"
 fi

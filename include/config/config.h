@@ -103,8 +103,7 @@ typedef struct {
         int global_batch;               // G: sequences per window, global sampler only
         OverlapKind overlap;            // when the gradient all-reduce runs; the same bits either way
         OptimizerKind optimizer;        // train.optimizer.name
-        double lr, momentum, weight_decay;
-        double betas[2], eps;           // AdamW's (β1, β2) and ε
+        OptimizerHyper hyper;           // train.optimizer.<field>: the hyper-parameter table (optimizer.h)
         FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
     } train;
     struct {

@@ -54,7 +54,18 @@ int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *
 // Reads exactly `n` elements of `type`; error names the file and dataset when absent or
 // of another size.
 int h5_read(hid_t file, const char *path_in_file, const char *dataset, hid_t type, int64_t n, void *out);
-// Reads a string attribute of the root (or of `obj`); caller frees. NULL on error.
+// Reads a dataset whose shape is exactly `dims` (`rank` of them) and whose stored type is
+// exactly `type` (class, size, sign, byte order: no conversion by HDF5); the error names
+// the file, the dataset, what was expected and what was found ("has shape (24, 16),
+// expected (16, 24)", "is int64, expected int32").
+int h5_read_exact(hid_t file, const char *path_in_file, const char *dataset, hid_t type, int rank, const hsize_t *dims,
+                  void *out);
+// Calls fn(name, ctx) for each attribute of `loc`, in name order, until one returns non-zero
+// (returned); -1 when they cannot be listed.
+int h5_attr_each(hid_t loc, int (*fn)(const char *name, void *ctx), void *ctx);
+// Reads a string attribute of the root (or of `obj`); caller frees. NULL on error. The
+// numeric readers take an attribute of their class only (an integer stored as a float, or
+// the other way, is refused, not converted).
 char *h5_attr_read_str(hid_t loc, const char *path_in_file, const char *name);
 int h5_attr_read_i64(hid_t loc, const char *path_in_file, const char *name, int64_t *out);
 int h5_attr_read_f64(hid_t loc, const char *path_in_file, const char *name, double *out);

@@ -18,25 +18,89 @@ extern "C" {
 #endif
 
 typedef enum {
-    OPT_SGD = 0,  // torch.optim.SGD: dampening 0, not Nesterov
+    OPT_SGD = 0,  // torch.optim.SGD: momentum with dampening, not Nesterov
     OPT_ADAMW,    // torch.optim.AdamW: decoupled weight decay, bias correction, amsgrad off
     OPT_COUNT
 } OptimizerKind;
 
 extern const char *const optimizer_names[OPT_COUNT];  // train.optimizer.name
 
+// ---------------------------------------------------------------------------------------
+// The hyper-parameters: one table, from which OptimizerHyper, the config keys
+// train.optimizer.<field> (src/config/config.c), the checkpoint's /optimizer attributes,
+// their payload checksum and their checks on load (src/store/rank_file.c) all derive.
+//
+//   X(field, n, attributes, min, max, default, users, expect)
+//
+//   field       OptimizerHyper's member, and the config key train.optimizer.<field>
+//   n           1: a number; 2: a pair, the config's flow list [a, b] (member double[2])
+//   attributes  the checkpoint attribute of each element, in parentheses
+//   min, max    each element's inclusive range
+//   default     each element, in parentheses: the config key's default (its YAML is these
+//               tokens) and the value of an attribute a checkpoint written before the row
+//               existed does not hold
+//   users       the optimizers whose step reads it (OPT_USES(kind) | ...)
+//   expect      what the config key expects, for its error message
+//
+// Adding a hyper-parameter is a row here and its use in the step functions
+// (optimizer_cpu.c, cuda/optimizer_cuda.cu). A checkpoint's checksum lists the attributes
+// it holds in this order: a row may be inserted anywhere, but rows are never reordered or
+// renamed (every format-2 checkpoint written before would fail its checksum).
+#define OPT_USES(kind) (1u << (kind))
+#define OPTIMIZER_HYPERS(X)                                                                                           \
+    X(lr, 1, ("lr"), 0, 1e6, (0.1), OPT_USES(OPT_SGD) | OPT_USES(OPT_ADAMW), "a non-negative number")                \
+    X(weight_decay, 1, ("weight_decay"), 0, 1e6, (0), OPT_USES(OPT_SGD) | OPT_USES(OPT_ADAMW), "a non-negative number") \
+    X(momentum, 1, ("momentum"), 0, 0.999999, (0.9), OPT_USES(OPT_SGD), "a number in [0, 1)")                       \
+    X(dampening, 1, ("dampening"), 0, 1, (0), OPT_USES(OPT_SGD), "a number in [0, 1]")                              \
+    X(betas, 2, ("beta1", "beta2"), 0, 0.9999999999, (0.9, 0.999), OPT_USES(OPT_ADAMW),                             \
+      "[beta1, beta2], each a number in [0, 1)")                                                                      \
+    X(eps, 1, ("eps"), 0, 1, (1e-8), OPT_USES(OPT_ADAMW), "a number in [0, 1]")
+
+#define OPT_HYPER_MEMBER_1(field) double field;
+#define OPT_HYPER_MEMBER_2(field) double field[2];
+#define OPT_HYPER_MEMBER(field, n, ...) OPT_HYPER_MEMBER_##n(field)
 typedef struct {
-    double lr, weight_decay;
-    double momentum;      // SGD μ
-    double beta1, beta2;  // AdamW betas
-    double eps;           // AdamW ε
+    OPTIMIZER_HYPERS(OPT_HYPER_MEMBER)
 } OptimizerHyper;
+
+// The table at run time: one row per hyper-parameter, in OPTIMIZER_HYPERS order.
+typedef struct {
+    const char *field;     // OptimizerHyper's member; the config key train.optimizer.<field>
+    int n;                 // elements (1 or 2)
+    const char *attrs[2];  // the checkpoint attribute of each element
+    size_t offset;         // of the member in OptimizerHyper
+    double min, max;       // each element's range
+    double def[2];         // each element's default
+    unsigned users;        // bit k: optimizer k reads it
+    const char *expect;
+} HyperRow;
+extern const HyperRow optimizer_hypers[];
+extern const int optimizer_n_hypers;
+
+// The hyper-parameters as checkpoint attributes: every element of every row, in table order.
+typedef struct {
+    const char *name;  // the attribute
+    const HyperRow *row;
+    int elem;
+} HyperAttr;
+#define OPT_MAX_HYPER_ATTRS 32  // a checkpoint's bit mask of the attributes it holds
+// Attribute a (0, 1, ...) into *out: 0, or -1 past the last.
+int optimizer_hyper_attr(int a, HyperAttr *out);
+// The number of attributes.
+int optimizer_n_hyper_attrs(void);
+// Attribute a's value in h.
+double *optimizer_hyper_slot(OptimizerHyper *h, int a);
+double optimizer_hyper_get(const OptimizerHyper *h, int a);
+// Every element at its default.
+void optimizer_hyper_defaults(OptimizerHyper *h);
 
 #define OPT_MAX_STATES 2
 
 typedef struct {
     int n_states;
     const char *state_names[OPT_MAX_STATES];  // the <state> of /optimizer/<state>/<param>
+    int nonnegative[OPT_MAX_STATES];          // 1: every element of that state is >= 0 (AdamW's v)
+    int step_is_update;  // 1: `steps` counts every update, so a checkpoint's optimizer step is its step
 } OptimizerRow;
 
 extern const OptimizerRow optimizers[OPT_COUNT];
@@ -97,14 +161,6 @@ typedef struct {
     float eps;
 } AdamWScalars;
 void adamw_scalars(const Optimizer *o, AdamWScalars *s);
-
-// The hyper-parameters as named doubles (checkpoint attributes, checksum).
-typedef struct {
-    const char *name;
-    size_t offset;  // into OptimizerHyper
-} HyperField;
-extern const HyperField optimizer_hyper_fields[];
-extern const int optimizer_n_hyper_fields;
 
 extern const OptimizerOps optimizer_cpu;
 #ifdef DDPTOK_CUDA

@@ -99,7 +99,8 @@ typedef struct {
 } ComputeOps;
 
 // Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<param> of an HDF5 file,
-// with the shapes of docs/spec.md §4 (checkpoints, reference.h5, grads.h5).
+// with the shapes of docs/spec.md §4 (checkpoints, reference.h5, grads.h5); read back only
+// with exactly those shapes, stored as float32.
 int h5_write_params(hid_t file, const char *group, const ModelShape *m, const float *v);
 int h5_read_params(hid_t file, const char *path_in_file, const char *group, const ModelShape *m, float *v);
 

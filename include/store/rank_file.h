@@ -29,8 +29,11 @@ typedef struct {
     ModelShape m;
     float *theta;         // (P)
     OptimizerSnapshot opt;  // kind, hyper-parameters, step count, state tensors (P each): /optimizer
+    uint32_t hyper_stored;  // loaded: bit a, the file holds hyper-parameter attribute a (optimizer_hyper_attr);
+                            // the others took the table's default. A file written holds them all.
     int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
     RngStream sampler_rng, dropout_rng;
+    Config cfg;           // loaded: the stored config, parsed
 } CheckpointState;
 
 void checkpoint_state_free(CheckpointState *s);
@@ -39,9 +42,20 @@ void checkpoint_state_free(CheckpointState *s);
 // SHA-256 of its bytes (for the manifest). 0 or -1 with one line.
 int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65]);
 
-// Loads one rank file (shapes from its own stored config) and verifies format, version
-// and checksum. 0 or -1 with one line naming the file and what is wrong.
+// Loads one rank file (shapes from its own stored config) and verifies format, version,
+// checksum, every dataset's shape and type, and every field that the file itself
+// determines (docs/checkpoints.md "Derived fields"): the step = the directory's name
+// (step-NNNN), the rank = the file's name, the world size and every hyper-parameter = the
+// stored config's, the optimizer's step = the step, the streams' keys = (seed, purpose,
+// rank), the dropout counter = step x A (0 when keyed), every tensor finite (AdamW's v >= 0).
+// 0 or -1 with one line naming the file, the field, what was expected and what was found.
 int checkpoint_load(const char *path, CheckpointState *s);
+// The fields of a loaded file that take the corpus to derive: its sampler replayed (its
+// stored config, its rank) on `corpus` (the data its lock names: compare the locks first)
+// must draw the windows of /sampler/history and leave the stream at /rng/sampler/counter.
+// 0, or -1 with one line naming the file and the field. Both check-checkpoints and a
+// resume call it after checkpoint_load.
+int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus);
 
 // Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
 // of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.

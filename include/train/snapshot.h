@@ -11,8 +11,9 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock);
 
 // Collective: loads this rank's file of `dir` (rank 0's under the global sampler: the
 // elastic resume) after checking that it belongs to this run (world size, rank, data lock,
-// stored config, step < updates); every rank agrees before anyone restores; any mismatch
-// stops every rank (exit 2) with one line naming the file.
+// stored config, step < updates) and that every derived field is what it derives from
+// (checkpoint_load, checkpoint_check_draws); every rank agrees before anyone restores; any
+// mismatch stops every rank (exit 2) with one line naming the file.
 void trainer_resume(Trainer *t, const char *dir, const char *lock);
 
 #endif

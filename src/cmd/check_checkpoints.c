@@ -1,5 +1,6 @@
 // check_checkpoints.c — `check-checkpoints`: every checkpoint validated (files, checksums,
-// replicas, data lock, plan), in step order.
+// every derived field derived and compared as a resume does, replicas, data lock, plan), in
+// step order.
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 #include "train/trainer.h"
 
 // Validates one step directory; returns the number of problems (each printed).
-static int check_one(App *app, const char *dir, int step, const char *lock, const int32_t *plan, int plan_steps) {
+static int check_one(App *app, const char *dir, int step, const Corpus *corpus, const int32_t *plan, int plan_steps) {
+    const char *lock = corpus->lock;
     const Config *cfg = &app->cfg;
     char path[1200];
     checkpoint_rank_path(path, sizeof path, dir, 0);
@@ -37,6 +39,8 @@ static int check_one(App *app, const char *dir, int step, const char *lock, cons
         if (s.world_size != W) problems++, error("%s: world size %d, rank 0 says %d", path, s.world_size, W);
         if (strcmp(s.lock, lock) != 0)
             problems++, error("%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
+        else if (checkpoint_check_draws(path, &s, corpus))  // the history and the sampler's counter, replayed
+            problems++;
         if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err)) problems++, error("%s", err);
         else if (config_diff_training(&stored, cfg, what, sizeof what))
             problems++, error("%s: config differs from %s at %s", path, cfg->source, what);
@@ -124,7 +128,7 @@ static int check_checkpoints_run(App *app) {
             else if (step >= 0) {
                 int p = step < 1 || step > U ? error("%s: step %d is outside the plan's steps 1..%lld (train.updates)", dir,
                                                      step, (long long)U) != 0
-                                             : check_one(app, dir, step, corpus.lock, plan, (int)U);
+                                             : check_one(app, dir, step, &corpus, plan, (int)U);
                 say("  %-40s %s\n", text_safe(dir), p ? "INVALID" : "ok");
                 checked++, problems += p;
             }

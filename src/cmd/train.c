@@ -34,7 +34,7 @@ static void stop_diverged(App *app, const WindowStats *ws) {
     if (from) snprintf(where, sizeof where, "from rank %d (its loss sum is %g)", from - 1, ws->S_r);
     if (app->comm.rank == 0)
         error("step %d: non-finite %s %s: the run diverged (train.optimizer.lr = %g too high?); nothing of this step is "
-              "applied or published", ws->step, isfinite(ws->loss) ? "gradient" : "loss", where, app->cfg.train.lr);
+              "applied or published", ws->step, isfinite(ws->loss) ? "gradient" : "loss", where, app->cfg.train.hyper.lr);
     stop(EXIT_CHECK_FAILED);
 }
 

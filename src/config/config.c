@@ -30,6 +30,11 @@ const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer"};
 // lines in table order: moving a lock key's row changes every data lock (format v1).
 
 #define OFF(f) offsetof(Config, f)
+#define HYPER_YAML_1(a) #a
+#define HYPER_YAML_2(a, b) "[" #a ", " #b "]"
+#define HYPER_KEY(field, n, attrs, lo, hi, def, use, expect)                                                          \
+    {"train.optimizer." #field, n == 2 ? F_PAIR : F_DOUBLE, OFF(train.hyper.field), lo, hi, F_TRAJECTORY, expect, NULL, 0, \
+     HYPER_YAML_##n def, NULL},
 const Field config_fields[] = {
     {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY, "an integer in [0, 2^32)", NULL, 0, "1234", "seed"},
     {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY, "an integer in [3, 2^20]", NULL, 0, "128", "vocab"},
@@ -66,11 +71,8 @@ const Field config_fields[] = {
     {"train.global_batch", F_INT, OFF(train.global_batch), 1, 1 << 20, F_TRAJECTORY | F_LOCK_GLOBAL, "a positive integer (sequences per window, global sampler)", NULL, 0, "16", "global_batch"},
     {"train.overlap", F_ENUM, OFF(train.overlap), 0, 0, 0, NULL, overlap_names, OVERLAP_COUNT, "none", NULL},
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
-    {"train.optimizer.lr", F_DOUBLE, OFF(train.lr), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0.1", NULL},
-    {"train.optimizer.momentum", F_DOUBLE, OFF(train.momentum), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.9", NULL},
-    {"train.optimizer.weight_decay", F_DOUBLE, OFF(train.weight_decay), 0, 1e6, F_TRAJECTORY, "a non-negative number", NULL, 0, "0", NULL},
-    {"train.optimizer.betas", F_PAIR, OFF(train.betas), 0, 0.9999999999, F_TRAJECTORY, "[beta1, beta2], each a number in [0, 1) (adamw)", NULL, 0, "[0.9, 0.999]", NULL},
-    {"train.optimizer.eps", F_DOUBLE, OFF(train.eps), 0, 1, F_TRAJECTORY, "a number in [0, 1] (adamw)", NULL, 0, "1e-8", NULL},
+    // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
+    OPTIMIZER_HYPERS(HYPER_KEY)
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
     {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
@@ -140,8 +142,26 @@ int config_key(int i, ConfigKey *out) {
     return 0;
 }
 
-// What a field expects, for error messages: its text, or "one of A, B, …" for an enum.
+// The hyper-parameter row (optimizer.h) of a train.optimizer.<field> key, or NULL.
+static const HyperRow *hyper_row(const Field *f) {
+    static const char prefix[] = "train.optimizer.";
+    if (strncmp(f->key, prefix, sizeof prefix - 1) != 0) return NULL;
+    for (int i = 0; i < optimizer_n_hypers; i++)
+        if (!strcmp(f->key + sizeof prefix - 1, optimizer_hypers[i].field)) return &optimizer_hypers[i];
+    return NULL;
+}
+
+// What a field expects, for error messages: its text, or "one of A, B, …" for an enum; a
+// hyper-parameter that not every optimizer reads adds the ones that do ("(adamw)").
 static const char *expected(const Field *f, char *buf, size_t len) {
+    const HyperRow *h = hyper_row(f);
+    if (h && h->users != (1u << OPT_COUNT) - 1) {
+        int n = snprintf(buf, len, "%s (", f->expect);
+        for (int k = 0, first = 1; k < OPT_COUNT && n < (int)len; k++)
+            if (h->users & OPT_USES(k)) n += snprintf(buf + n, len - (size_t)n, "%s%s", first ? "" : ", ", optimizer_names[k]), first = 0;
+        if (n < (int)len) snprintf(buf + n, len - (size_t)n, ")");
+        return buf;
+    }
     if (f->type != F_ENUM) return f->expect;
     int n = snprintf(buf, len, "one of");
     for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);

@@ -223,6 +223,67 @@ int h5_read(hid_t file, const char *fname, const char *dataset, hid_t type, int6
     return rc ? error("%s: cannot read dataset %s (damaged?)", fname, dataset) : 0;
 }
 
+// "int32", "uint64", "float32", "big-endian float32", … of a datatype, for messages.
+static void type_name(hid_t t, char *out, size_t len) {
+    H5T_class_t c = H5Tget_class(t);
+    size_t bits = 8 * H5Tget_size(t);
+    const char *order = (c == H5T_INTEGER || c == H5T_FLOAT) && H5Tget_order(t) == H5T_ORDER_BE ? "big-endian " : "";
+    if (c == H5T_INTEGER) snprintf(out, len, "%s%sint%zu", order, H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", bits);
+    else if (c == H5T_FLOAT) snprintf(out, len, "%sfloat%zu", order, bits);
+    else snprintf(out, len, "%s", c == H5T_STRING ? "a string" : "another type");
+}
+
+static int same_type(hid_t a, hid_t b) {
+    H5T_class_t c = H5Tget_class(a);
+    return c == H5Tget_class(b) && H5Tget_size(a) == H5Tget_size(b) && H5Tget_order(a) == H5Tget_order(b) &&
+           (c != H5T_INTEGER || H5Tget_sign(a) == H5Tget_sign(b));
+}
+
+static void shape_text(int rank, const hsize_t *dims, char *out, size_t len) {
+    size_t n = (size_t)snprintf(out, len, "(");
+    for (int i = 0; i < rank && n < len; i++) n += (size_t)snprintf(out + n, len - n, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+    if (n < len) snprintf(out + n, len - n, rank == 1 ? ",)" : ")");
+}
+
+int h5_read_exact(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims, void *out) {
+    int r = 0;
+    hsize_t d[8];
+    if (h5_size(file, fname, dataset, &r, d) < 0) return -1;
+    if (r != rank || memcmp(d, dims, (size_t)rank * sizeof *dims) != 0) {
+        char have[200], want[200];
+        shape_text(r, d, have, sizeof have), shape_text(rank, dims, want, sizeof want);
+        return error("%s: dataset %s has shape %s, expected %s", fname, dataset, have, want);
+    }
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), stored = ds < 0 ? -1 : H5Dget_type(ds);
+    int same = stored >= 0 && same_type(stored, type);
+    char have[64] = "unreadable", want[64];
+    if (stored >= 0) type_name(stored, have, sizeof have), H5Tclose(stored);
+    if (ds >= 0) H5Dclose(ds);
+    type_name(type, want, sizeof want);
+    if (!same) return error("%s: dataset %s is %s, expected %s", fname, dataset, have, want);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= (int64_t)dims[i];
+    return h5_read(file, fname, dataset, type, n, out);
+}
+
+typedef struct {
+    int (*fn)(const char *name, void *ctx);
+    void *ctx;
+} AttrVisit;
+
+static herr_t attr_visit(hid_t loc, const char *name, const H5A_info_t *info, void *data) {
+    (void)loc, (void)info;
+    const AttrVisit *v = data;
+    return v->fn(name, v->ctx);
+}
+
+int h5_attr_each(hid_t loc, int (*fn)(const char *name, void *ctx), void *ctx) {
+    AttrVisit v = {fn, ctx};
+    hsize_t at = 0;
+    herr_t rc = H5Aiterate2(loc, H5_INDEX_NAME, H5_ITER_INC, &at, attr_visit, &v);
+    return rc < 0 ? -1 : (int)rc;
+}
+
 static hid_t attr_open(hid_t loc, const char *fname, const char *name) {
     if (H5Aexists(loc, name) <= 0) return error("%s: attribute %s is missing", fname, name);
     hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
@@ -253,10 +314,15 @@ char *h5_attr_read_str(hid_t loc, const char *fname, const char *name) {
 static int attr_read_num(hid_t loc, const char *fname, const char *name, hid_t type, void *out) {
     hid_t a = attr_open(loc, fname, name);
     if (a < 0) return -1;
-    hid_t sp = H5Aget_space(a);
-    int ok = H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, type, out) >= 0;
+    hid_t sp = H5Aget_space(a), stored = H5Aget_type(a);
+    // HDF5 would convert a float to an integer (and back) silently: the class must match.
+    int same_class = stored >= 0 && H5Tget_class(stored) == H5Tget_class(type);
+    int ok = same_class && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, type, out) >= 0;
+    if (stored >= 0) H5Tclose(stored);
     H5Sclose(sp);
     H5Aclose(a);
+    if (!same_class)
+        return error("%s: attribute %s is not %s", fname, name, H5Tget_class(type) == H5T_INTEGER ? "an integer" : "a floating-point number");
     return ok ? 0 : error("%s: attribute %s is not a readable number", fname, name);
 }
 

@@ -3,6 +3,7 @@
 #include "method/optimizer.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,14 +13,44 @@
 const char *const optimizer_names[OPT_COUNT] = {[OPT_SGD] = "sgd", [OPT_ADAMW] = "adamw"};
 
 const OptimizerRow optimizers[OPT_COUNT] = {
-    [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}},
-    [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}},
+    [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}, .step_is_update = 1},
+    [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}, .nonnegative = {0, 1}, .step_is_update = 1},
 };
 
-#define HYPER(f) {#f, offsetof(OptimizerHyper, f)}
-const HyperField optimizer_hyper_fields[] = {HYPER(lr), HYPER(weight_decay), HYPER(momentum),
-                                             HYPER(beta1), HYPER(beta2), HYPER(eps)};
-const int optimizer_n_hyper_fields = (int)(sizeof optimizer_hyper_fields / sizeof optimizer_hyper_fields[0]);
+// The hyper-parameter table (optimizer.h, OPTIMIZER_HYPERS) as rows.
+#define OPT_UNPACK(...) __VA_ARGS__
+#define HYPER_ROW(field, n, attrs, lo, hi, def, use, expect) \
+    {#field, n, {OPT_UNPACK attrs}, offsetof(OptimizerHyper, field), lo, hi, {OPT_UNPACK def}, use, expect},
+const HyperRow optimizer_hypers[] = {OPTIMIZER_HYPERS(HYPER_ROW)};
+const int optimizer_n_hypers = (int)(sizeof optimizer_hypers / sizeof optimizer_hypers[0]);
+#define HYPER_COUNT(field, n, ...) +n
+_Static_assert(0 OPTIMIZER_HYPERS(HYPER_COUNT) <= OPT_MAX_HYPER_ATTRS, "a checkpoint's mask holds every attribute");
+
+int optimizer_hyper_attr(int a, HyperAttr *out) {
+    for (int i = 0; i < optimizer_n_hypers && a >= 0; i++) {
+        if (a < optimizer_hypers[i].n) {
+            *out = (HyperAttr){optimizer_hypers[i].attrs[a], &optimizer_hypers[i], a};
+            return 0;
+        }
+        a -= optimizer_hypers[i].n;
+    }
+    return -1;
+}
+
+int optimizer_n_hyper_attrs(void) { return 0 OPTIMIZER_HYPERS(HYPER_COUNT); }
+
+double *optimizer_hyper_slot(OptimizerHyper *h, int a) {
+    HyperAttr at;
+    ASSERT(optimizer_hyper_attr(a, &at) == 0);
+    return (double *)((char *)h + at.row->offset) + at.elem;
+}
+
+double optimizer_hyper_get(const OptimizerHyper *h, int a) { return *optimizer_hyper_slot((OptimizerHyper *)h, a); }
+
+void optimizer_hyper_defaults(OptimizerHyper *h) {
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++) *optimizer_hyper_slot(h, a) = at.row->def[at.elem];
+}
 
 Optimizer *optimizer_create(OptimizerKind kind, const OptimizerHyper *h, const OptimizerOps *ops, size_t P) {
     ASSERT((int)kind >= 0 && kind < OPT_COUNT && ops->step[kind]);
@@ -70,10 +101,11 @@ int optimizer_state_index(OptimizerKind kind, const char *name) {
 void adamw_scalars(const Optimizer *o, AdamWScalars *s) {
     double t = (double)o->steps;
     s->decay = (float)(1.0 - o->h.lr * o->h.weight_decay);
-    s->beta1 = (float)o->h.beta1, s->beta2 = (float)o->h.beta2;
-    s->one_minus_beta1 = (float)(1.0 - o->h.beta1), s->one_minus_beta2 = (float)(1.0 - o->h.beta2);
-    s->step_size = (float)(o->h.lr / (1.0 - pow(o->h.beta1, t)));
-    s->bias2_sqrt = (float)sqrt(1.0 - pow(o->h.beta2, t));
+    double beta1 = o->h.betas[0], beta2 = o->h.betas[1];
+    s->beta1 = (float)beta1, s->beta2 = (float)beta2;
+    s->one_minus_beta1 = (float)(1.0 - beta1), s->one_minus_beta2 = (float)(1.0 - beta2);
+    s->step_size = (float)(o->h.lr / (1.0 - pow(beta1, t)));
+    s->bias2_sqrt = (float)sqrt(1.0 - pow(beta2, t));
     s->eps = (float)o->h.eps;
 }
 

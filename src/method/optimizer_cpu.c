@@ -1,5 +1,5 @@
 // optimizer_cpu.c — the reference optimizer steps on the CPU (FP32), twin of
-// cuda/optimizer_cuda.cu: SGD with torch.optim.SGD semantics and AdamW with
+// cuda/optimizer_cuda.cu: SGD with torch.optim.SGD semantics (momentum, dampening) and AdamW with
 // torch.optim.AdamW semantics (docs/spec.md §4; docs/model.md "Optimizers").
 #include <math.h>
 #include <stdlib.h>
@@ -13,18 +13,19 @@ static void cpu_release(float *buf) { free(buf); }
 static void cpu_download(float *host, const float *buf, size_t n) { memcpy(host, buf, n * sizeof(float)); }
 static void cpu_upload(float *buf, const float *host, size_t n) { memcpy(buf, host, n * sizeof(float)); }
 
-// SGD, one pass: the 1/W of the gradient average (grad holds the sum when div = W),
-// weight decay, momentum and the step:
-//   g = grad/div + wd·θ;  buf = g (first update) or μ·buf + g;  θ −= lr·buf.
+// SGD (torch.optim.SGD, not Nesterov), one pass: the 1/W of the gradient average (grad
+// holds the sum when div = W), weight decay, momentum with dampening d and the step:
+//   g = grad/div + wd·θ;  buf = g (first update) or μ·buf + (1 − d)·g;  θ −= lr·buf.
 // Dividing here gives the bits of an average taken first; for a power-of-two div the
-// multiplication by 1/div is exact, so it gives them too. `mul` and `first` are constants
-// at each call, so every variant is a loop of its own.
+// multiplication by 1/div is exact, so it gives them too; with d = 0 the factor 1 − d = 1
+// is exact too (the bits of no dampening). `mul` and `first` are constants at each call, so
+// every variant is a loop of its own.
 static inline __attribute__((always_inline)) void sgd_pass(float *theta, float *mom, const float *grad, size_t P,
-                                                           float div, float inv, float lr, float mu, float wd, int mul,
-                                                           int first) {
+                                                           float div, float inv, float lr, float mu, float damp, float wd,
+                                                           int mul, int first) {
     for (size_t i = 0; i < P; i++) {
         float g = (mul ? grad[i] * inv : grad[i] / div) + wd * theta[i];
-        mom[i] = first ? g : mu * mom[i] + g;
+        mom[i] = first ? g : mu * mom[i] + damp * g;
         theta[i] -= lr * mom[i];
     }
 }
@@ -33,10 +34,11 @@ static void sgd_step_cpu(const Optimizer *o, float *theta, const float *grad, fl
     int e;
     int mul = frexpf(div, &e) == 0.5f;  // div a power of two: 1/div is exact
     float inv = 1.0f / div, lr = (float)o->h.lr, mu = (float)o->h.momentum, wd = (float)o->h.weight_decay;
+    float damp = (float)(1.0 - o->h.dampening);
     float *mom = o->state[0];
     int first = o->steps == 1;
-    if (mul) first ? sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, wd, 1, 1) : sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, wd, 1, 0);
-    else first ? sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, wd, 0, 1) : sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, wd, 0, 0);
+    if (mul) first ? sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, damp, wd, 1, 1) : sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, damp, wd, 1, 0);
+    else first ? sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, damp, wd, 0, 1) : sgd_pass(theta, mom, grad, o->P, div, inv, lr, mu, damp, wd, 0, 0);
 }
 
 // AdamW (torch.optim.AdamW, amsgrad off), t = o->steps:

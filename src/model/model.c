@@ -69,7 +69,8 @@ int h5_read_params(hid_t f, const char *path, const char *group, const ModelShap
     for (int p = 0; p < N_PARAMS; p++) {
         char name[128];
         snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        if (h5_read(f, path, name, H5T_NATIVE_FLOAT, (int64_t)m->size[p], v + m->offset[p])) return -1;
+        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        if (h5_read_exact(f, path, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
     }
     return 0;
 }

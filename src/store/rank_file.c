@@ -16,6 +16,7 @@
 #include "config/budget.h"
 #include "data/sampler.h"
 #include "io/h5io.h"
+#include "store/checkpoint.h"
 
 void checkpoint_state_free(CheckpointState *s) {
     free(s->config_yaml);
@@ -29,14 +30,11 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
     snprintf(out, len, "%s/rank-%04d.h5", dir, rank);
 }
 
-// Hyper-parameter i of optimizer_hyper_fields.
-static double *hyper_field(OptimizerHyper *h, int i) { return (double *)((char *)h + optimizer_hyper_fields[i].offset); }
-static double hyper_value(const OptimizerHyper *h, int i) {
-    return *(const double *)((const char *)h + optimizer_hyper_fields[i].offset);
-}
-
 // SHA-256 over everything the file carries, in a fixed order. The header line names the
-// optimizer's scalars; version 1 named SGD's fixed fields (kept to verify old files).
+// optimizer's scalars as the file holds them: format 2 lists every hyper-parameter attribute
+// the file holds (s->hyper_stored), in the table's order (optimizer.h), so a file written
+// before a hyper-parameter existed still verifies; version 1 named SGD's fixed fields (kept
+// to verify old files).
 static void state_checksum(const CheckpointState *s, int version, char out[65]) {
     Sha256 *h = sha256_begin();
     const OptimizerSnapshot *o = &s->opt;
@@ -50,8 +48,10 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
         n = snprintf(head, sizeof head, "%s v%d step=%d world=%d rank=%d A=%d B=%d optimizer=%s steps=%lld",
                      CHECKPOINT_FORMAT, version, s->step, s->world_size, s->rank, s->A, s->B, optimizer_names[o->kind],
                      (long long)o->steps);
-        for (int i = 0; i < optimizer_n_hyper_fields; i++)
-            n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+        HyperAttr at;
+        for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++)
+            if (s->hyper_stored & 1u << a)
+                n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", at.name, optimizer_hyper_get(&o->h, a));
         n += snprintf(head + n, sizeof head - (size_t)n, "\n");
     }
     sha256_add(h, head, (size_t)n);
@@ -77,16 +77,45 @@ static int write_optimizer(hid_t f, const ModelShape *m, const OptimizerSnapshot
                                                           : H5Gcreate2(f, "optimizer", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) return error("cannot create /optimizer");
     int rc = h5_attr_str(g, "name", optimizer_names[o->kind]) || h5_attr_i64(g, "step", o->steps);
-    for (int i = 0; i < optimizer_n_hyper_fields && !rc; i++) rc = h5_attr_f64(g, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !rc; a++) rc = h5_attr_f64(g, at.name, optimizer_hyper_get(&o->h, a));
     H5Gclose(g);
     return rc ? -1 : 0;
 }
 
-// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each);
-// `step` is the checkpoint's step (an SGD version-1 file says only whether momentum is
-// valid, which means step updates were applied). 0 or -1 with one line.
-static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o) {
+typedef struct {
+    const char *path;
+    int version;
+} UnknownAttr;
+
+// h5_attr_each's visitor of /optimizer: 0 for an attribute of the format, else one line and 1.
+static int unknown_attr(const char *name, void *ctx) {
+    const UnknownAttr *u = ctx;
+    static const char *const v1[] = {"lr", "momentum", "weight_decay", "momentum_valid"};
+    if (u->version == 1) {
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(name, v1[i])) return 0;
+    } else {
+        if (!strcmp(name, "name") || !strcmp(name, "step")) return 0;
+        HyperAttr at;
+        for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++)
+            if (!strcmp(name, at.name)) return 0;
+    }
+    error("%s: /optimizer attribute '%.60s' is not one of format %d's (a hyper-parameter this ddptok does not know?)",
+          u->path, name, u->version);
+    return 1;
+}
+
+// Reads /optimizer of a file of `version` into `o` (state tensors allocated, P each) and
+// `*stored` (bit a: the file holds hyper-parameter attribute a); `step` is the checkpoint's
+// step (an SGD version-1 file says only whether momentum is valid, which means step updates
+// were applied). A hyper-parameter the file does not hold (written before it existed) takes
+// the table's default. 0 or -1 with one line.
+static int read_optimizer(hid_t f, const char *path, int version, const ModelShape *m, int64_t step, OptimizerSnapshot *o,
+                          uint32_t *stored) {
     memset(o, 0, sizeof *o);
+    optimizer_hyper_defaults(&o->h);
+    *stored = 0;
     hid_t g = H5Gopen2(f, "optimizer", H5P_DEFAULT);
     if (g < 0) return error("%s: no /optimizer group", path);
     int bad = 0;
@@ -108,15 +137,26 @@ static int read_optimizer(hid_t f, const char *path, int version, const ModelSha
             free(name);
         }
         bad = bad || h5_attr_read_i64(g, path, "step", &o->steps);
-        for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
-            bad = h5_attr_read_f64(g, path, optimizer_hyper_fields[i].name, hyper_field(&o->h, i));
+        HyperAttr at;
+        for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !bad; a++) {
+            htri_t held = H5Aexists(g, at.name);
+            if (held < 0) bad = error("%s: /optimizer attribute %s is unreadable", path, at.name);
+            else if (held) bad = h5_attr_read_f64(g, path, at.name, optimizer_hyper_slot(&o->h, a)), *stored |= 1u << a;
+        }
         if (!bad && (o->steps < 0 || o->steps > step))
             bad = error("%s: optimizer step %lld outside [0, %lld]", path, (long long)o->steps, (long long)step);
     }
+    // Nothing else: an attribute this ddptok does not know (a hyper-parameter of a newer one)
+    // would be ignored, and the trajectory with it.
+    UnknownAttr u = {.path = path, .version = version};
+    if (!bad) bad = h5_attr_each(g, unknown_attr, &u) != 0;
     H5Gclose(g);
-    for (int i = 0; i < optimizer_n_hyper_fields && !bad; i++)
-        if (!isfinite(*hyper_field(&o->h, i)))
-            bad = error("%s: optimizer %s is %g, expected a finite number", path, optimizer_hyper_fields[i].name, hyper_value(&o->h, i));
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0 && !bad; a++) {
+        double v = optimizer_hyper_get(&o->h, a);
+        if (!(v >= at.row->min && v <= at.row->max))
+            bad = error("%s: /optimizer %s is %g, expected a number in [%g, %g]", path, at.name, v, at.row->min, at.row->max);
+    }
     char name[128];
     for (int i = 0; i < optimizers[o->kind].n_states && !bad; i++) {
         o->state[i] = xmalloc(m->total * sizeof(float));
@@ -174,17 +214,20 @@ static int write_rng(hid_t f, const char *group, const RngStream *r) {
 
 static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) {
     char name[64];
+    hsize_t two = 2, one = 1;
     snprintf(name, sizeof name, "rng/%s/key", group);
-    if (h5_read(f, path, name, H5T_NATIVE_UINT32, 2, r->key)) return -1;
+    if (h5_read_exact(f, path, name, H5T_NATIVE_UINT32, 1, &two, r->key)) return -1;
     snprintf(name, sizeof name, "rng/%s/counter", group);
-    return h5_read(f, path, name, H5T_NATIVE_UINT64, 1, &r->counter);
+    return h5_read_exact(f, path, name, H5T_NATIVE_UINT64, 1, &one, &r->counter);
 }
 
 int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65]) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     char sum[65];
-    state_checksum(s, CHECKPOINT_VERSION, sum);
+    CheckpointState every = *s;  // a file written now holds every hyper-parameter
+    every.hyper_stored = (uint32_t)((1ull << optimizer_n_hyper_attrs()) - 1);
+    state_checksum(&every, CHECKPOINT_VERSION, sum);
     hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
     hid_t f = o.file;
     int rc = h5_write_params(f, "model", &s->m, s->theta) || write_optimizer(f, &s->m, &s->opt) ||
@@ -197,6 +240,121 @@ int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65
              h5_attr_str(f, "data_lock", s->lock) || h5_attr_str(f, "checksum", sum);
     if (rc) return h5out_fail(&o, "the checkpoint");
     return h5out_commit(&o, file_sum);
+}
+
+// ---------------------------------------------------------------------------------------
+// Derived fields: everything a rank file holds that something else determines is derived and
+// compared, not trusted (the checksums are unkeyed: anyone can recompute them around a
+// change). checkpoint_load checks what the file itself determines; checkpoint_check_draws
+// what takes the corpus (the sampler's draws).
+
+// The shortest decimal that reads back to v (for messages about doubles).
+static const char *shortest(double v, char *buf, size_t len) {
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v || v != v) break;
+    }
+    return buf;
+}
+
+// The first element of x (P, θ-shaped) that is not finite, or negative when `nonnegative`:
+// one line naming group/<param>[i], or 0.
+static int check_tensor(const char *path, const char *group, const ModelShape *m, const float *x, int nonnegative) {
+    for (int p = 0; p < N_PARAMS; p++)
+        for (size_t i = 0; i < m->size[p]; i++) {
+            float v = x[m->offset[p] + i];
+            if (!isfinite(v) || (nonnegative && v < 0))
+                return error("%s: %s/%s[%zu] is %g, expected a finite number%s", path, group, param_names[p], i, (double)v,
+                             nonnegative ? " >= 0" : "");
+        }
+    return 0;
+}
+
+static int check_key(const char *path, const char *group, const RngStream *have, RngStream want, unsigned purpose, int rank) {
+    if (have->key[0] == want.key[0] && have->key[1] == want.key[1]) return 0;
+    return error("%s: /rng/%s/key is (%u, %#x), expected (%u, %#x): (seed, purpose %u << 24 | rank %d)", path, group,
+                 have->key[0], have->key[1], want.key[0], want.key[1], purpose, rank);
+}
+
+// The rank of a file named exactly as checkpoint_rank_path names it (rank-0001.h5), else -1.
+static int rank_of_name(const char *name) {
+    char canon[64];
+    int r;
+    if (sscanf(name, "rank-%d", &r) != 1 || r < 0) return -1;
+    snprintf(canon, sizeof canon, "rank-%04d.h5", r);
+    return strcmp(canon, name) == 0 ? r : -1;
+}
+
+static int check_derived(const char *path, const CheckpointState *s) {
+    const Config *cc = &s->cfg;
+    char dir[1100], buf[2][40];
+    // The names: step-NNNN/ says the step, rank-RRRR.h5 the rank (any other name says nothing).
+    dir_of(path, dir, sizeof dir);
+    const char *dname = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir, *fname = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    int named = checkpoint_step_of(dname), rank_named = rank_of_name(fname);
+    if (named >= 0 && named != s->step)
+        return error("%s: step is %d, expected %d (the directory's name %s)", path, s->step, named, dname);
+    if (rank_named >= 0 && rank_named != s->rank) return error("%s: rank is %d, expected %d (the file's name)", path, s->rank, rank_named);
+    if (s->world_size != cc->train.world_size)
+        return error("%s: world_size is %d, expected %d (its stored config's train.world_size)", path, s->world_size,
+                     cc->train.world_size);
+    // The optimizer: its step and its hyper-parameters.
+    const OptimizerRow *row = &optimizers[s->opt.kind];
+    if (row->step_is_update && s->opt.steps != s->step)
+        return error("%s: /optimizer step is %lld, expected %d (the checkpoint's step: %s counts every update)", path,
+                     (long long)s->opt.steps, s->step, optimizer_names[s->opt.kind]);
+    HyperAttr at;
+    for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++) {
+        double have = optimizer_hyper_get(&s->opt.h, a), want = optimizer_hyper_get(&cc->train.hyper, a);
+        if (have != want)
+            return error("%s: /optimizer %s is %s, expected %s (its stored config's train.optimizer.%s%s)", path, at.name,
+                         shortest(have, buf[0], sizeof buf[0]), shortest(want, buf[1], sizeof buf[1]), at.row->field,
+                         at.row->n > 1 ? (at.elem ? "[1]" : "[0]") : "");
+    }
+    // The streams: keys from (seed, purpose, rank); dropout's counter from the step.
+    int global = cc->train.sampler == SAMPLER_GLOBAL;
+    unsigned sp = global ? RNG_GLOBAL_SAMPLER : RNG_SAMPLER, dp = global ? RNG_KEYED_DROPOUT : RNG_DROPOUT;
+    int rr = global ? 0 : s->rank;
+    if (check_key(path, "sampler", &s->sampler_rng, rng_stream(cc->seed, sp, (uint32_t)rr), sp, rr) ||
+        check_key(path, "dropout", &s->dropout_rng, rng_stream(cc->seed, dp, (uint32_t)rr), dp, rr))
+        return -1;
+    uint64_t blocks = global ? 0 : (uint64_t)s->step * (uint64_t)cc->train.accumulation;
+    if (s->dropout_rng.counter != blocks)
+        return global ? error("%s: /rng/dropout/counter is %llu, expected 0 (keyed dropout advances no counter)", path,
+                              (unsigned long long)s->dropout_rng.counter)
+                      : error("%s: /rng/dropout/counter is %llu, expected %llu (one block per microbatch: step %d x A = %d)",
+                              path, (unsigned long long)s->dropout_rng.counter, (unsigned long long)blocks, s->step,
+                              cc->train.accumulation);
+    // The tensors: finite (nothing else is ever published), and AdamW's v >= 0.
+    if (check_tensor(path, "/model", &s->m, s->theta, 0)) return -1;
+    for (int i = 0; i < row->n_states; i++) {
+        char group[64];
+        snprintf(group, sizeof group, "/optimizer/%s", row->state_names[i]);
+        if (check_tensor(path, group, &s->m, s->opt.state[i], row->nonnegative[i])) return -1;
+    }
+    return 0;
+}
+
+int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus) {
+    Sampler sm;
+    if (sampler_init(&sm, &s->cfg, corpus, s->cfg.train.sampler == SAMPLER_GLOBAL ? 0 : s->rank))
+        return error("%s: its sampler cannot be replayed on this corpus", path);
+    size_t per = (size_t)sm.A * sm.B;
+    int32_t *ids = xmalloc(per * sizeof *ids);
+    int rc = sm.A == s->A && sm.B == s->B ? 0 : error("%s: BUG: history shape (%d, %d) vs sampler's (%d, %d)", path, s->A, s->B, sm.A, sm.B);
+    for (int u = 0; u < s->step && !rc; u++) {
+        sampler_next(&sm, ids);
+        for (size_t i = 0; i < per && !rc; i++)
+            if (ids[i] != s->history[(size_t)u * per + i])
+                rc = error("%s: /sampler/history[%d] slot %zu is %d, expected %d (window %d of the sampler replayed from seed %u)",
+                           path, u, i, s->history[(size_t)u * per + i], ids[i], u + 1, s->cfg.seed);
+    }
+    if (!rc && sm.rng.counter != s->sampler_rng.counter)
+        rc = error("%s: /rng/sampler/counter is %llu, expected %llu (where the sampler's %d windows, replayed from seed %u, leave it)",
+                   path, (unsigned long long)s->sampler_rng.counter, (unsigned long long)sm.rng.counter, s->step, s->cfg.seed);
+    free(ids);
+    sampler_free(&sm);
+    return rc;
 }
 
 int checkpoint_load(const char *path, CheckpointState *s) {
@@ -257,8 +415,9 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     }
     s->theta = xmalloc(s->m.total * sizeof(float));
     s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
-    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt) ||
-        h5_read(f, path, "sampler/history", H5T_NATIVE_INT32, (int64_t)s->step * s->A * s->B, s->history) ||
+    hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
+    if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt, &s->hyper_stored) ||
+        h5_read_exact(f, path, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
         read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
         goto out;
     if (s->opt.kind != cc.train.optimizer) {
@@ -272,6 +431,8 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
         goto out;
     }
+    s->cfg = cc;
+    if (check_derived(path, s)) goto out;
     rc = 0;
 out:
     free(format), free(sum), free(lock);

@@ -55,7 +55,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     if (!finite) {
         if (t->rank == 0)
             error("step %d: the parameters after the update are not finite: the run diverged (train.optimizer.lr = %g "
-                  "too high?); %s not published", t->step, t->cfg->train.lr, dir);
+                  "too high?); %s not published", t->step, t->cfg->train.hyper.lr, dir);
         stop(EXIT_CHECK_FAILED);
     }
     double t0 = now_seconds();
@@ -99,6 +99,7 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
         else if (s.step >= t->cfg->train.updates)
             snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, t->cfg->train.updates);
         if (why[0]) error("%s", why), bad = 1;
+        else bad = checkpoint_check_draws(path, &s, t->corpus) != 0;  // the history and the sampler's counter
     }
     char what[1200];
     snprintf(what, sizeof what, "resuming from %s", dir);

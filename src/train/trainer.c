@@ -62,9 +62,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
     ops->set_params(t->cc, theta0);
-    OptimizerHyper h = {.lr = cfg->train.lr, .weight_decay = cfg->train.weight_decay, .momentum = cfg->train.momentum,
-                        .beta1 = cfg->train.betas[0], .beta2 = cfg->train.betas[1], .eps = cfg->train.eps};
-    t->opt = optimizer_create(cfg->train.optimizer, &h, ops->optimizer, t->m.total);
+    t->opt = optimizer_create(cfg->train.optimizer, &cfg->train.hyper, ops->optimizer, t->m.total);
     // The overlap needs the backend's tail hook and a bucketed host reduction (else one
     // all-reduce after the backward, as with train.overlap: none).
     t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;

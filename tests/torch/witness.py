@@ -18,7 +18,8 @@ grads.h5, checkpoints) and the YAML config.
           torch optimizer (torch.optim.SGD, or torch.optim.AdamW for train.optimizer.name
           adamw); final parameters vs ddptok's checkpoint. --as replaces the optimizer
           for a negative control: adam-l2 (torch.optim.Adam with the same weight_decay:
-          coupled L2 decay instead of AdamW's decoupled one).
+          coupled L2 decay instead of AdamW's decoupled one), sgd-undamped (torch.optim.SGD
+          without the config's dampening).
 Exit 0 when everything agrees; prints the numbers either way."""
 import json
 import os
@@ -41,6 +42,7 @@ def load_config(path):
                 D=m["embed_dim"], H=m["hidden"], p=float(m["dropout"]), W=t["world_size"], A=t["accumulation"],
                 B=t["batch_size_per_rank"], U=t["updates"], lr=float(t["optimizer"]["lr"]),
                 mu=float(t["optimizer"].get("momentum", 0.9)), wd=float(t["optimizer"].get("weight_decay", 0.0)),
+                dampening=float(t["optimizer"].get("dampening", 0.0)),
                 optimizer=t["optimizer"].get("name", "sgd"), betas=tuple(float(b) for b in t["optimizer"].get("betas", (0.9, 0.999))),
                 eps=float(t["optimizer"].get("eps", 1e-8)),
                 atol=float(c["parity"]["atol"]), rtol=float(c["parity"]["rtol"]))
@@ -194,6 +196,8 @@ def ddp_worker(rank, cfg, out, result_path, port):
     model = torch.nn.parallel.DistributedDataParallel(Model())
     params = model.parameters()
     if cfg["optimizer"] == "sgd":
+        opt = torch.optim.SGD(params, lr=cfg["lr"], momentum=cfg["mu"], dampening=cfg["dampening"], weight_decay=cfg["wd"])
+    elif cfg["optimizer"] == "sgd-undamped":  # negative control only
         opt = torch.optim.SGD(params, lr=cfg["lr"], momentum=cfg["mu"], weight_decay=cfg["wd"])
     elif cfg["optimizer"] == "adamw":
         opt = torch.optim.AdamW(params, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"], weight_decay=cfg["wd"], amsgrad=False)
