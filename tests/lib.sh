@@ -120,13 +120,9 @@ fixture() {
   mkdir -p "$dest" && cp -a "$f/." "$dest/"
 }
 
-# lib_cases: this group's case names, in the order their functions are defined.
-lib_cases() {
-  local n
-  shopt -s extdebug
-  for n in $(declare -F | awk '$3 ~ /^case_/ {print $3}'); do declare -F "$n"; done | sort -k2,2n | awk '{sub(/^case_/, "", $1); print $1}'
-  shopt -u extdebug
-}
+# lib_cases GROUP: the group's case names, in the order their functions are defined (read
+# from the file, not run: a case is a line `case_NAME() {` at the start of a line).
+lib_cases() { sed -nE 's/^case_([A-Za-z0-9_]+)\(\) *\{.*/\1/p' "$TESTS_DIR/test_$1.sh"; }
 
 # lib_distance A B: the edit (Levenshtein) distance between two words.
 lib_distance() {
@@ -177,7 +173,7 @@ lib_group() {
   # shellcheck disable=SC1090
   source "$TESTS_DIR/test_$GROUP.sh"
   local all c near
-  all=($(lib_cases))
+  all=($(lib_cases "$GROUP"))
   FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-fixtures-$GROUP.XXXXXX")
   trap 'cd /; rm -rf "$FIXTURES"' EXIT
   [ ${#all[@]} -gt 0 ] || [ -s "$TEST_REPORT/results" ] || lib_record FAIL "$GROUP: declares no case (no case_NAME function in $TESTS_DIR/test_$GROUP.sh)"
@@ -224,11 +220,5 @@ lib_case() {
   CASE="$GROUP:(file)" CASE_RESULTS="$TEST_REPORT/results"
 }
 
-# lib_list GROUP: prints GROUP:CASE for every case of the group's file.
-lib_list() {
-  GROUP=$1
-  CASE_RESULTS=/dev/null
-  # shellcheck disable=SC1090
-  source "$TESTS_DIR/test_$GROUP.sh" >/dev/null
-  lib_cases | sed "s/^/$GROUP:/"
-}
+# lib_list GROUP: prints GROUP:CASE for every case of the group's file (without running it).
+lib_list() { lib_cases "$1" | sed "s/^/$1:/"; }

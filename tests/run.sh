@@ -45,7 +45,7 @@ done
 
 if [ $list -eq 1 ]; then
   for g in "${order[@]}"; do
-    bash -c 'set -u; source tests/lib.sh; lib_list "$1"' bash "$g"
+    lib_list "$g"
   done
   for m in "${bad_args[@]}"; do echo "${m#*	}" >&2; done
   [ ${#bad_args[@]} -eq 0 ]; exit
