@@ -170,9 +170,9 @@ lib_group() {
   GROUP=$1; shift
   mkdir -p "$TEST_REPORT"; : > "$TEST_REPORT/results"; : > "$TEST_REPORT/kept"
   CASE="$GROUP:(file)" CASE_RESULTS="$TEST_REPORT/results"
-  # shellcheck disable=SC1090
-  source "$TESTS_DIR/test_$GROUP.sh"
   local all c near
+  # shellcheck disable=SC1090
+  source "$TESTS_DIR/test_$GROUP.sh" || { echo "FAIL $GROUP: its file does not load"; lib_record FAIL "$GROUP: $TESTS_DIR/test_$GROUP.sh does not load (exit $?)"; }
   all=($(lib_cases "$GROUP"))
   FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-fixtures-$GROUP.XXXXXX")
   trap 'cd /; rm -rf "$FIXTURES"' EXIT
@@ -180,7 +180,7 @@ lib_group() {
   [ $# -gt 0 ] || set -- "${all[@]}"
   for c in "$@"; do
     if ! declare -F "case_$c" >/dev/null; then
-      near=$(lib_closest "$c" "${all[@]}")
+      near=$(lib_closest "$c" "${all[@]}"); [ "$near" = "$c" ] && near=  # in the file, but not loaded
       echo "FAIL no such case: $GROUP:$c${near:+ (did you mean $GROUP:$near?)}"
       CASE=$GROUP lib_record FAIL "no such case: $GROUP:$c${near:+ (did you mean $GROUP:$near?)}"
     else
