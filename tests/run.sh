@@ -76,7 +76,7 @@ for g in "${order[@]}"; do
   while IFS=$'\t' read -r kind where name detail; do
     case $kind in
       ok) passed=$((passed + 1)) ;;
-      FAIL) failed=$((failed + 1)); failed_names+=("$where: $name") ;;
+      FAIL) failed=$((failed + 1)); [[ $name == "$where: "* ]] && failed_names+=("$name") || failed_names+=("$where: $name") ;;
       SKIP) skipped=$((skipped + 1)); skipped_names+=("$where: $name ($detail)") ;;
     esac
   done < "$rep/results"
