@@ -1,9 +1,10 @@
 # The PyTorch witness (tests/torch/witness.py): an independent autograd implementation of
 # SPEC §4 reading only ddptok's documented files. Skipped, visibly, without python3-torch.
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  skip "torch witness" "python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"
-else
-W=$(workdir); cd "$W"
+# has_torch: python3-torch is importable; else the case is skipped, visibly.
+has_torch() {
+  /usr/bin/python3 -c "import torch" 2>/dev/null && return 0
+  skip "$CASE" "python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"; return 1
+}
 witness() { timeout -k 5 600 /usr/bin/python3 "$ROOT/tests/torch/witness.py" "$@"; }
 # variant NAME KEY=VALUE...: writes NAME.yaml = minimum.yaml with those keys changed.
 variant() {
@@ -22,43 +23,62 @@ PY
 }
 grad_case() {  # NAME NP KEY=VALUE...
   local name=$1 np=$2; shift 2
+  has_torch || return
   variant "$name" "$@"
   prep_ref "$name.yaml" && ddp "$np" parity --config "$name.yaml" >/dev/null 2>&1 \
-    || { bad "witness $name: ddptok prepare/reference/parity failed"; return; }
+    || { bad "witness $name: ddptok prepare/reference/parity"; return; }
   expect_rc "torch autograd agrees with reference.h5 and grads.h5 ($name), rejects the controls" 0 witness grad "$name.yaml" outputs
   echo "$OUT" | sed 's/^/       /'
 }
-grad_case minimum 2
-grad_case dropout0 2 model.dropout=0
-grad_case shapes-w3 3 train.world_size=3 train.rank_bands=auto model.context=3 model.embed_dim=5 model.hidden=40 data.unsupervised_prefix=10 train.accumulation=3
-grad_case prefix-w4 4 train.world_size=4 train.rank_bands=auto data.unsupervised_prefix=30 train.batch_size_per_rank=2
-grad_case sequence-unit-w3 3 train.world_size=3 train.rank_bands=auto train.loss_unit=sequence data.unsupervised_prefix=40 data.ignore_token=3
-grad_case max-labels 2 data.max_labels=10 data.ignore_token=7
+case_grad_minimum() { grad_case minimum 2; }
+case_grad_dropout0() { grad_case dropout0 2 model.dropout=0; }
+case_grad_shapes_w3() { grad_case shapes-w3 3 train.world_size=3 train.rank_bands=auto model.context=3 model.embed_dim=5 model.hidden=40 data.unsupervised_prefix=10 train.accumulation=3; }
+case_grad_prefix_w4() { grad_case prefix-w4 4 train.world_size=4 train.rank_bands=auto data.unsupervised_prefix=30 train.batch_size_per_rank=2; }
+case_grad_sequence_unit_w3() { grad_case sequence-unit-w3 3 train.world_size=3 train.rank_bands=auto train.loss_unit=sequence data.unsupervised_prefix=40 data.ignore_token=3; }
+case_grad_max_labels() { grad_case max-labels 2 data.max_labels=10 data.ignore_token=7; }
 # (b) 100 updates, dropout 0: gloo DDP in PyTorch vs ddptok's continuous run, and the
 # same witness against a ddptok trained with the mean of means (must disagree).
-variant ddp model.dropout=0
-prep_ref ddp.yaml
-ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
-expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 witness ddp ddp.yaml outputs artifacts/continuous/step-0100
-echo "$OUT" | tail -1 | sed 's/^/       /'
-ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
-expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
-echo "$OUT" | tail -1 | sed 's/^/       /'
+fixture_ddp() { variant ddp model.dropout=0 && prep_ref ddp.yaml; }
+case_ddp_sgd() {
+  has_torch || return
+  fixture ddp || return
+  ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
+  expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 witness ddp ddp.yaml outputs artifacts/continuous/step-0100
+  echo "$OUT" | tail -1 | sed 's/^/       /'
+}
+case_ddp_mean_of_means_control() {
+  has_torch || return
+  fixture ddp || return
+  ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
+  expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
+  echo "$OUT" | tail -1 | sed 's/^/       /'
+}
 # The same 100-update DDP witness for the sequence unit (W·Q_r/M), with ignored labels.
-variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
-prep_ref ddpseq.yaml --set paths.outputs=oseq
-ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
-expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
-echo "$OUT" | tail -1 | sed 's/^/       /'
+case_ddp_sequence_unit() {
+  has_torch || return
+  variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
+  prep_ref ddpseq.yaml --set paths.outputs=oseq
+  ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
+  expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
+  echo "$OUT" | tail -1 | sed 's/^/       /'
+}
 # AdamW (torch.optim.AdamW semantics): 100 updates against torch's AdamW within the bounds
 # stated in witness.py (measured, x10); negative control: the same witness with torch's
 # Adam and coupled L2 weight decay instead (--as adam-l2) must fall outside them.
-variant adamw model.dropout=0 train.optimizer.name=adamw train.optimizer.lr=0.003 train.optimizer.weight_decay=0.1
-prep_ref adamw.yaml --set paths.outputs=oadam
-ddp 2 train --config adamw.yaml --continuous --set paths.outputs=oadam --set paths.artifacts=aadam >/dev/null 2>&1
-expect_rc "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 witness ddp adamw.yaml oadam aadam/continuous/step-0100
-echo "$OUT" | tail -1 | sed 's/^/       /'
-expect_rc "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 witness ddp adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
-echo "$OUT" | tail -1 | sed 's/^/       /'
-cd "$ROOT"; rm -rf "$W"
-fi
+fixture_adamw() {
+  variant adamw model.dropout=0 train.optimizer.name=adamw train.optimizer.lr=0.003 train.optimizer.weight_decay=0.1 \
+    && prep_ref adamw.yaml --set paths.outputs=oadam \
+    && ddp 2 train --config adamw.yaml --continuous --set paths.outputs=oadam --set paths.artifacts=aadam >/dev/null 2>&1
+}
+case_ddp_adamw() {
+  has_torch || return
+  fixture adamw || return
+  expect_rc "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 witness ddp adamw.yaml oadam aadam/continuous/step-0100
+  echo "$OUT" | tail -1 | sed 's/^/       /'
+}
+case_ddp_adam_l2_control() {
+  has_torch || return
+  fixture adamw || return
+  expect_rc "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 witness ddp adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
+  echo "$OUT" | tail -1 | sed 's/^/       /'
+}
