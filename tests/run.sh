@@ -4,6 +4,7 @@
 #   bash tests/run.sh [GROUP | GROUP:CASE ...]   the cases named, every case of a GROUP named
 #                                                bare, every group when nothing is named
 #   bash tests/run.sh --list [GROUP...]          every GROUP:CASE (of those groups), one a line
+#   bash tests/run.sh --groups                   every group, in the order they run, one a line
 # groups: runner unit config data parity invariance lossunits empty train preempt checkpoints
 #   faults hostile fuzz sanitize commands progress messages comm torch slurm hosts docker cuda
 # Each group runs in its own bash process (tests/lib.sh and tests/test_<group>.sh sourced
@@ -24,8 +25,9 @@ else
        sanitize commands progress messages comm torch slurm hosts docker cuda)
 fi
 source tests/lib.sh
-export DDPTOK_TESTS_DIR=$TESTS_DIR
+[ -n "${DDPTOK_TESTS_DIR:-}" ] && export DDPTOK_TESTS_DIR=$TESTS_DIR  # for the group processes
 
+[ "${1:-}" = --groups ] && { printf '%s\n' "${ALL[@]}"; exit 0; }
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
 [ $# -eq 0 ] && set -- "${ALL[@]}"

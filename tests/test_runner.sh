@@ -4,13 +4,15 @@
 # check names unique and never "...". Each with a negative control: temporary group files
 # (DDPTOK_TESTS_DIR) that break the rule must fail the run.
 RUN="$ROOT/tests/run.sh"
+unset DDPTOK_TESTS_DIR  # the suite's own groups, unless a case names its temporary ones
 # lint_names FILE...: prints every line of FILE that passes a check a name starting with "..."
 # (any quoted string that starts with three dots).
-lint_names() { grep -nE "[\"']\.\.\." "$@"; }
+lint_names() { grep -nE "[\"']\.\.\." "$@" | grep -vE '^([^:]+:)?[0-9]+: *#'; }  # comments aside
 # drop_kept OUTPUT: removes the directories an inner run kept for its failed cases.
 drop_kept() { local d; for d in $(grep -oE 'its directory is kept: .*/ddptok-[a-z]+-[a-z_]+\.[A-Za-z0-9]+$' <<<"$1" | sed 's/^its directory is kept: //'); do rm -rf "$d"; done; }
-# group NAME: writes tg/test_NAME.sh from stdin (a temporary group for DDPTOK_TESTS_DIR=tg).
-group() { mkdir -p tg && cat > "tg/test_$1.sh"; }
+# group NAME: writes tg/test_NAME.sh from stdin (a temporary group for DDPTOK_TESTS_DIR=tg),
+# each line's leading '|' removed (so that this file's own cases are the only ones found here).
+group() { mkdir -p tg && sed 's/^|//' > "tg/test_$1.sh"; }
 
 case_list() {
   local all n
@@ -18,7 +20,7 @@ case_list() {
   ! grep -vqE '^[a-z0-9]+:[a-z0-9_]+$' <<<"$all" && [ -z "$(sort <<<"$all" | uniq -d)" ] && [ "$n" -ge 100 ] \
     && ok "runner --list: every case as GROUP:CASE, one a line, none twice" "($n cases)" \
     || bad "runner --list: every case as GROUP:CASE, one a line, none twice" "— $n lines; odd or repeated: $(grep -vE '^[a-z0-9]+:[a-z0-9_]+$' <<<"$all" | head -3) $(sort <<<"$all" | uniq -d | head -3)"
-  local groups; groups=$(sed -n '/^  ALL=(/,/)$/p' "$RUN" | tr -d '()' | sed 's/ALL=//' | tr ' ' '\n' | grep .)
+  local groups; groups=$(bash "$RUN" --groups)
   local missing; missing=$(for g in $groups; do grep -q "^$g:" <<<"$all" || echo "$g"; done)
   [ -z "$missing" ] && ok "runner --list: every group of run.sh's list has its cases listed" || bad "runner --list: every group of run.sh's list has its cases listed" "— none for: $missing"
   [ "$(bash "$RUN" --list unit data)" = "$(grep -E '^(unit|data):' <<<"$all")" ] && ok "runner --list GROUP...: only those groups' cases" \
@@ -26,7 +28,7 @@ case_list() {
 }
 case_group_names() {
   local groups files
-  groups=$(sed -n '/^  ALL=(/,/)$/p' "$RUN" | tr -d '()' | sed 's/ALL=//' | tr ' ' '\n' | grep . | sort)
+  groups=$(bash "$RUN" --groups | sort)
   files=$(cd "$ROOT/tests" && ls test_*.sh | sed 's/^test_//; s/\.sh$//' | sort)
   [ "$groups" = "$files" ] && ok "runner: its group list is exactly the tests/test_*.sh files" "($(wc -l <<<"$groups") groups)" \
     || bad "runner: its group list is exactly the tests/test_*.sh files" "— $(diff <(echo "$groups") <(echo "$files") | grep '^[<>]' | tr '\n' ' ')"
@@ -51,12 +53,12 @@ case_unknown_names() {
 }
 case_duplicate_names() {
   group twins <<'G'
-case_a() { ok "twin check"; }
-case_b() { ok "twin check"; }
+|case_a() { ok "twin check"; }
+|case_b() { ok "twin check"; }
 G
   group distinct <<'G'
-case_a() { ok "first distinct check"; }
-case_b() { ok "second distinct check"; }
+|case_a() { ok "first distinct check"; }
+|case_b() { ok "second distinct check"; }
 G
   OUT=$(DDPTOK_TESTS_DIR=$PWD/tg bash "$RUN" twins 2>&1); local rc=$?
   [ $rc -ne 0 ] && grep -q "^FAIL two checks share the name 'twin check': twins:a twins:b$" <<<"$OUT" && [ "$(tail -1 <<<"$OUT")" = "2 passed, 1 failed, 0 skipped" ] \
@@ -67,7 +69,7 @@ G
 }
 case_ellipsis_names() {
   local dots; dots=$(printf '\x2e\x2e\x2e')
-  printf 'case_a() { ok "%s and so on"; }\n' "$dots" | group dots
+  printf '|case_a() { ok "%s and so on"; }\n' "$dots" | group dots
   OUT=$(DDPTOK_TESTS_DIR=$PWD/tg bash "$RUN" dots 2>&1); local rc=$?
   [ $rc -ne 0 ] && grep -q "^FAIL a check name starts with '$dots': '$dots and so on' (dots:a)$" <<<"$OUT" && [ "$(tail -1 <<<"$OUT")" = "1 passed, 1 failed, 0 skipped" ] \
     && ok "negative control: a check name starting with three dots fails the run" || { bad "negative control: a check name starting with three dots fails the run" "— exit $rc"; tail -5 <<<"$OUT"; }
@@ -82,17 +84,17 @@ case_ellipsis_names() {
 case_isolation() {
   mkdir seen; : > builds
   group iso <<'G'
-fixture_base() { echo original > f; echo built >> "$BUILDS"; }
-case_first() { fixture base; echo changed > f; touch mine; echo "$PWD" > "$SEEN/first"; ok "iso first"; }
-case_second() { fixture base; echo "$PWD" > "$SEEN/second"; [ "$(cat f)" = original ] && [ ! -e mine ] && ok "iso second: a fresh copy" || bad "iso second: a fresh copy"; }
-case_failing() { echo "$PWD" > "$SEEN/failing"; touch evidence; bad "iso failing"; }
-case_stops() { ok "iso stops: before"; exit 3; }
-case_empty() { :; }
+|fixture_base() { echo original > f; echo built >> "$BUILDS"; }
+|case_first() { fixture base; echo changed > f; touch mine; echo "$PWD" > "$SEEN/first"; ok "iso first"; }
+|case_second() { fixture base; echo "$PWD" > "$SEEN/second"; [ "$(cat f)" = original ] && [ ! -e mine ] && ok "iso second: a fresh copy" || bad "iso second: a fresh copy"; }
+|case_failing() { echo "$PWD" > "$SEEN/failing"; touch evidence; bad "iso failing"; }
+|case_stops() { ok "iso stops: before"; exit 3; }
+|case_empty() { :; }
 G
   OUT=$(BUILDS=$PWD/builds SEEN=$PWD/seen DDPTOK_TESTS_DIR=$PWD/tg bash "$RUN" iso 2>&1); local rc=$?
   local first second failing; first=$(cat seen/first) second=$(cat seen/second) failing=$(cat seen/failing)
-  [ $rc -ne 0 ] && [ "$(tail -1 <<<"$OUT")" = "3 passed, 3 failed, 0 skipped" ] && grep -q "^  iso:stops: iso:stops: stopped before its end (exit 3)$" <<<"$OUT" \
-    && grep -q "^  iso:empty: iso:empty: ran no check$" <<<"$OUT" && grep -q "^  iso:failing: iso failing$" <<<"$OUT" \
+  [ $rc -ne 0 ] && [ "$(tail -1 <<<"$OUT")" = "3 passed, 3 failed, 0 skipped" ] && grep -q "^  iso:stops: stopped before its end (exit 3)$" <<<"$OUT" \
+    && grep -q "^  iso:empty: ran no check$" <<<"$OUT" && grep -q "^  iso:failing: iso failing$" <<<"$OUT" \
     && ok "runner: a case that fails, stops early (exit) or checks nothing is a failure; the others still run" \
     || { bad "runner: a case that fails, stops early (exit) or checks nothing is a failure; the others still run" "— exit $rc"; tail -12 <<<"$OUT"; }
   [ "$(grep -c built builds)" -eq 1 ] && ok "runner: a fixture two cases use is built once per group run" || bad "runner: a fixture two cases use is built once per group run" "— built $(grep -c built builds) times"
