@@ -65,8 +65,10 @@ for g in "${order[@]}"; do
   rep="$REPORTS/$g"
   cases=()
   [ -n "${whole[$g]:-}" ] || read -ra cases <<<"${want[$g]}"  # a bare GROUP: all its cases
+  g0=$(date +%s)
   TEST_REPORT="$rep" bash -c 'set -u; source tests/lib.sh; lib_group "$@"' bash "$g" "${cases[@]}"
   rc=$?
+  echo "   ($g: $(( $(date +%s) - g0 )) s)"
   if [ ! -f "$rep/results" ]; then
     echo "FAIL group $g ended (exit $rc) without reporting"
     failed=$((failed + 1)); failed_names+=("$g: ended without a report (exit $rc)"); continue

@@ -18,11 +18,11 @@ fuzz_ready() {
 # once named the interceptor and failed CI on it; the same report with the libhdf5 frames
 # renamed into ddptok's source must be ddptok's (the negative control), and so must the
 # report with only its allocation stack renamed (HDF5 past a buffer that ddptok sized).
-# overread_log: overread.log here, the checkpoint target's report on the known over-read;
+# overread_log: overread.log here (the target's scratch directory too, TMPDIR), the checkpoint target's report on the known over-read;
 # false (the case skipped) where this libhdf5 no longer over-reads on it.
 overread_log() {
   fuzz_ready || return
-  ASAN_OPTIONS=detect_leaks=0 "$ROOT/build/fuzz/fuzz_checkpoint" "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" >overread.log 2>&1
+  TMPDIR=$PWD ASAN_OPTIONS=detect_leaks=0 "$ROOT/build/fuzz/fuzz_checkpoint" "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" >overread.log 2>&1
   grep -q "ERROR: AddressSanitizer: heap-buffer-overflow" overread.log && return 0
   skip "$CASE" "this libhdf5 ($(grep -o 'HDF5 [0-9.]*' <<<"$("$DDPTOK" --version)")) no longer over-reads on tests/hostile/checkpoint-hdf5-attr-name-overread.h5"
   return 1
