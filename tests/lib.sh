@@ -1,37 +1,45 @@
-# tests/lib.sh — helpers shared by the test groups (sourced by tests/run.sh, once per group,
-# each group in its own bash process). Every check prints "ok", "FAIL" with what was
-# expected, or "SKIP" with the reason; lib_report hands the counts back to run.sh.
+# tests/lib.sh — the helpers of the test groups and the part of the runner that runs inside a
+# group's process (tests/run.sh starts one bash process per group: this file and the group's
+# tests/test_<group>.sh sourced fresh, so a group's variables and traps stay its own).
+#
+# A group file declares its cases as functions `case_NAME` (run in the order they are
+# defined; NAME is what `tests/run.sh GROUP:NAME` and `--list` use), beside its helpers and
+# its fixture builders `fixture_NAME`; nothing else runs at its top level (constants only).
+# Each case runs in a subshell of its own, in a fresh scratch directory made for it and
+# removed after it (kept, and its path printed, when one of its checks failed). What a case
+# needs from earlier work (a prepared corpus, a reference, a trained checkpoint) it gets only
+# through `fixture NAME`: built once per group run by fixture_NAME in a directory of its own,
+# then copied into the case's directory, so a case cannot damage another's input and runs
+# alone exactly as in the whole group.
+#
+# Every check prints "ok", "FAIL" with what was expected, or "SKIP" with the reason, and
+# records its name (the first argument) for run.sh. A check's name says alone which case
+# and what it checks: it is unique across the suite and never starts with "..." (run.sh
+# fails a run in which two checks share a name or a name starts with "...").
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DDPTOK="$ROOT/ddptok"
 CONFIGS="$ROOT/configs"
-PASSED=0
-FAILED=0
-SKIPPED=0
-FAILED_NAMES=()
-SKIPPED_NAMES=()
+TESTS_DIR=${DDPTOK_TESTS_DIR:-$ROOT/tests}
 
 # Open MPI refuses root without these; tests oversubscribe the 2 cores for W = 3, 4.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-ok() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
-bad() { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $*"; }
-# skip NAME REASON: a check (or a whole group) that this machine cannot run, and why.
-skip() { SKIPPED=$((SKIPPED + 1)); SKIPPED_NAMES+=("$1 ($2)"); echo "SKIP $1: $2"; }
-
-# lib_report: writes the counts and names to $TEST_REPORT/ for run.sh (its EXIT trap).
-lib_report() {
-  [ -n "${TEST_REPORT:-}" ] || return 0
-  mkdir -p "$TEST_REPORT"
-  printf '%s\n' "${FAILED_NAMES[@]}" | grep . > "$TEST_REPORT/failed"
-  printf '%s\n' "${SKIPPED_NAMES[@]}" | grep . > "$TEST_REPORT/skipped"
-  echo "$PASSED $FAILED $SKIPPED" > "$TEST_REPORT/counts"
+# lib_record KIND NAME [DETAIL]: one result line for run.sh (KIND ok, FAIL or SKIP; tabs and
+# newlines in the text become spaces).
+lib_record() {
+  local k=$1 n=${2:-} d=${3:-}
+  n=${n//$'\t'/ } n=${n//$'\n'/ } d=${d//$'\t'/ } d=${d//$'\n'/ }
+  printf '%s\t%s\t%s\t%s\n' "$k" "${CASE:-?}" "$n" "$d" >> "${CASE_RESULTS:-/dev/null}"
 }
-
-# A fresh working directory for one test group.
-workdir() { local d; d=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-test.XXXXXX"); echo "$d"; }
+# ok NAME [DETAIL...], bad NAME [DETAIL...]: a check that passed or failed; DETAIL (what was
+# measured, what was expected) is printed, not part of the name.
+ok() { lib_record ok "$1"; echo "ok   $*"; }
+bad() { lib_record FAIL "$1"; echo "FAIL $*"; }
+# skip NAME REASON: a check (or a whole case) that this machine cannot run, and why.
+skip() { lib_record SKIP "$1" "$2"; echo "SKIP $1: $2"; }
 
 # ddp NP ARGS...: the binary under mpirun with NP ranks, time-bounded so no hang survives.
 ddp() {
@@ -45,7 +53,7 @@ one() { timeout -k 5 "${DDPTOK_TEST_TIMEOUT:-120}" "$DDPTOK" "$@"; }
 expect_rc() {
   local name=$1 want=$2; shift 2
   OUT=$("$@" 2>&1); local rc=$?
-  if [ "$rc" -eq "$want" ]; then ok "$name (exit $rc)"; return 0; fi
+  if [ "$rc" -eq "$want" ]; then ok "$name" "(exit $rc)"; return 0; fi
   bad "$name" "— exit $rc, expected $want; last output:"; echo "$OUT" | tail -8 | sed 's/^/       /'
   return 1
 }
@@ -85,6 +93,132 @@ ranks_up() {
     sleep 0.01
   done
 }
+
+# fixture NAME [DIR]: copies the fixture NAME into DIR (default: the current directory). It is
+# built the first time a case of this group run asks for it, by fixture_NAME run in a fresh
+# directory of its own (a builder may start from another fixture; it checks nothing, its
+# exit status says whether it worked), and cached under $FIXTURES until the group ends. A
+# builder that fails is not retried: every case that asks for it fails, naming it.
+fixture() {
+  local name=$1 dest=${2:-.} f="$FIXTURES/$1" b
+  if [ ! -d "$f" ] && [ ! -e "$f.failed" ]; then
+    if ! declare -F "fixture_$name" >/dev/null; then
+      echo "no builder fixture_$name in $GROUP's file" > "$f.failed"
+    else
+      b=$(mktemp -d "$FIXTURES/$name.build.XXXXXX")
+      if (cd "$b" && "fixture_$name") > "$b.log" 2>&1; then mv "$b" "$f"; rm -f "$b.log"
+      else mv "$b.log" "$f.failed"; rm -rf "$b"; fi
+    fi
+  fi
+  if [ -e "$f.failed" ]; then
+    bad "$CASE: fixture $name" "— could not be built; its last output:"; tail -8 "$f.failed" | sed 's/^/       /'
+    return 1
+  fi
+  mkdir -p "$dest" && cp -a "$f/." "$dest/"
+}
+
+# lib_cases GROUP: the group's case names, in the order their functions are defined (read
+# from the file, not run: a case is a line `case_NAME() {` at the start of a line).
+lib_cases() { sed -nE 's/^case_([A-Za-z0-9_]+)\(\) *\{.*/\1/p' "$TESTS_DIR/test_$1.sh"; }
+
+# lib_distance A B: the edit (Levenshtein) distance between two words.
+lib_distance() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    la = length(a); lb = length(b)
+    for (j = 0; j <= lb; j++) p[j] = j
+    for (i = 1; i <= la; i++) {
+      c[0] = i
+      for (j = 1; j <= lb; j++) {
+        x = p[j] + 1; y = c[j - 1] + 1; z = p[j - 1] + (substr(a, i, 1) != substr(b, j, 1))
+        m = x < y ? x : y; c[j] = m < z ? m : z
+      }
+      for (j = 0; j <= lb; j++) p[j] = c[j]
+    }
+    print p[lb] }'
+}
+# lib_closest WORD CANDIDATE...: the candidate nearest WORD when one is close (edit distance
+# at most a third of its length, at least 2; or WORD a part of it), else nothing.
+lib_closest() {
+  local w=$1; shift
+  printf '%s\n' "$@" | awk -v w="$w" '
+    function lev(a, b,   la, lb, i, j, x, y, z, m, p, c) {
+      la = length(a); lb = length(b)
+      for (j = 0; j <= lb; j++) p[j] = j
+      for (i = 1; i <= la; i++) {
+        c[0] = i
+        for (j = 1; j <= lb; j++) {
+          x = p[j] + 1; y = c[j - 1] + 1; z = p[j - 1] + (substr(a, i, 1) != substr(b, j, 1))
+          m = x < y ? x : y; c[j] = m < z ? m : z
+        }
+        for (j = 0; j <= lb; j++) p[j] = c[j]
+      }
+      return p[lb]
+    }
+    NF { d = lev(w, $0); if (best == "" || d < bd) { best = $0; bd = d }
+         if (part == "" && length(w) >= 3 && index($0, w)) part = $0 }
+    END { lim = int(length(w) / 3); if (lim < 2) lim = 2
+          if (best != "" && bd <= lim) print best; else if (part != "") print part }'
+}
+
+# lib_group GROUP [CASE...]: sources the group's file and runs its cases (all by default),
+# each in its own subshell and scratch directory; results go to $TEST_REPORT/results (one
+# line per check: KIND, GROUP:CASE, name, detail), the directories kept to $TEST_REPORT/kept.
+lib_group() {
+  GROUP=$1; shift
+  mkdir -p "$TEST_REPORT"; : > "$TEST_REPORT/results"; : > "$TEST_REPORT/kept"
+  CASE="$GROUP:(file)" CASE_RESULTS="$TEST_REPORT/results"
+  local all c near
+  # shellcheck disable=SC1090
+  source "$TESTS_DIR/test_$GROUP.sh" || { echo "FAIL $GROUP: its file does not load"; lib_record FAIL "$GROUP: $TESTS_DIR/test_$GROUP.sh does not load (exit $?)"; }
+  all=($(lib_cases "$GROUP"))
+  FIXTURES=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-fixtures-$GROUP.XXXXXX")
+  trap 'cd /; rm -rf "$FIXTURES"' EXIT
+  [ ${#all[@]} -gt 0 ] || lib_record FAIL "$GROUP: declares no case (no case_NAME function in $TESTS_DIR/test_$GROUP.sh)"
+  [ $# -gt 0 ] || set -- "${all[@]}"
+  for c in "$@"; do
+    if ! declare -F "case_$c" >/dev/null; then
+      near=$(lib_closest "$c" "${all[@]}"); [ "$near" = "$c" ] && near=  # in the file, but not loaded
+      echo "FAIL no such case: $GROUP:$c${near:+ (did you mean $GROUP:$near?)}"
+      CASE=$GROUP lib_record FAIL "no such case: $GROUP:$c${near:+ (did you mean $GROUP:$near?)}"
+    else
+      lib_case "$c"
+    fi
+  done
+  touch "$TEST_REPORT/finished"
+}
+
+# lib_case NAME: runs case_NAME in a subshell in a fresh directory; a case that stops before
+# its end (exit, a crash) or runs no check is a failure.
+lib_case() {
+  local c=$1 dir rc res="$TEST_REPORT/case-$1"
+  echo "-- $GROUP:$c"
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-$GROUP-$c.XXXXXX")
+  : > "$res"; rm -f "$res.done"
+  ( CASE="$GROUP:$c" CASE_DIR=$dir CASE_RESULTS=$res
+    cd "$dir" || exit 1
+    "case_$c"
+    touch "$res.done" )
+  rc=$?
+  cd "$ROOT" || return
+  CASE="$GROUP:$c" CASE_RESULTS=$res
+  if [ ! -f "$res.done" ]; then
+    echo "FAIL $GROUP:$c stopped before its end (exit $rc)"; lib_record FAIL "$GROUP:$c: stopped before its end (exit $rc)"
+  elif [ ! -s "$res" ]; then
+    echo "FAIL $GROUP:$c ran no check"; lib_record FAIL "$GROUP:$c: ran no check"
+  fi
+  cat "$res" >> "$TEST_REPORT/results"
+  if grep -q '^FAIL' "$res"; then
+    echo "     $GROUP:$c failed: its directory is kept: $dir"
+    printf '%s\t%s\n' "$GROUP:$c" "$dir" >> "$TEST_REPORT/kept"
+  else
+    rm -rf "$dir"
+  fi
+  rm -f "$res" "$res.done"
+  CASE="$GROUP:(file)" CASE_RESULTS="$TEST_REPORT/results"
+}
+
+# lib_list GROUP: prints GROUP:CASE for every case of the group's file (without running it).
+lib_list() { lib_cases "$1" | sed "s/^/$1:/"; }
 
 # trap_up PID: waits (bounded, 5 s) until process PID catches SIGUSR1 (/proc/PID/status
 # SigCgt, bit 10): a launcher script (run/ddprun, a batch script) traps it on its first line.

@@ -1,112 +1,149 @@
 # check-loss, exercise, evaluate, plot, check-env and clean, on the tiny config.
-W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
-expect_rc "check-loss" 0 one check-loss --config "$cfg"
-r=$(json outputs/check_loss.json "j['counter_example']['mean_of_means'], j['counter_example']['global_mean'], j['counter_example']['local_scalars'], j['one_parameter']['mean_of_means']['gradient'], j['one_parameter']['global_token']['gradient']")
-[ "$r" = "2 2.5 [0.5, 4.5] 0 1" ] && ok "check-loss: 2, 2.5, scalars 0.5 and 4.5, gradients 0 and 1 at loss 1" || bad "check-loss values" "— $r"
-expect_rc "exercise (12/12 coincide, 12/36 differ)" 0 one exercise --config "$CONFIGS/exercise.yaml"
-r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]['hand']['global'], j['cases'][0]['model']['grad_max_abs_diff'] < 1e-9 < j['cases'][1]['model']['grad_max_abs_diff']")
-[ "$r" = "[[12, 12], [12, 36]] 2.5 True" ] && ok "exercise: counts, 2.5 by hand, gradients equal then different" || bad "exercise values" "— $r"
+# The whole protocol on the tiny config, before the report.
+fixture_protocol() {
+  prep_ref "$cfg" && ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+}
+case_check_loss() {
+  expect_rc "check-loss" 0 one check-loss --config "$cfg"
+  local r; r=$(json outputs/check_loss.json "j['counter_example']['mean_of_means'], j['counter_example']['global_mean'], j['counter_example']['local_scalars'], j['one_parameter']['mean_of_means']['gradient'], j['one_parameter']['global_token']['gradient']")
+  [ "$r" = "2 2.5 [0.5, 4.5] 0 1" ] && ok "check-loss: 2, 2.5, scalars 0.5 and 4.5, gradients 0 and 1 at loss 1" || bad "check-loss: 2, 2.5, scalars 0.5 and 4.5, gradients 0 and 1 at loss 1" "— $r"
+}
+case_exercise() {
+  expect_rc "exercise (12/12 coincide, 12/36 differ)" 0 one exercise --config "$CONFIGS/exercise.yaml"
+  local r; r=$(json outputs/exercise.json "[c['counts'] for c in j['cases']], j['cases'][1]['hand']['global'], j['cases'][0]['model']['grad_max_abs_diff'] < 1e-9 < j['cases'][1]['model']['grad_max_abs_diff']")
+  [ "$r" = "[[12, 12], [12, 36]] 2.5 True" ] && ok "exercise: counts, 2.5 by hand, gradients equal then different" || bad "exercise: counts, 2.5 by hand, gradients equal then different" "— $r"
+}
 # evaluate is a model's metrics, exit 0 on a good checkpoint, whatever the protocol lacks:
 # after train and train --resume latest alone it evaluates the newest checkpoint (it failed
 # with an error about the continuous run interleaved in the metrics). The protocol's verdict
 # is --protocol's: each missing part named once, with its command, after the metrics.
 e=(--config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/a)
-one prepare "${e[@]}" >/dev/null && ddp 2 train "${e[@]}" >/dev/null 2>&1
-expect_rc "evaluate after the interrupted train alone: exit 0" 0 one evaluate "${e[@]}"
-[ "$(json ev/o/evaluate.json "j['step'], j['checkpoint']")" = "6 ev/a/checkpoints/step-0006" ] \
-  && ok "evaluate without --checkpoint: the newest checkpoint's model into evaluate.json" || bad "evaluate.json of the newest checkpoint" "— $(cat ev/o/evaluate.json)"
-ddp 2 train "${e[@]}" --resume latest >/dev/null 2>&1
-OUT=$(one evaluate "${e[@]}" 2>ev/err); rc=$?
-[ $rc -eq 0 ] && [ ! -s ev/err ] && grep -q '^evaluate: step-12 model of ev/a/checkpoints/step-0012 ' <<<"$OUT" && ! grep -q FAILED <<<"$OUT" \
-  && ok "evaluate after train and train --resume latest: the step-12 model, exit 0, nothing on stderr" || { bad "plain evaluate after a resume" "— exit $rc:"; cat ev/err "$OUT" 2>/dev/null | head -5; }
-[ ! -e ev/o/report.json ] && ok "evaluate without --protocol leaves report.json alone" || bad "plain evaluate wrote report.json"
-OUT=$(one evaluate "${e[@]}" --protocol 2>ev/err); rc=$?
-after=$(sed -n '/^  test loss [0-9]/,$p' <<<"$OUT")
-[ $rc -eq 1 ] && [ ! -s ev/err ] && [ "$(grep -c 'run `' <<<"$OUT")" -eq 3 ] && [ "$(grep -c 'run `' <<<"$after")" -eq 3 ] \
-  && grep -q 'continuous run.* missing (ev/a/continuous/step-0012): run `.* train .* --continuous`' <<<"$after" \
-  && grep -q 'parity report: missing (ev/o/parity.json): run `.* parity ' <<<"$after" \
-  && grep -q 'empty-window report: missing (ev/o/empty.json): run `.* check-empty ' <<<"$after" \
-  && grep -q '^evaluate --protocol: INCOMPLETE (3 parts missing' <<<"$OUT" \
-  && ok "evaluate --protocol: the continuous run, parity and empty-window reports named once each with their command, after the metrics, exit 1" \
-  || { bad "evaluate --protocol with missing parts" "— exit $rc:"; cat ev/err; echo "$OUT" | sed 's/^/       /'; }
-expect_rc "evaluate --protocol --checkpoint DIR is refused" 2 one evaluate "${e[@]}" --protocol --checkpoint ev/a/checkpoints/step-0006
+case_evaluate_without_protocol() {
+  local rc after
+  one prepare "${e[@]}" >/dev/null && ddp 2 train "${e[@]}" >/dev/null 2>&1
+  expect_rc "evaluate after the interrupted train alone: exit 0" 0 one evaluate "${e[@]}"
+  [ "$(json ev/o/evaluate.json "j['step'], j['checkpoint']")" = "6 ev/a/checkpoints/step-0006" ] \
+    && ok "evaluate without --checkpoint: the newest checkpoint's model into evaluate.json" \
+    || bad "evaluate without --checkpoint: the newest checkpoint's model into evaluate.json" "— $(cat ev/o/evaluate.json)"
+  ddp 2 train "${e[@]}" --resume latest >/dev/null 2>&1
+  OUT=$(one evaluate "${e[@]}" 2>ev/err); rc=$?
+  [ $rc -eq 0 ] && [ ! -s ev/err ] && grep -q '^evaluate: step-12 model of ev/a/checkpoints/step-0012 ' <<<"$OUT" && ! grep -q FAILED <<<"$OUT" \
+    && ok "evaluate after train and train --resume latest: the step-12 model, exit 0, nothing on stderr" \
+    || { bad "evaluate after train and train --resume latest: the step-12 model, exit 0, nothing on stderr" "— exit $rc:"; cat ev/err "$OUT" 2>/dev/null | head -5; }
+  [ ! -e ev/o/report.json ] && ok "evaluate without --protocol leaves report.json alone" || bad "evaluate without --protocol leaves report.json alone"
+  OUT=$(one evaluate "${e[@]}" --protocol 2>ev/err); rc=$?
+  after=$(sed -n '/^  test loss [0-9]/,$p' <<<"$OUT")
+  [ $rc -eq 1 ] && [ ! -s ev/err ] && [ "$(grep -c 'run `' <<<"$OUT")" -eq 3 ] && [ "$(grep -c 'run `' <<<"$after")" -eq 3 ] \
+    && grep -q 'continuous run.* missing (ev/a/continuous/step-0012): run `.* train .* --continuous`' <<<"$after" \
+    && grep -q 'parity report: missing (ev/o/parity.json): run `.* parity ' <<<"$after" \
+    && grep -q 'empty-window report: missing (ev/o/empty.json): run `.* check-empty ' <<<"$after" \
+    && grep -q '^evaluate --protocol: INCOMPLETE (3 parts missing' <<<"$OUT" \
+    && ok "evaluate --protocol: the continuous run, parity and empty-window reports named once each with their command, after the metrics, exit 1" \
+    || { bad "evaluate --protocol: the continuous run, parity and empty-window reports named once each with their command, after the metrics, exit 1" "— exit $rc:"; cat ev/err; echo "$OUT" | sed 's/^/       /'; }
+  expect_rc "evaluate --protocol --checkpoint DIR is refused" 2 one evaluate "${e[@]}" --protocol --checkpoint ev/a/checkpoints/step-0006
+}
 # export: the newest checkpoint's model as safetensors, read back by tests/export_check.py's
 # own reader (and by the safetensors package where it is installed).
+fixture_ev_resumed() { one prepare "${e[@]}" >/dev/null && ddp 2 train "${e[@]}" >/dev/null 2>&1 && ddp 2 train "${e[@]}" --resume latest >/dev/null 2>&1; }
 xc() { /usr/bin/python3 "$ROOT/tests/export_check.py" "$@"; }
-expect_rc "export of the newest checkpoint" 0 one export "${e[@]}"
-expect_grep "export names the model, the safetensors file and the JSON beside it" '^export: step-12 model of ev/a/checkpoints/step-0012 -> ev/o/model.safetensors \(safetensors, 5 tensors, 1000 parameters, [0-9]+ bytes\) and ev/o/model.json$' "$OUT"
-expect_rc "exported file: header, tensor order, metadata, model.json, every tensor bit for bit as the checkpoint" 0 xc format ev/o/model.safetensors ev/a/checkpoints/step-0012
-OUT=$(xc safetensors ev/o/model.safetensors 2>&1); rc=$?
-case $rc in
-  0) ok "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" ;;
-  77) skip "safetensors.numpy.load_file reads the exported file" "the Python safetensors package is not installed (not in Debian 12)" ;;
-  *) bad "safetensors.numpy.load_file reads the exported file" "— exit $rc: $OUT" ;;
-esac
-head -c -4 ev/o/model.safetensors > ev/cut.safetensors && cp ev/o/model.json ev/cut.json
-expect_rc "export_check's reader refuses a file cut 4 bytes short (control)" 1 xc format ev/cut.safetensors ev/a/checkpoints/step-0012
-expect_rc "export --checkpoint DIR --out FILE" 0 one export "${e[@]}" --checkpoint ev/a/checkpoints/step-0006/ --out ev/m6.safetensors
-[ "$(json ev/m6.json "j['step'], j['weights'], j['checkpoint']")" = "6 m6.safetensors ev/a/checkpoints/step-0006" ] \
-  && ok "export --out FILE: FILE's .json beside it names step 6 and its weights" || bad "export --out FILE: the JSON beside it" "— $(head -c 300 ev/m6.json)"
-expect_rc "export without a checkpoint is refused" 2 one export --config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/none
-expect_grep "export without a checkpoint names the train command to run" '^ddptok: error: export: no checkpoint under ev/none/checkpoints to export: train a model first: run `.* -np 2 .*train --config .*tiny.yaml --set paths.outputs=ev/o --set paths.artifacts=ev/none`' "$OUT"
-# The whole protocol on the tiny config, then the report.
-prep_ref "$cfg"
-ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1
-ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+case_export() {
+  fixture ev_resumed || return
+  local rc
+  expect_rc "export of the newest checkpoint" 0 one export "${e[@]}"
+  expect_grep "export names the model, the safetensors file and the JSON beside it" '^export: step-12 model of ev/a/checkpoints/step-0012 -> ev/o/model.safetensors \(safetensors, 5 tensors, 1000 parameters, [0-9]+ bytes\) and ev/o/model.json$' "$OUT"
+  expect_rc "exported file: header, tensor order, metadata, model.json, every tensor bit for bit as the checkpoint" 0 xc format ev/o/model.safetensors ev/a/checkpoints/step-0012
+  OUT=$(xc safetensors ev/o/model.safetensors 2>&1); rc=$?
+  case $rc in
+    0) ok "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" ;;
+    77) skip "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" "the Python safetensors package is not installed (not in Debian 12)" ;;
+    *) bad "safetensors.numpy.load_file reads the exported tensors as export_check.py's reader does" "— exit $rc: $OUT" ;;
+  esac
+  head -c -4 ev/o/model.safetensors > ev/cut.safetensors && cp ev/o/model.json ev/cut.json
+  expect_rc "export_check's reader refuses a file cut 4 bytes short (control)" 1 xc format ev/cut.safetensors ev/a/checkpoints/step-0012
+  expect_rc "export --checkpoint DIR --out FILE" 0 one export "${e[@]}" --checkpoint ev/a/checkpoints/step-0006/ --out ev/m6.safetensors
+  [ "$(json ev/m6.json "j['step'], j['weights'], j['checkpoint']")" = "6 m6.safetensors ev/a/checkpoints/step-0006" ] \
+    && ok "export --out FILE: FILE's .json beside it names step 6 and its weights" || bad "export --out FILE: FILE's .json beside it names step 6 and its weights" "— $(head -c 300 ev/m6.json)"
+}
+case_export_without_checkpoint() {
+  expect_rc "export without a checkpoint is refused" 2 one export --config "$cfg" --set paths.outputs=ev/o --set paths.artifacts=ev/none
+  expect_grep "export without a checkpoint names the train command to run" '^ddptok: error: export: no checkpoint under ev/none/checkpoints to export: train a model first: run `.* -np 2 .*train --config .*tiny.yaml --set paths.outputs=ev/o --set paths.artifacts=ev/none`' "$OUT"
+}
 # train's own parser once ended in an `else` that set --fresh: an option that is not --fresh
 # (here a typo of it) must be refused, and the lineage must not be moved aside.
-expect_rc "train --frsh on a lineage with checkpoints is refused" 2 ddp 2 train --config "$cfg" --frsh
-expect_grep "train --frsh: unknown option, did you mean '--fresh'" "^ddptok: ranks 0-1: error: train: unknown option '--frsh' \(did you mean '--fresh'\? try: ddptok train --help\)$" "$OUT"
-[ -z "$(ls -d artifacts/checkpoints.old-* 2>/dev/null)" ] && [ -d artifacts/checkpoints/step-0006 ] && [ -d artifacts/checkpoints/step-0012 ] \
-  && ok "train --frsh moved nothing aside (the lineage's checkpoints are where they were)" || bad "train --frsh started the lineage over"
-expect_rc "evaluate --protocol" 0 one evaluate --config "$cfg" --protocol
-r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
-[ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json" "— $r"
-# A resumed model that differs from the continuous one makes evaluate fail. (What the tests
-# set aside goes back with mv, not from a copy: a copy is not what ddptok made, and the last
-# check below expects clean to remove everything but outputs/mine.txt. Skipping the
+case_train_fresh_typo() {
+  fixture protocol || return
+  expect_rc "train --frsh on a lineage with checkpoints is refused" 2 ddp 2 train --config "$cfg" --frsh
+  expect_grep "train --frsh: unknown option, did you mean '--fresh'" "^ddptok: ranks 0-1: error: train: unknown option '--frsh' \(did you mean '--fresh'\? try: ddptok train --help\)$" "$OUT"
+  [ -z "$(ls -d artifacts/checkpoints.old-* 2>/dev/null)" ] && [ -d artifacts/checkpoints/step-0006 ] && [ -d artifacts/checkpoints/step-0012 ] \
+    && ok "train --frsh moved nothing aside (the lineage's checkpoints are where they were)" || bad "train --frsh moved nothing aside (the lineage's checkpoints are where they were)"
+}
+case_evaluate_report() {
+  fixture protocol || return
+  expect_rc "evaluate --protocol" 0 one evaluate --config "$cfg" --protocol
+  local r; r=$(json outputs/report.json "j['resume']['max_abs_diff'], j['parity']['ok'], j['empty']['ok'], j['test']['sequences'], j['test']['loss'] < j['test']['unigram_loss'], j['test']['best_loss'] < j['test']['loss']")
+  [ "$r" = "0 True True 32 True True" ] && ok "report.json: resume 0, parity and empty ok, test loss between best and unigram" || bad "report.json: resume 0, parity and empty ok, test loss between best and unigram" "— $r"
+}
+# A resumed model that differs from the continuous one makes evaluate fail. (Skipping the
 # momentum, not the RNG: a resume that restarts the dropout stream writes a step 12 whose
 # counter is not 12 x A, which every reader now refuses outright, exit 2.)
-mv artifacts/checkpoints/step-0012 keep
-DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
-expect_rc "evaluate --protocol fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg" --protocol
-rm -rf artifacts/checkpoints/step-0012; mv keep artifacts/checkpoints/step-0012
+case_evaluate_resume_differs() {
+  fixture protocol || return
+  rm -rf artifacts/checkpoints/step-0012
+  DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+  expect_rc "evaluate --protocol fails when the resumed model differs (negative control)" 1 one evaluate --config "$cfg" --protocol
+}
 # A parity.json nested 1001 levels deep: report.json, which carries it and indents every
 # level, grew quadratically (this 64 KiB file: 32 MB; 4 MiB: 6.3 GB). Refused in one line.
-mv outputs/parity.json parity.keep
-/usr/bin/python3 -c "import sys; sys.stdout.write('[' + ','.join(['[' * 1000 + ']' * 1000] * 32) + ']')" >outputs/parity.json
-OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); rc=$?
-[ $rc -eq 1 ] && [ "$OUT" = "ddptok: error: outputs/parity.json: nested 1001 levels deep, at most 8 expected (ddptok's reports nest 3): not read" ] \
-  && [ "$(stat -c %s outputs/report.json)" -lt 100000 ] \
-  && ok "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small ($(stat -c %s outputs/report.json) bytes)" \
-  || bad "deep parity.json" "— exit $rc, report.json $(stat -c %s outputs/report.json) bytes: $OUT"
-mv parity.keep outputs/parity.json
+case_evaluate_deep_parity_json() {
+  fixture protocol || return
+  /usr/bin/python3 -c "import sys; sys.stdout.write('[' + ','.join(['[' * 1000 + ']' * 1000] * 32) + ']')" >outputs/parity.json
+  OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); local rc=$?
+  [ $rc -eq 1 ] && [ "$OUT" = "ddptok: error: outputs/parity.json: nested 1001 levels deep, at most 8 expected (ddptok's reports nest 3): not read" ] \
+    && [ "$(stat -c %s outputs/report.json)" -lt 100000 ] \
+    && ok "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small" "($(stat -c %s outputs/report.json) bytes)" \
+    || bad "evaluate: a parity.json nested 1001 deep is refused in one line, report.json stays small" "— exit $rc, report.json $(stat -c %s outputs/report.json 2>/dev/null) bytes: $OUT"
+}
 # A negative-control cell whose directory name is not UTF-8 (no JSON key can name it) was
 # counted ok but left out of report.json; now it is named and not ok. A good name: carried.
-mkdir -p outputs/matrix/W2-A2 && cp outputs/parity.json outputs/matrix/W2-A2/
-expect_rc "evaluate --protocol with a matrix cell W2-A2 (control)" 0 one evaluate --config "$cfg" --protocol
-[ "$(json outputs/report.json "j['matrix']['W2-A2']['ok']")" = True ] && ok "matrix cell W2-A2 carried into report.json" || bad "matrix cell W2-A2 carried into report.json"
-bad_cell="outputs/matrix/$(printf 'W2-\377')" && mkdir -p "$bad_cell" && cp outputs/parity.json "$bad_cell/"
-OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); rc=$?
-[ $rc -eq 1 ] && LC_ALL=C grep -aq "^ddptok: error: outputs/matrix/W2-.: a cell name that is not UTF-8 cannot be a key of report.json: not ok$" <<<"$OUT" \
-  && [ "$(grep -c . <<<"$OUT")" -eq 1 ] && ok "a matrix cell whose name is not UTF-8: named in one line, not ok (exit 1)" \
-  || bad "non-UTF-8 matrix cell" "— exit $rc: $OUT"
-rm -rf outputs/matrix
+case_evaluate_matrix_cell() {
+  fixture protocol || return
+  mkdir -p outputs/matrix/W2-A2 && cp outputs/parity.json outputs/matrix/W2-A2/
+  expect_rc "evaluate --protocol with a matrix cell W2-A2 (control)" 0 one evaluate --config "$cfg" --protocol
+  [ "$(json outputs/report.json "j['matrix']['W2-A2']['ok']")" = True ] && ok "evaluate: the matrix cell W2-A2 is carried into report.json" || bad "evaluate: the matrix cell W2-A2 is carried into report.json"
+}
+case_evaluate_matrix_non_utf8() {
+  fixture protocol || return
+  local bad_cell; bad_cell="outputs/matrix/$(printf 'W2-\377')" && mkdir -p "$bad_cell" && cp outputs/parity.json "$bad_cell/"
+  OUT=$(one evaluate --config "$cfg" --protocol 2>&1 >/dev/null); local rc=$?
+  [ $rc -eq 1 ] && LC_ALL=C grep -aq "^ddptok: error: outputs/matrix/W2-.: a cell name that is not UTF-8 cannot be a key of report.json: not ok$" <<<"$OUT" \
+    && [ "$(grep -c . <<<"$OUT")" -eq 1 ] && ok "evaluate: a matrix cell whose name is not UTF-8: named in one line, not ok (exit 1)" \
+    || bad "evaluate: a matrix cell whose name is not UTF-8: named in one line, not ok (exit 1)" "— exit $rc: $OUT"
+}
 # evaluate with the factored first layer (its tables from the loaded θ): the dense test loss
 # within float rounding, on the same tokens.
-one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 >/dev/null 2>&1 && cp outputs/evaluate.json dense.json
-expect_rc "evaluate --checkpoint with train.first_layer factored" 0 one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 --set train.first_layer=factored
-r=$(/usr/bin/python3 -c "import json; d, f = (json.load(open(p))['test'] for p in ('dense.json', 'outputs/evaluate.json')); print(d['tokens'] == f['tokens'] > 0, abs(d['loss'] - f['loss']) <= 1e-5 * d['loss'], d['loss'] != 0)")
-[ "$r" = "True True True" ] && ok "... the dense test loss within 1e-5 relative, the same tokens" || bad "factored evaluate" "— $r"
-if command -v gnuplot >/dev/null; then
+case_evaluate_factored() {
+  fixture protocol || return
+  one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 >/dev/null 2>&1 && cp outputs/evaluate.json dense.json
+  expect_rc "evaluate --checkpoint with train.first_layer factored" 0 one evaluate --config "$cfg" --checkpoint artifacts/checkpoints/step-0012 --set train.first_layer=factored
+  local r; r=$(/usr/bin/python3 -c "import json; d, f = (json.load(open(p))['test'] for p in ('dense.json', 'outputs/evaluate.json')); print(d['tokens'] == f['tokens'] > 0, abs(d['loss'] - f['loss']) <= 1e-5 * d['loss'], d['loss'] != 0)")
+  [ "$r" = "True True True" ] && ok "evaluate with the factored first layer: the dense test loss within 1e-5 relative, the same tokens" \
+    || bad "evaluate with the factored first layer: the dense test loss within 1e-5 relative, the same tokens" "— $r"
+}
+has_gnuplot() { command -v gnuplot >/dev/null && return 0; bad "$CASE: gnuplot is installed" "— it is not (run/install-deps.sh installs gnuplot-nox)"; return 1; }
+case_plot() {
+  has_gnuplot || return
+  fixture protocol || return
   expect_rc "plot" 0 one plot --config "$cfg"
-  sig=$(head -c 8 outputs/figure.png | od -An -tx1 | tr -d ' \n')
-  [ "$sig" = 89504e470d0a1a0a ] && [ "$(stat -c %s outputs/figure.png)" -gt 10000 ] && ok "figure.png is a PNG ($(stat -c %s outputs/figure.png) bytes)" || bad "figure.png"
+  local sig; sig=$(head -c 8 outputs/figure.png | od -An -tx1 | tr -d ' \n')
+  [ "$sig" = 89504e470d0a1a0a ] && [ "$(stat -c %s outputs/figure.png)" -gt 10000 ] && ok "plot: figure.png is a PNG of more than 10 kB" "($(stat -c %s outputs/figure.png) bytes)" \
+    || bad "plot: figure.png is a PNG of more than 10 kB"
   # The bars are the per-tensor worst ratio to the parity bound (<= 1: passes): below 1 for
   # every tensor of the product, above 1 for some tensor of each rejected control, exactly
   # as parity.json decided; the key sits outside the plotting area.
-  /usr/bin/python3 - outputs/plot/parity.dat outputs/parity.json <<'PY' && ok "figure data: worst ratio to atol + rtol|g_ref| per tensor agrees with parity.json's verdicts" || bad "figure data"
+  /usr/bin/python3 - outputs/plot/parity.dat outputs/parity.json <<'PY' && ok "plot: figure data: worst ratio to atol + rtol|g_ref| per tensor agrees with parity.json's verdicts" || bad "plot: figure data: worst ratio to atol + rtol|g_ref| per tensor agrees with parity.json's verdicts"
 import json, sys
 rows = [l.split() for l in open(sys.argv[1])][1:]
 modes = {r[0]: [float(x) for x in r[1:]] for r in rows}
@@ -118,43 +155,60 @@ for name, ratios in modes.items():
     assert passes == (max(ratios) <= 1), (name, ratios, v)
 assert max(modes["global-token"]) <= 1 and max(modes["mean-of-means"]) > 1
 PY
-  grep -q "set key below" outputs/plot/figure.gp && grep -q "^1 with lines\|, 1 with lines" outputs/plot/figure.gp && ok "figure.gp: key outside the data, the bound drawn at ratio 1" || bad "figure.gp key/bound"
-  # A run's JSONL with a NUL byte and a blank line (found by tests/fuzz/fuzz_json.c) and a
-  # step beyond 32 bits: every record after them is a point, the step whole; the damaged and
-  # the cut lines are skipped (were: the curve ended at the NUL, step 4294967297 drawn at 1).
+  grep -q "set key below" outputs/plot/figure.gp && grep -q "^1 with lines\|, 1 with lines" outputs/plot/figure.gp && ok "plot: figure.gp has the key outside the data, the bound drawn at ratio 1" \
+    || bad "plot: figure.gp has the key outside the data, the bound drawn at ratio 1"
+}
+# A run's JSONL with a NUL byte and a blank line (found by tests/fuzz/fuzz_json.c) and a
+# step beyond 32 bits: every record after them is a point, the step whole; the damaged and
+# the cut lines are skipped (were: the curve ended at the NUL, step 4294967297 drawn at 1).
+case_plot_damaged_jsonl() {
+  has_gnuplot || return
+  fixture protocol || return
   mv outputs/train/continuous.jsonl jsonl.keep
   { head -2 jsonl.keep; printf '{"step": 3,\0 "loss": 1}\n\n'; sed -n 4,12p jsonl.keep
     printf '{"step": 4294967297, "loss": 2.5}\n{"step": 13, "lo'; } >outputs/train/continuous.jsonl
   one plot --config "$cfg" >/dev/null 2>&1
-  r=$(cut -d' ' -f1 outputs/plot/loss-continuous.dat | tr '\n' ' ')
+  local r; r=$(cut -d' ' -f1 outputs/plot/loss-continuous.dat | tr '\n' ' ')
   [ "$r" = "1 2 4 5 6 7 8 9 10 11 12 4294967297 " ] && ok "plot: a JSONL with a NUL byte and a blank line loses no later point, a 64-bit step kept" \
-    || bad "plot on a damaged JSONL" "— steps drawn: $r"
-  mv jsonl.keep outputs/train/continuous.jsonl
-else bad "plot" "— gnuplot is not installed (run/install-deps.sh installs gnuplot-nox)"; fi
-expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
-expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
-expect_grep "check-env: the build line" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+' "$OUT"
-expect_rc "ddptok --version" 0 one --version
-expect_grep "--version names the release, the commit, the backends and the libraries" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: (built in, (NCCL [0-9.]+, )?module [^ ]+(, opened on use| missing)?|not built in)\); Open MPI' "$OUT"
-expect_grep "... names the BLAS kernel OpenBLAS runs" '; BLAS kernel [A-Za-z0-9]+' "$OUT"
-expect_rc "check-env --dual refuses a CPU run" 1 ddp 2 check-env --config "$cfg" --dual
+    || bad "plot: a JSONL with a NUL byte and a blank line loses no later point, a 64-bit step kept" "— steps drawn: $r"
+}
+case_check_env() {
+  expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
+  expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
+  expect_grep "check-env: the build line" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+' "$OUT"
+}
+case_version() {
+  expect_rc "ddptok --version" 0 one --version
+  expect_grep "ddptok --version names the release, the commit, the backends and the libraries" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: (built in, (NCCL [0-9.]+, )?module [^ ]+(, opened on use| missing)?|not built in)\); Open MPI' "$OUT"
+  expect_grep "ddptok --version names the BLAS kernel OpenBLAS runs" '; BLAS kernel [A-Za-z0-9]+' "$OUT"
+}
+case_check_env_dual() { expect_rc "check-env --dual refuses a CPU run" 1 ddp 2 check-env --config "$cfg" --dual; }
 # Singulars (issue 20.5): one rank "was" started, not "1 ranks were"; --help lists every exit code.
-expect_rc "train on 1 rank with train.world_size 2" 2 one train --config "$cfg"
-expect_grep "... says 1 rank was started" 'train.world_size is 2 but 1 rank was started \(mpirun -np 2' "$OUT"
-expect_rc "ddptok --help" 0 one --help
-expect_grep "... lists exit code 70 (internal error)" '70 internal error' "$OUT"
+case_singulars_and_exit_codes() {
+  expect_rc "train on 1 rank with train.world_size 2" 2 one train --config "$cfg"
+  expect_grep "train on 1 rank with train.world_size 2: says 1 rank was started" 'train.world_size is 2 but 1 rank was started \(mpirun -np 2' "$OUT"
+  expect_rc "ddptok --help" 0 one --help
+  expect_grep "ddptok --help lists exit code 70 (internal error)" '70 internal error' "$OUT"
+}
 # clean: the dry run changes nothing; the real one removes only what ddptok generated.
-echo keep > outputs/mine.txt
-before=$(find outputs artifacts | sort | sha256sum)
-expect_rc "clean --dry-run" 0 one clean --scope generated --dry-run --config "$cfg"
-[ "$(find outputs artifacts | sort | sha256sum)" = "$before" ] && ok "clean --dry-run changed nothing" || bad "dry run changed files"
-expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg"
-left=$(find outputs artifacts | sort | tr '\n' ' ')
-[ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean" "— left: $left"
-expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+# The protocol is run here, not copied from the fixture: clean removes only what ddptok
+# recorded making, and a copy is not what ddptok made.
+case_clean() {
+  fixture_protocol || { bad "clean: the whole protocol on the tiny config ran"; return; }
+  echo keep > outputs/mine.txt
+  local before left; before=$(find outputs artifacts | sort | sha256sum)
+  expect_rc "clean --dry-run" 0 one clean --scope generated --dry-run --config "$cfg"
+  [ "$(find outputs artifacts | sort | sha256sum)" = "$before" ] && ok "clean --dry-run changed nothing" || bad "clean --dry-run changed nothing"
+  expect_rc "clean --scope generated" 0 one clean --scope generated --config "$cfg"
+  left=$(find outputs artifacts | sort | tr '\n' ' ')
+  [ "$left" = "artifacts outputs outputs/mine.txt " ] && ok "clean removed only generated files (kept outputs/mine.txt)" || bad "clean removed only generated files (kept outputs/mine.txt)" "— left: $left"
+  expect_rc "clean without --scope is refused" 2 one clean --config "$cfg"
+}
 # Options come from each command's table (options.h): `ddptok CMD --help` lists every option
 # its usage line names, the same ones `ddptok --help` lists under CMD, and the command
 # accepts each of them (an option it does not declare is refused: the control).
+case_help_lists_options() {
+  local r
 r=$(/usr/bin/python3 - "$DDPTOK" "$cfg" <<'PY' 2>&1
 import re, subprocess, sys
 ddptok, cfg = sys.argv[1:]
@@ -187,84 +241,100 @@ for c in listed:
 assert total >= 9, f"only {total} options declared"
 print(total)
 PY
-) && ok "--help: the $r declared options of every command are listed by CMD --help and ddptok --help, and accepted" \
-  || bad "--help does not list what the commands accept" "— $r"
-# "Did you mean" for every command's options and the common ones (train's: above).
-expect_rc "a mistyped option of clean" 2 one --check clean --config "$cfg" --scope generated --dryrun
-expect_grep "clean --dryrun: did you mean '--dry-run'" "^ddptok: error: clean: unknown option '--dryrun' \(did you mean '--dry-run'\? try: ddptok clean --help\)$" "$OUT"
-expect_rc "a mistyped option of evaluate" 2 one --check evaluate --config "$cfg" --checkpiont x
-expect_grep "evaluate --checkpiont: did you mean '--checkpoint'" "^ddptok: error: evaluate: unknown option '--checkpiont' \(did you mean '--checkpoint'\? try: ddptok evaluate --help\)$" "$OUT"
-expect_rc "a mistyped common option" 2 one prepare --confg "$cfg"
-expect_grep "prepare --confg: did you mean '--config'" "^ddptok: error: prepare: unknown option '--confg' \(did you mean '--config'\? try: ddptok prepare --help\)$" "$OUT"
+) && ok "--help: the declared options of every command are listed by CMD --help and ddptok --help, and accepted" "($r options)" \
+  || bad "--help: the declared options of every command are listed by CMD --help and ddptok --help, and accepted" "— $r"
+}
+# "Did you mean" for every command's options and the common ones (train's: case train_fresh_typo).
+case_option_suggestions() {
+  expect_rc "a mistyped option of clean" 2 one --check clean --config "$cfg" --scope generated --dryrun
+  expect_grep "clean --dryrun: did you mean '--dry-run'" "^ddptok: error: clean: unknown option '--dryrun' \(did you mean '--dry-run'\? try: ddptok clean --help\)$" "$OUT"
+  expect_rc "a mistyped option of evaluate" 2 one --check evaluate --config "$cfg" --checkpiont x
+  expect_grep "evaluate --checkpiont: did you mean '--checkpoint'" "^ddptok: error: evaluate: unknown option '--checkpiont' \(did you mean '--checkpoint'\? try: ddptok evaluate --help\)$" "$OUT"
+  expect_rc "a mistyped common option" 2 one prepare --confg "$cfg"
+  expect_grep "prepare --confg: did you mean '--config'" "^ddptok: error: prepare: unknown option '--confg' \(did you mean '--config'\? try: ddptok prepare --help\)$" "$OUT"
+}
 # --check validates the options as the run does (issue 21.10: it accepted --scope x).
-expect_rc "--check clean --scope x is refused as the run refuses it" 2 one --check clean --config "$cfg" --scope x
-expect_grep "--check clean --scope x: names the one scope" "^ddptok: error: clean: --scope x: expected generated$" "$OUT"
-expect_rc "--check clean without --scope is refused" 2 one --check clean --config "$cfg"
-expect_rc "--check train --fresh --resume latest is refused" 2 one --check train --config "$cfg" --fresh --resume latest
-expect_grep "--check train --fresh --resume: they exclude each other" "^ddptok: error: train: --fresh and --resume exclude each other" "$OUT"
+case_check_validates_options() {
+  expect_rc "--check clean --scope x is refused as the run refuses it" 2 one --check clean --config "$cfg" --scope x
+  expect_grep "--check clean --scope x: names the one scope" "^ddptok: error: clean: --scope x: expected generated$" "$OUT"
+  expect_rc "--check clean without --scope is refused" 2 one --check clean --config "$cfg"
+  expect_rc "--check train --fresh --resume latest is refused" 2 one --check train --config "$cfg" --fresh --resume latest
+  expect_grep "--check train --fresh --resume: they exclude each other" "^ddptok: error: train: --fresh and --resume exclude each other" "$OUT"
+}
 # clean removes only what ddptok recorded making (issue 21.1), not what merely has the name
 # of an output: a user's data/ and checkpoints.old-X/ were removed before (exit 0).
-mkdir -p home/data art/checkpoints.old-X && echo t > home/data/thesis.tex && echo k > art/checkpoints.old-X/p
-mine=(--set paths.outputs=home --set paths.artifacts=art)
-expect_rc "clean with a user's home/data/ and art/checkpoints.old-X/: exit 1, something left" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
-[ "$(cat home/data/thesis.tex art/checkpoints.old-X/p 2>/dev/null | tr '\n' ' ')" = "t k " ] \
-  && ok "clean left the user's home/data/thesis.tex and art/checkpoints.old-X/p" || bad "clean removed a user's files by their names"
-expect_grep "clean lists the user's data/ as left" "^left: home/data/ \(not made by ddptok\)$" "$OUT"
-expect_grep "clean lists the user's checkpoints.old-X/ as left" "^left: art/checkpoints.old-X/ \(not made by ddptok\)$" "$OUT"
-one prepare --config "$cfg" "${mine[@]}" >/dev/null
-expect_rc "clean after prepare wrote into the user's home/data/: exit 1" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
-[ ! -e home/data/corpus.h5 ] && [ ! -e home/data/plan.h5 ] && [ "$(cat home/data/thesis.tex)" = t ] \
-  && ok "clean removed the corpus ddptok wrote into the user's directory, kept the directory and the user's file" || bad "clean in a user's directory"
+case_clean_user_files() {
+  mkdir -p home/data art/checkpoints.old-X && echo t > home/data/thesis.tex && echo k > art/checkpoints.old-X/p
+  local mine=(--set paths.outputs=home --set paths.artifacts=art)
+  expect_rc "clean with a user's home/data/ and art/checkpoints.old-X/: exit 1, something left" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
+  [ "$(cat home/data/thesis.tex art/checkpoints.old-X/p 2>/dev/null | tr '\n' ' ')" = "t k " ] \
+    && ok "clean left the user's home/data/thesis.tex and art/checkpoints.old-X/p" || bad "clean left the user's home/data/thesis.tex and art/checkpoints.old-X/p"
+  expect_grep "clean lists the user's data/ as left" "^left: home/data/ \(not made by ddptok\)$" "$OUT"
+  expect_grep "clean lists the user's checkpoints.old-X/ as left" "^left: art/checkpoints.old-X/ \(not made by ddptok\)$" "$OUT"
+  one prepare --config "$cfg" "${mine[@]}" >/dev/null
+  expect_rc "clean after prepare wrote into the user's home/data/: exit 1" 1 one clean --config "$cfg" "${mine[@]}" --scope generated
+  [ ! -e home/data/corpus.h5 ] && [ ! -e home/data/plan.h5 ] && [ "$(cat home/data/thesis.tex)" = t ] \
+    && ok "clean removed the corpus ddptok wrote into the user's directory, kept the directory and the user's file" \
+    || bad "clean removed the corpus ddptok wrote into the user's directory, kept the directory and the user's file"
+}
 # In directories ddptok made: a user's file and a link to a user's directory are left (the
 # link never followed); what ddptok made beside them goes (the negative control), and so
 # does the directory train --fresh moved the lineage aside to, but not a user's look-alike.
-made=(--set paths.outputs=made --set paths.artifacts=made-art)
-one prepare --config "$cfg" "${made[@]}" >/dev/null && ddp 2 train --config "$cfg" "${made[@]}" >/dev/null 2>&1 \
-  && ddp 2 train --config "$cfg" "${made[@]}" --fresh >/dev/null 2>&1
-aside=$(ls -d made-art/checkpoints.old-* 2>/dev/null)
-echo t > made/data/thesis.tex && mkdir -p foreign made-art/checkpoints.old-mine && echo f > foreign/keep && ln -s "$W/foreign" made/plot
-echo k > made-art/checkpoints.old-mine/p
-expect_rc "clean of ddptok-made directories holding a user's file and a link: exit 1" 1 one clean --config "$cfg" "${made[@]}" --scope generated
-[ "$(cat made/data/thesis.tex)" = t ] && [ ! -e made/data/corpus.h5 ] && [ ! -e made/data/plan.h5 ] \
-  && ok "clean kept the user's file in ddptok's made/data/ and removed ddptok's corpus and plan beside it" || bad "clean in a ddptok-made directory"
-expect_grep "clean lists the user's file in made/data/" "^left: made/data/thesis.tex \(not made by ddptok\)$" "$OUT"
-[ -L made/plot ] && [ "$(cat foreign/keep)" = f ] && ok "clean left the link made/plot and its target's files" || bad "clean removed or followed a link to a user's directory"
-expect_grep "clean lists the link as left" "^left: made/plot \(not made by ddptok\)$" "$OUT"
-[ -n "$aside" ] && [ ! -e "$aside" ] && [ ! -e made-art/checkpoints ] && [ ! -e made/train ] && [ ! -e made/logs ] \
-  && ok "clean removed train's logs, checkpoints and what train --fresh moved aside (${aside:-none})" || bad "clean left what ddptok made" "— aside '${aside}'"
-[ "$(cat made-art/checkpoints.old-mine/p)" = k ] && ok "clean left the user's made-art/checkpoints.old-mine/" || bad "clean removed a user's checkpoints.old-mine/"
+case_clean_made_directories() {
+  local made=(--set paths.outputs=made --set paths.artifacts=made-art) aside W=$PWD
+  one prepare --config "$cfg" "${made[@]}" >/dev/null && ddp 2 train --config "$cfg" "${made[@]}" >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" "${made[@]}" --fresh >/dev/null 2>&1
+  aside=$(ls -d made-art/checkpoints.old-* 2>/dev/null)
+  echo t > made/data/thesis.tex && mkdir -p foreign made-art/checkpoints.old-mine && echo f > foreign/keep && ln -s "$W/foreign" made/plot
+  echo k > made-art/checkpoints.old-mine/p
+  expect_rc "clean of ddptok-made directories holding a user's file and a link: exit 1" 1 one clean --config "$cfg" "${made[@]}" --scope generated
+  [ "$(cat made/data/thesis.tex)" = t ] && [ ! -e made/data/corpus.h5 ] && [ ! -e made/data/plan.h5 ] \
+    && ok "clean kept the user's file in ddptok's made/data/ and removed ddptok's corpus and plan beside it" \
+    || bad "clean kept the user's file in ddptok's made/data/ and removed ddptok's corpus and plan beside it"
+  expect_grep "clean lists the user's file in made/data/" "^left: made/data/thesis.tex \(not made by ddptok\)$" "$OUT"
+  [ -L made/plot ] && [ "$(cat foreign/keep)" = f ] && ok "clean left the link made/plot and its target's files" || bad "clean left the link made/plot and its target's files"
+  expect_grep "clean lists the link as left" "^left: made/plot \(not made by ddptok\)$" "$OUT"
+  [ -n "$aside" ] && [ ! -e "$aside" ] && [ ! -e made-art/checkpoints ] && [ ! -e made/train ] && [ ! -e made/logs ] \
+    && ok "clean removed train's logs, checkpoints and what train --fresh moved aside" "(${aside:-none})" \
+    || bad "clean removed train's logs, checkpoints and what train --fresh moved aside" "— aside '${aside}'"
+  [ "$(cat made-art/checkpoints.old-mine/p)" = k ] && ok "clean left the user's made-art/checkpoints.old-mine/" || bad "clean left the user's made-art/checkpoints.old-mine/"
+}
 # make install into a DESTDIR: the installed ddptok and ddprun work from another directory
 # (ddprun finds the ddptok beside it), and make uninstall leaves no file behind.
-I="$W/destdir"; ver=$(cat "$ROOT/VERSION")
-OUT=$(make -s -C "$ROOT" install DESTDIR="$I" 2>&1); rc=$?
-[ $rc -eq 0 ] && [ -x "$I/usr/local/bin/ddptok" ] && [ -x "$I/usr/local/bin/ddprun" ] && [ -f "$I/usr/local/share/ddptok/configs/tiny.yaml" ] \
-  && [ -f "$I/usr/local/share/ddptok/docs/launching.md" ] && [ -f "$I/usr/local/share/ddptok/README.md" ] \
-  && ok "make install DESTDIR=...: bin/ddptok, bin/ddprun, share/ddptok/{configs,docs,README.md}" || { bad "make install" "— exit $rc"; echo "$OUT" | tail -3; }
-mkdir -p "$W/elsewhere"
-OUT=$(cd "$W/elsewhere" && "$I/usr/local/bin/ddptok" --version 2>&1)
-expect_grep "the installed ddptok --version names release $ver" "^ddptok ${ver//./\\.}( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend" "$OUT"
-OUT=$(cd "$W/elsewhere" && timeout 60 "$I/usr/local/bin/ddptok" check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
-[ $rc -eq 0 ] && [ -f "$W/elsewhere/outputs/check_loss.json" ] && ok "the installed ddptok runs check-loss from another directory, with the installed config" \
-  || { bad "installed ddptok check-loss" "— exit $rc"; echo "$OUT" | tail -3; }
-OUT=$(cd "$W/elsewhere" && DDPRUN_QUIET=1 timeout 60 "$I/usr/local/bin/ddprun" -np 1 check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
-[ $rc -eq 0 ] && ok "the installed ddprun -np 1 check-loss runs the ddptok installed beside it" || { bad "installed ddprun" "— exit $rc"; echo "$OUT" | tail -3; }
-OUT=$(make -s -C "$ROOT" uninstall DESTDIR="$I" 2>&1); rc=$?
-left=$(find "$I" ! -type d | tr '\n' ' ')
-[ $rc -eq 0 ] && [ -z "$left" ] && [ ! -e "$I/usr/local/share/ddptok" ] && ok "make uninstall: no file left, share/ddptok gone" \
-  || { bad "make uninstall" "— exit $rc, left: $left"; echo "$OUT" | tail -3; }
+case_install() {
+  local W=$PWD rc left; local I="$W/destdir" ver; ver=$(cat "$ROOT/VERSION")
+  OUT=$(make -s -C "$ROOT" install DESTDIR="$I" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -x "$I/usr/local/bin/ddptok" ] && [ -x "$I/usr/local/bin/ddprun" ] && [ -f "$I/usr/local/share/ddptok/configs/tiny.yaml" ] \
+    && [ -f "$I/usr/local/share/ddptok/docs/launching.md" ] && [ -f "$I/usr/local/share/ddptok/README.md" ] \
+    && ok "make install DESTDIR=...: bin/ddptok, bin/ddprun, share/ddptok/{configs,docs,README.md}" \
+    || { bad "make install DESTDIR=...: bin/ddptok, bin/ddprun, share/ddptok/{configs,docs,README.md}" "— exit $rc"; echo "$OUT" | tail -3; }
+  mkdir -p "$W/elsewhere"
+  OUT=$(cd "$W/elsewhere" && "$I/usr/local/bin/ddptok" --version 2>&1)
+  expect_grep "the installed ddptok --version names release $ver" "^ddptok ${ver//./\\.}( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend" "$OUT"
+  OUT=$(cd "$W/elsewhere" && timeout 60 "$I/usr/local/bin/ddptok" check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -f "$W/elsewhere/outputs/check_loss.json" ] && ok "the installed ddptok runs check-loss from another directory, with the installed config" \
+    || { bad "the installed ddptok runs check-loss from another directory, with the installed config" "— exit $rc"; echo "$OUT" | tail -3; }
+  OUT=$(cd "$W/elsewhere" && DDPRUN_QUIET=1 timeout 60 "$I/usr/local/bin/ddprun" -np 1 check-loss --config "$I/usr/local/share/ddptok/configs/tiny.yaml" 2>&1); rc=$?
+  [ $rc -eq 0 ] && ok "the installed ddprun -np 1 check-loss runs the ddptok installed beside it" \
+    || { bad "the installed ddprun -np 1 check-loss runs the ddptok installed beside it" "— exit $rc"; echo "$OUT" | tail -3; }
+  OUT=$(make -s -C "$ROOT" uninstall DESTDIR="$I" 2>&1); rc=$?
+  left=$(find "$I" ! -type d | tr '\n' ' ')
+  [ $rc -eq 0 ] && [ -z "$left" ] && [ ! -e "$I/usr/local/share/ddptok" ] && ok "make uninstall: no file left, share/ddptok gone" \
+    || { bad "make uninstall: no file left, share/ddptok gone" "— exit $rc, left: $left"; echo "$OUT" | tail -3; }
+}
 # make dist: the tarball builds outside git and --version shows the number and its commit;
 # without the COMMIT file, the number alone.
-if git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
-  X="$W/dist"; mkdir -p "$X"
+case_dist() {
+  if ! git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    skip "make dist" "$ROOT is not a git checkout (make dist archives HEAD)"; return
+  fi
+  local X="$PWD/dist" rc head ver; ver=$(cat "$ROOT/VERSION"); mkdir -p "$X"
   OUT=$(make -s -C "$ROOT" dist DIST_TO="$X" 2>&1); rc=$?
   head=$(git -C "$ROOT" rev-parse --short HEAD)
   [ $rc -eq 0 ] && tar -xzf "$X/ddptok-$ver.tar.gz" -C "$X" && [ ! -e "$X/ddptok-$ver/.git" ] && [ "$(cat "$X/ddptok-$ver/COMMIT")" = "$head" ] \
-    && ok "make dist: ddptok-$ver.tar.gz unpacks without .git, COMMIT $head" || { bad "make dist" "— exit $rc"; echo "$OUT" | tail -3; }
+    && ok "make dist: ddptok-$ver.tar.gz unpacks without .git, COMMIT $head" || { bad "make dist: ddptok-$ver.tar.gz unpacks without .git, COMMIT $head" "— exit $rc"; echo "$OUT" | tail -3; }
   OUT=$(cd "$X/ddptok-$ver" && timeout 600 make -s CUDA=0 -j"$(nproc)" ddptok 2>&1 && ./ddptok --version 2>&1); rc=$?
   expect_grep "make dist: the tarball builds outside git (make CUDA=0 ddptok): ddptok $ver ($head)" "^ddptok ${ver//./\\.} \($head\) \(CUDA backend: not built in\)" "$OUT"
   OUT=$(cd "$X/ddptok-$ver" && rm COMMIT && make -s CUDA=0 ddptok 2>&1 && ./ddptok --version 2>&1)
   expect_grep "make dist: with no commit known, --version: ddptok $ver alone" "^ddptok ${ver//./\\.} \(CUDA backend: not built in\)" "$OUT"
-else
-  skip "make dist" "$ROOT is not a git checkout (make dist archives HEAD)"
-fi
-cd "$ROOT"; rm -rf "$W"
+}

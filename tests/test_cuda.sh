@@ -2,84 +2,121 @@
 # machines) as a module, build/cuda/ddptok-cuda.so, that ddptok opens only for the cuda
 # backend (include/job/cuda_api.h); the binary falls back to the CPU backend where no GPU is
 # visible. Nothing here can run a GPU: run/device-check.sh does that on a GPU machine.
-if ! grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null); then
-  skip cuda "nvcc, cuBLAS or NCCL not found; the binary is CPU-only"
-else
-  MOD=$ROOT/$(make -s -C "$ROOT" print-cuda | grep -o 'module=[^ ]*' | cut -d= -f2)
-  # 1. The binary links no CUDA library; the module links them (the control that the
-  # readelf reading works) and exports its one entry.
+cfg="$CONFIGS/tiny.yaml"
+# cuda_built: true when this build has the CUDA backend (and sets MOD, the module's path);
+# else the case is skipped, visibly.
+cuda_built() {
+  if grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null); then
+    MOD=$ROOT/$(make -s -C "$ROOT" print-cuda | grep -o 'module=[^ ]*' | cut -d= -f2)
+    return 0
+  fi
+  skip "$CASE" "nvcc, cuBLAS or NCCL not found; the binary is CPU-only"; return 1
+}
+# 1. The binary links no CUDA library; the module links them (the control that the
+# readelf reading works) and exports its one entry.
+case_links() {
+  cuda_built || return
+  local need mneed exports
   need=$(readelf -d "$DDPTOK" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | tr '\n' ' ')
   grep -qE 'libcudart|libcublas|libnccl|libcuda\.' <<<"$need" && bad "ddptok links no CUDA library" "— DT_NEEDED: $need" \
-    || ok "ddptok links no CUDA library (DT_NEEDED: $need)"
-  [ -f "$MOD" ] && ok "the module is built ($MOD)" || bad "the module is built" "— no $MOD"
+    || ok "ddptok links no CUDA library" "(DT_NEEDED: $need)"
+  [ -f "$MOD" ] && ok "the CUDA module is built" "($MOD)" || bad "the CUDA module is built" "— no $MOD"
   mneed=$(readelf -d "$MOD" 2>&1 | awk '/NEEDED/ {print $NF}' | tr -d '[]' | tr '\n' ' ')
-  grep -q libcublas <<<"$mneed" && grep -q libnccl <<<"$mneed" && ok "... and it links cuBLAS and NCCL ($mneed)" \
-    || bad "the module links cuBLAS and NCCL" "— DT_NEEDED: $mneed"
+  grep -q libcublas <<<"$mneed" && grep -q libnccl <<<"$mneed" && ok "the CUDA module links cuBLAS and NCCL" "($mneed)" \
+    || bad "the CUDA module links cuBLAS and NCCL" "— DT_NEEDED: $mneed"
   exports=$(nm -D --defined-only "$MOD" 2>&1 | awk '{print $NF}' | tr '\n' ' ')
-  [ "$exports" = "ddptok_cuda_entry " ] && ok "... and exports one symbol, its entry ddptok_cuda_entry" \
-    || bad "the module's exports" "— expected only ddptok_cuda_entry, got: $exports"
-  [ -x "$ROOT/build/ddptok-cpu" ] && ! ldd "$ROOT/build/ddptok-cpu" | grep -q libcublas && ok "the CPU-only variant (make CUDA=0) builds too" || bad "CPU-only variant"
-  W=$(workdir); cd "$W"
-  cfg="$CONFIGS/tiny.yaml"
-  # 2. A CPU run opens no CUDA library (the dynamic loader's own list of what it loads);
-  # control: --backend cuda opens the module and NCCL.
-  loaded() { LD_DEBUG=files "$@" 2>&1 | awk '/calling init:/ {print $NF}' | tr '\n' ' '; }
+  [ "$exports" = "ddptok_cuda_entry " ] && ok "the CUDA module exports one symbol, its entry ddptok_cuda_entry" \
+    || bad "the CUDA module exports one symbol, its entry ddptok_cuda_entry" "— got: $exports"
+  [ -x "$ROOT/build/ddptok-cpu" ] && ! ldd "$ROOT/build/ddptok-cpu" | grep -q libcublas && ok "the CPU-only variant (make CUDA=0) builds too" \
+    || bad "the CPU-only variant (make CUDA=0) builds too"
+}
+# 2. A CPU run opens no CUDA library (the dynamic loader's own list of what it loads);
+# control: --backend cuda opens the module and NCCL.
+loaded() { LD_DEBUG=files "$@" 2>&1 | awk '/calling init:/ {print $NF}' | tr '\n' ' '; }
+case_cpu_run_opens_no_cuda() {
+  cuda_built || return
+  local l
   l=$(loaded "$DDPTOK" prepare --config "$cfg")
-  grep -qE 'ddptok-cuda|libcublas|libnccl|libcuda' <<<"$l" && bad "a CPU run opens no CUDA library" "— it opened: $l" \
+  grep -qE 'ddptok-cuda|libcublas|libnccl|libcuda' <<<"$l" && bad "a CPU run opens no CUDA library (prepare, default backend)" "— it opened: $l" \
     || ok "a CPU run opens no CUDA library (prepare, default backend)"
   l=$(loaded "$DDPTOK" prepare --config "$cfg" --backend cuda)
-  grep -q 'ddptok-cuda.so' <<<"$l" && grep -q libnccl <<<"$l" && ok "... control: --backend cuda opens the module and NCCL" \
-    || bad "--backend cuda opens the module" "— it opened: $l"
+  grep -q 'ddptok-cuda.so' <<<"$l" && grep -q libnccl <<<"$l" && ok "a CPU run opens no CUDA library, control: --backend cuda opens the module and NCCL" \
+    || bad "a CPU run opens no CUDA library, control: --backend cuda opens the module and NCCL" "— it opened: $l"
+}
+case_cpu_fallback() {
+  cuda_built || return
   expect_rc "CUDA build without a GPU falls back to the CPU backend" 0 ddp 2 check-env --config "$cfg"
-  expect_grep "... and says so" 'backend cpu, comm mpi' "$OUT"
-  expect_grep "... and that the module would load" '^check-env: CUDA module loads, 0 GPU\(s\) visible here$' "$OUT"
-  # 3. The module missing, a library of it missing, or a module of another build: one line,
-  # exit 2, every rank; the real module on this GPU-less machine is the control.
-  one_line() {  # NAME PATTERN CMD...: exit 2 and exactly one line, matching PATTERN
-    local name=$1 pat=$2; shift 2
-    OUT=$("$@" 2>&1); local rc=$? n; n=$(grep -c '^ddptok: ' <<<"$OUT")
-    [ $rc -eq 2 ] && [ "$n" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT" && ok "$name (exit 2, one line)" \
-      || { bad "$name" "— exit $rc, $n ddptok line(s), expected exit 2, one line matching /$pat/:"; echo "$OUT" | head -4 | sed 's/^/       /'; }
-  }
+  expect_grep "CUDA build without a GPU: check-env says backend cpu, comm mpi" 'backend cpu, comm mpi' "$OUT"
+  expect_grep "CUDA build without a GPU: check-env says the module would load" '^check-env: CUDA module loads, 0 GPU\(s\) visible here$' "$OUT"
+}
+# 3. The module missing, a library of it missing, or a module of another build: one line,
+# exit 2, every rank; the real module on this GPU-less machine is the control.
+one_line() {  # NAME PATTERN CMD...: exit 2 and exactly one line, matching PATTERN
+  local name=$1 pat=$2; shift 2
+  OUT=$("$@" 2>&1); local rc=$? n; n=$(grep -c '^ddptok: ' <<<"$OUT")
+  [ $rc -eq 2 ] && [ "$n" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT" && ok "$name" "(exit 2, one line)" \
+    || { bad "$name" "— exit $rc, $n ddptok line(s), expected exit 2, one line matching /$pat/:"; echo "$OUT" | head -4 | sed 's/^/       /'; }
+}
+case_module_missing() {
+  cuda_built || return
   one_line "--backend cuda, DDPTOK_CUDA_MODULE at a missing file: the path and dlerror" \
     '^ddptok: error: cannot load the CUDA module /nonexistent/ddptok-cuda.so: .*No such file or directory \(make builds it' \
     env DDPTOK_CUDA_MODULE=/nonexistent/ddptok-cuda.so "$DDPTOK" prepare --config "$cfg" --backend cuda
-  one_line "... with 2 ranks: every rank stops, the line once" \
+  one_line "--backend cuda, the CUDA module missing, with 2 ranks: every rank stops, the line once" \
     '^ddptok: ranks 0-1: error: cannot load the CUDA module /nonexistent/ddptok-cuda.so' \
     env DDPTOK_CUDA_MODULE=/nonexistent/ddptok-cuda.so timeout -k 5 120 mpirun -np 2 "$DDPTOK" check-env --config "$cfg" --backend cuda
-  one_line "... control: the real module, no GPU here: the no-GPU error instead" \
+  one_line "--backend cuda, control: the real module, no GPU here: the no-GPU error instead" \
     '^ddptok: error: --backend cuda: no GPU is visible on ' "$DDPTOK" prepare --config "$cfg" --backend cuda
   one_line "--check --backend cuda opens the module too" 'cannot load the CUDA module /nonexistent' \
     env DDPTOK_CUDA_MODULE=/nonexistent "$DDPTOK" --check train --config "$cfg" --backend cuda --set train.world_size=1 --set train.rank_bands=auto
-  python3 - "$MOD" nccl.so <<'EOF'  # the module with its NEEDED libnccl.so.2 renamed libnccx.so.2
+}
+case_module_library_missing() {
+  cuda_built || return
+  python3 - "$MOD" nccl.so <<'PY'  # the module with its NEEDED libnccl.so.2 renamed libnccx.so.2
 import sys; b = open(sys.argv[1], 'rb').read(); assert b.count(b'libnccl.so.2\0') == 1
 open(sys.argv[2], 'wb').write(b.replace(b'libnccl.so.2\0', b'libnccx.so.2\0'))
-EOF
-  one_line "a library of the module missing: named by dlerror" \
+PY
+  one_line "a library of the CUDA module missing: named by dlerror" \
     'cannot load the CUDA module ./nccl.so: libnccx.so.2: cannot open shared object file' \
     env DDPTOK_CUDA_MODULE=nccl.so "$DDPTOK" prepare --config "$cfg" --backend cuda
-  layout=$(make -s -C "$ROOT" print-cuda | grep -o 'layout=[^ ]*' | cut -d= -f2)
-  python3 - "$MOD" abi.so "$layout" <<'EOF'  # the module of other headers: its layout hash changed
+}
+case_module_other_build() {
+  cuda_built || return
+  local layout; layout=$(make -s -C "$ROOT" print-cuda | grep -o 'layout=[^ ]*' | cut -d= -f2)
+  python3 - "$MOD" abi.so "$layout" <<'PY'  # the module of other headers: its layout hash changed
 import sys; b = open(sys.argv[1], 'rb').read(); h = sys.argv[3].encode(); assert len(h) == 64 and b.count(h) == 1
 open(sys.argv[2], 'wb').write(b.replace(h, b'0' * 64))
-EOF
-  one_line "a module from another build (other headers): refused before use" \
+PY
+  one_line "a CUDA module from another build (other headers): refused before use" \
     'the CUDA module ./abi.so is from another build \(ABI 1, headers 0000000000000000; this ddptok: ABI 1, headers [0-9a-f]{16}\)' \
     env DDPTOK_CUDA_MODULE=abi.so "$DDPTOK" prepare --config "$cfg" --backend cuda
-  one_line "a shared library that is no ddptok module" 'has no entry ddptok_cuda_entry\(\)' \
+  one_line "a shared library that is no ddptok CUDA module" 'has no entry ddptok_cuda_entry\(\)' \
     env DDPTOK_CUDA_MODULE="$(ldd "$DDPTOK" | awk '$1 ~ /^libm\.so/ {print $3}')" "$DDPTOK" prepare --config "$cfg" --backend cuda
-  # Installed beside the binary: found there first (/proc/self/exe), before the build tree.
+}
+# Installed beside the binary: found there first (/proc/self/exe), before the build tree.
+case_module_installed() {
+  cuda_built || return
+  local W=$PWD
   mkdir inst && cp "$DDPTOK" inst/ddptok && cp "$MOD" inst/ddptok-cuda.so
-  expect_grep "a module installed beside the binary is the one named" "module $W/inst/ddptok-cuda.so, opened on use" "$(inst/ddptok --version)"
+  expect_grep "a CUDA module installed beside the binary is the one named" "module $W/inst/ddptok-cuda.so, opened on use" "$(inst/ddptok --version)"
   mkdir -p pfx/bin pfx/lib/ddptok && cp "$DDPTOK" pfx/bin/ddptok && cp "$MOD" pfx/lib/ddptok/ddptok-cuda.so
-  expect_grep "... and one installed as PREFIX/lib/ddptok/ddptok-cuda.so" "module $W/pfx/bin/../lib/ddptok/ddptok-cuda.so, opened on use" "$(pfx/bin/ddptok --version)"
+  expect_grep "a CUDA module installed as PREFIX/lib/ddptok/ddptok-cuda.so is the one named" "module $W/pfx/bin/../lib/ddptok/ddptok-cuda.so, opened on use" "$(pfx/bin/ddptok --version)"
+}
+case_backend_cuda_no_gpu() {
+  cuda_built || return
   expect_rc "--backend cuda without a GPU: clear error" 2 one prepare --config "$cfg" --backend cuda
-  expect_grep "... naming the host" 'no GPU is visible on' "$OUT"
+  expect_grep "--backend cuda without a GPU: the error names the host" 'no GPU is visible on' "$OUT"
+}
+case_comm_nccl_cpu() {
+  cuda_built || return
   expect_rc "--comm nccl with the CPU backend: clear error" 2 one prepare --config "$cfg" --comm nccl
-  # Same numbers from both variants: parity max error identical on the CPU backend.
+}
+# Same numbers from both variants: parity max error identical on the CPU backend.
+case_variants_parity() {
+  cuda_built || return
   prep_ref "$cfg"
+  local a b
   a=$(ddp 2 parity --config "$cfg" 2>&1 | grep global-token)
   b=$(timeout 120 mpirun -np 2 "$ROOT/build/ddptok-cpu" parity --config "$cfg" 2>&1 | grep global-token)
-  [ -n "$a" ] && [ "$a" = "$b" ] && ok "CUDA and CPU-only builds give the same CPU parity ($a)" || bad "variants differ" "— '$a' vs '$b'"
-  cd "$ROOT"; rm -rf "$W"
-fi
+  [ -n "$a" ] && [ "$a" = "$b" ] && ok "CUDA and CPU-only builds give the same CPU parity" "($a)" || bad "CUDA and CPU-only builds give the same CPU parity" "— '$a' vs '$b'"
+}

@@ -5,122 +5,158 @@
 # naming the file or key (or, in check-checkpoints, counted as a problem: exit 1) — never
 # a signal, a hang, exit 70 or silent use. Every case here failed on ddptok before this
 # group existed (3337937), except the ones marked "guard" (already refused then).
-W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
 PY=/usr/bin/python3
 HOSTILE_H5="$ROOT/tests/hostile_h5.py"
+fixture_prepared() { one prepare --config "$cfg" >/dev/null; }                          # outputs/data
+fixture_trained() { fixture prepared && ddp 2 train --config "$cfg" >/dev/null 2>&1; }  # ... and artifacts/checkpoints/step-0006
 # refused_job NAME PATTERN CMD...: a distributed command refused (exit 2), one rank's line matching PATTERN.
 refused_job() {
   local name=$1 pat=$2; shift 2
-  expect_rc "$name" 2 "$@" && expect_grep "... naming it" "$pat" "$OUT"
+  expect_rc "$name" 2 "$@" && expect_grep "$name: naming it" "$pat" "$OUT"
 }
 # refused NAME CODE PATTERN CMD...: exit CODE, at most one stderr line per rank, PATTERN in it, no signal.
 refused() {
   local name=$1 want=$2 pat=$3; shift 3
   OUT=$("$@" 2>&1 >/dev/null); local rc=$?
   local lines; lines=$(grep -c . <<<"$OUT")
-  if [ $rc -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT"; then ok "$name (exit $rc, one line)"
+  if [ $rc -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -- "$pat" <<<"$OUT"; then ok "$name" "(exit $rc, one line)"
   else bad "$name" "— exit $rc, $lines line(s), expected exit $want and one line matching /$pat/:"; echo "$OUT" | head -4 | sed 's/^/       /'; fi
 }
+sums() { (cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS); }  # the manifest recomputed
 
 # --- sizes: every product in 64 bits, the workload's memory checked before allocating
-refused "plan U*W*A*B*4 = 2^64 bytes (all keys in range): exit 2 naming the plan's keys, not a heap overflow" 2 \
-  'the workload needs 16.0 EiB or more \(largest: plan U\*W\*A\*B\*4 = 16.0 EiB: train.updates x train.world_size x train.accumulation x train.batch_size_per_rank\), more than the .* this machine has available' \
-  one prepare --config "$cfg" --set data.max_length=512 --set train.world_size=256 --set train.rank_bands=auto \
-  --set train.updates=16777216 --set train.accumulation=32768 --set train.batch_size_per_rank=32768 --set train.interrupt_at=0
-refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at prepare" 2 \
-  'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
-  one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
-refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
-  'the workload needs [0-9.]+ TiB \(largest: parameters .* = 72.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
-  one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
-big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
-expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
-refused "... with train.first_layer factored (its tables k*V*H*8): exit 2 naming them and their keys" 2 \
-  'largest: factored tables k\*V\*H\*8 = [0-9.]+ [GT]iB: model.context x data.vocab_size x model.hidden \(train.first_layer: factored\)' \
-  one --check prepare --config "$cfg" "${big_tables[@]}" --set train.first_layer=factored
-refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
-  'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
-  one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
+case_workload_sizes() {
+  refused "plan U*W*A*B*4 = 2^64 bytes (all keys in range): exit 2 naming the plan's keys, not a heap overflow" 2 \
+    'the workload needs 16.0 EiB or more \(largest: plan U\*W\*A\*B\*4 = 16.0 EiB: train.updates x train.world_size x train.accumulation x train.batch_size_per_rank\), more than the .* this machine has available' \
+    one prepare --config "$cfg" --set data.max_length=512 --set train.world_size=256 --set train.rank_bands=auto \
+    --set train.updates=16777216 --set train.accumulation=32768 --set train.batch_size_per_rank=32768 --set train.interrupt_at=0
+  refused "B = max_length = 65536 (int cap = B*max_length overflowed): exit 2 at prepare" 2 \
+    'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
+    one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
+  refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
+    'the workload needs [0-9.]+ TiB \(largest: parameters .* = 72.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
+    one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
+  local big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
+  expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
+  refused "k = 1024, V = H = 8192 with train.first_layer factored (its tables k*V*H*8): exit 2 naming them and their keys" 2 \
+    'largest: factored tables k\*V\*H\*8 = [0-9.]+ [GT]iB: model.context x data.vocab_size x model.hidden \(train.first_layer: factored\)' \
+    one --check prepare --config "$cfg" "${big_tables[@]}" --set train.first_layer=factored
+  refused "a corpus of 2^24 sequences of up to 65536 tokens: exit 2 naming data.splits and data.max_length" 2 \
+    'largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB: data.splits.\* x data.max_length' \
+    one prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
+}
 # The global sampler's sizes are its own (G = train.global_batch; no batch_size_per_rank enters them).
-g_big=(--set train.sampler=global --set train.global_batch=1048576 --set train.accumulation=1 --set data.min_length=4096
-  --set data.max_length=4097 --set train.rank_bands=auto)
-refused "--check prepare with the global sampler, G x max_length = 4296015872 positions in one int (was accepted up to the memory check; exit 70 where memory allows)" 2 \
-  'tiny.yaml: train.global_batch x data.max_length = 4296015872 positions in one global window \(train.sampler: global; the reference.s one batch\), at most 2147483647$' \
-  one --check prepare --config "$cfg" "${g_big[@]}"
-refused "--check train with the same global-sampler config: refused the same way" 2 'train.global_batch x data.max_length = 4296015872 positions' \
-  one --check train --config "$cfg" "${g_big[@]}"
-refused "the global sampler over its memory budget: the message names train.global_batch, the key that sampler uses" 2 \
-  'largest: activations max\(G,16\)\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
-  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.sampler=global --set train.global_batch=100000
-grep -q batch_size_per_rank <<<"$OUT" && bad "the global sampler's memory message names train.batch_size_per_rank, which that sampler does not use" \
-  || ok "the global sampler's memory message does not name train.batch_size_per_rank"
-refused "negative control: the bands sampler over the same budget names train.batch_size_per_rank" 2 \
-  'largest: activations .* = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' \
-  env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.batch_size_per_rank=65536 --set train.accumulation=1 \
-  --set data.max_length=256 --set train.rank_bands=auto
+case_global_sampler_sizes() {
+  local g_big=(--set train.sampler=global --set train.global_batch=1048576 --set train.accumulation=1 --set data.min_length=4096
+    --set data.max_length=4097 --set train.rank_bands=auto)
+  refused "--check prepare with the global sampler, G x max_length = 4296015872 positions in one int (was accepted up to the memory check; exit 70 where memory allows)" 2 \
+    'tiny.yaml: train.global_batch x data.max_length = 4296015872 positions in one global window \(train.sampler: global; the reference.s one batch\), at most 2147483647$' \
+    one --check prepare --config "$cfg" "${g_big[@]}"
+  refused "--check train with the same global-sampler config: refused the same way" 2 'train.global_batch x data.max_length = 4296015872 positions' \
+    one --check train --config "$cfg" "${g_big[@]}"
+  refused "the global sampler over its memory budget: the message names train.global_batch, the key that sampler uses" 2 \
+    'largest: activations max\(G,16\)\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+    env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.sampler=global --set train.global_batch=100000
+  grep -q batch_size_per_rank <<<"$OUT" && bad "the global sampler's memory message does not name train.batch_size_per_rank, which that sampler does not use" \
+    || ok "the global sampler's memory message does not name train.batch_size_per_rank, which that sampler does not use"
+  refused "negative control: the bands sampler over the same budget names train.batch_size_per_rank" 2 \
+    'largest: activations .* = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' \
+    env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.batch_size_per_rank=65536 --set train.accumulation=1 \
+    --set data.max_length=256 --set train.rank_bands=auto
+}
 # bench-comm's sweep is sized by --max-bytes, not the config: through the same budget.
-w1=(--set train.world_size=1 --set train.rank_bands=auto)
-refused "--check bench-comm --max-bytes 1e12: refused naming the option and the budget (was ok, then exit 70 out of memory)" 2 \
-  "^ddptok: error: bench-comm --max-bytes 1000000000000: its largest all-reduce \(256.0 GiB\) and MPI's scratch for it needs 512.0 GiB, more than the .* this machine has available \((MemAvailable|ulimit -v)\): give a smaller --max-bytes$" \
-  one --check bench-comm --config "$cfg" --max-bytes 1e12
-refused "bench-comm --max-bytes 3e8 under DDPTOK_MEMORY_LIMIT=64M: refused before allocating (used 430 MB)" 2 \
-  'bench-comm --max-bytes 300000000: its largest all-reduce \(256.0 MiB\) .* needs 512.0 MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
-  env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 3e8
-refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
-  'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
-  env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}"
-expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
-  env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
+case_bench_comm_budget() {
+  local w1=(--set train.world_size=1 --set train.rank_bands=auto)
+  refused "--check bench-comm --max-bytes 1e12: refused naming the option and the budget (was ok, then exit 70 out of memory)" 2 \
+    "^ddptok: error: bench-comm --max-bytes 1000000000000: its largest all-reduce \(256.0 GiB\) and MPI's scratch for it needs 512.0 GiB, more than the .* this machine has available \((MemAvailable|ulimit -v)\): give a smaller --max-bytes$" \
+    one --check bench-comm --config "$cfg" --max-bytes 1e12
+  refused "bench-comm --max-bytes 3e8 under DDPTOK_MEMORY_LIMIT=64M: refused before allocating (used 430 MB)" 2 \
+    'bench-comm --max-bytes 300000000: its largest all-reduce \(256.0 MiB\) .* needs 512.0 MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+    env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 3e8
+  refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
+    'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
+    env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}"
+  expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
+    env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
+}
 # parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
-inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)
-one prepare --config "$cfg" "${inv[@]}" >/dev/null
-expect_rc "parity --invariance whose global window is 2^20 x 4096 = 2^32 positions: exit 2 (was exit 70, BUG at corpus.c)" 2 \
-  ddp 2 parity --invariance --config "$cfg" "${inv[@]}"
-expect_grep "parity --invariance budgets the global config it derives: one line naming train.global_batch x data.max_length" \
-  '^ddptok: ranks 0-1: error: parity --invariance: .*tiny.yaml: train.global_batch x data.max_length = 4294967296 positions in one global window' "$OUT"
-rm -rf inv
+case_invariance_budget() {
+  local inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)
+  one prepare --config "$cfg" "${inv[@]}" >/dev/null
+  expect_rc "parity --invariance whose global window is 2^20 x 4096 = 2^32 positions: exit 2 (was exit 70, BUG at corpus.c)" 2 \
+    ddp 2 parity --invariance --config "$cfg" "${inv[@]}"
+  expect_grep "parity --invariance budgets the global config it derives: one line naming train.global_batch x data.max_length" \
+    '^ddptok: ranks 0-1: error: parity --invariance: .*tiny.yaml: train.global_batch x data.max_length = 4294967296 positions in one global window' "$OUT"
+}
 
 # --- corpus.h5 whose content was changed and its data lock recomputed (tests/hostile_h5.py)
-one prepare --config "$cfg" >/dev/null
-$PY "$HOSTILE_H5" lock outputs && one reference --config "$cfg" >/dev/null \
-  && ok "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" \
-  || bad "hostile_h5.py lock recomputation" "— the hostile corpus tests below would prove nothing"
-for m in token=128 token=999 token=5000 token=-7 token=2147483647 token=0; do
-  one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs "$m"
-  refused "corpus.h5 with a token id ${m#token=} and a recomputed lock: exit 2 naming the token" 2 \
-    "outputs/data/corpus.h5: token [0-9]+ is ${m#token=}, expected an id in \[1, 23\]" one reference --config "$cfg"
-done
-one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs offsets
-refused "corpus.h5 with an empty sequence (monotone offsets) and a recomputed lock: exit 2" 2 \
-  'outputs/data/corpus.h5: sequence 1 has offsets [0-9]+\.\.[0-9]+ \(length 0\), expected a length in \[8, 24\]' one reference --config "$cfg"
-one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs float-tokens
-refused "corpus.h5 with float tokens (HDF5 would convert them): exit 2 naming the dtype" 2 \
-  'dataset tokens holds floating-point numbers, expected integers' one reference --config "$cfg"
-one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs split
-refused "guard: corpus.h5 with split 3: exit 2" 2 'outputs/data/corpus.h5: sequence 0 has split 3, expected 0' one reference --config "$cfg"
-one prepare --config "$cfg" >/dev/null && $PY "$HOSTILE_H5" corpus outputs extra-tokens
-refused "guard: corpus.h5 with a million tokens more than the config makes: exit 2 before allocating them" 2 \
-  'outputs/data/corpus.h5: 1002122 tokens, expected 1088\.\.3264' one reference --config "$cfg"
+case_corpus_lock_recomputed() {
+  fixture prepared || return
+  $PY "$HOSTILE_H5" lock outputs && one reference --config "$cfg" >/dev/null \
+    && ok "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" \
+    || bad "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" "— the hostile corpus tests would prove nothing"
+}
+corpus_token() {  # ID: a token id out of range, the lock recomputed
+  fixture prepared || return
+  $PY "$HOSTILE_H5" corpus outputs "token=$1"
+  refused "corpus.h5 with a token id $1 and a recomputed lock: exit 2 naming the token" 2 \
+    "outputs/data/corpus.h5: token [0-9]+ is $1, expected an id in \[1, 23\]" one reference --config "$cfg"
+}
+case_corpus_token_128() { corpus_token 128; }
+case_corpus_token_999() { corpus_token 999; }
+case_corpus_token_5000() { corpus_token 5000; }
+case_corpus_token_negative() { corpus_token -7; }
+case_corpus_token_int_max() { corpus_token 2147483647; }
+case_corpus_token_0() { corpus_token 0; }
+case_corpus_empty_sequence() {
+  fixture prepared || return
+  $PY "$HOSTILE_H5" corpus outputs offsets
+  refused "corpus.h5 with an empty sequence (monotone offsets) and a recomputed lock: exit 2" 2 \
+    'outputs/data/corpus.h5: sequence 1 has offsets [0-9]+\.\.[0-9]+ \(length 0\), expected a length in \[8, 24\]' one reference --config "$cfg"
+}
+case_corpus_float_tokens() {
+  fixture prepared || return
+  $PY "$HOSTILE_H5" corpus outputs float-tokens
+  refused "corpus.h5 with float tokens (HDF5 would convert them): exit 2 naming the dtype" 2 \
+    'dataset tokens holds floating-point numbers, expected integers' one reference --config "$cfg"
+}
+case_corpus_split_3() {
+  fixture prepared || return
+  $PY "$HOSTILE_H5" corpus outputs split
+  refused "guard: corpus.h5 with split 3: exit 2" 2 'outputs/data/corpus.h5: sequence 0 has split 3, expected 0' one reference --config "$cfg"
+}
+case_corpus_extra_tokens() {
+  fixture prepared || return
+  $PY "$HOSTILE_H5" corpus outputs extra-tokens
+  refused "guard: corpus.h5 with a million tokens more than the config makes: exit 2 before allocating them" 2 \
+    'outputs/data/corpus.h5: 1002122 tokens, expected 1088\.\.3264' one reference --config "$cfg"
+}
 
 # --- plan.h5: its own lock and ids are checked (another seed's plan is stale, not "checkpoints invalid")
-one prepare --config "$cfg" >/dev/null
-ddp 2 train --config "$cfg" >/dev/null 2>&1
-expect_rc "check-checkpoints on the lineage as trained" 0 one check-checkpoints --config "$cfg"
-one prepare --config "$cfg" --set seed=7 --set paths.outputs=other >/dev/null
-cp outputs/data/plan.h5 plan.keep && cp other/data/plan.h5 outputs/data/plan.h5
-refused "another seed's plan.h5: exit 2 saying the plan is stale, not calling the checkpoints invalid" 2 \
-  'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run `[^`]*ddptok prepare' \
-  one check-checkpoints --config "$cfg"
-cp plan.keep outputs/data/plan.h5
-$PY -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f['ids'][0, 0, 0, 0] = 5000; f.close()" outputs/data/plan.h5
-refused "plan.h5 with an id beyond the corpus: exit 2 naming it" 2 \
-  'outputs/data/plan.h5: id 0 is 5000, expected -1 \(an empty slot\) or a sequence in \[0, 135\]' one check-checkpoints --config "$cfg"
-cp plan.keep outputs/data/plan.h5
+case_lineage_as_trained() {
+  fixture trained || return
+  expect_rc "check-checkpoints on the hostile group's lineage as trained (the control)" 0 one check-checkpoints --config "$cfg"
+}
+case_plan_other_seed() {
+  fixture trained || return
+  one prepare --config "$cfg" --set seed=7 --set paths.outputs=other >/dev/null
+  cp other/data/plan.h5 outputs/data/plan.h5
+  refused "another seed's plan.h5: exit 2 saying the plan is stale, not calling the checkpoints invalid" 2 \
+    'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run `[^`]*ddptok prepare' \
+    one check-checkpoints --config "$cfg"
+}
+case_plan_id_beyond() {
+  fixture trained || return
+  $PY -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f['ids'][0, 0, 0, 0] = 5000; f.close()" outputs/data/plan.h5
+  refused "plan.h5 with an id beyond the corpus: exit 2 naming it" 2 \
+    'outputs/data/plan.h5: id 0 is 5000, expected -1 \(an empty slot\) or a sequence in \[0, 135\]' one check-checkpoints --config "$cfg"
+}
 
 # --- checkpoints: a stored config whose buffers cannot fit is refused before allocating
-cp -r artifacts/checkpoints/step-0006 huge.keep
-$PY - artifacts/checkpoints/step-0006/rank-0000.h5 <<'PY'
+case_checkpoint_huge_config() {
+  fixture trained || return
+  $PY - artifacts/checkpoints/step-0006/rank-0000.h5 <<'PY'
 import h5py, numpy, sys
 f = h5py.File(sys.argv[1], "r+")
 c = f.attrs["config"].decode().replace("vocab_size: 24", "vocab_size: 1048576").replace("hidden: 16", "hidden: 1048576")
@@ -128,163 +164,217 @@ del f.attrs["config"]
 f.attrs["config"] = numpy.bytes_((c + "\n").encode())  # fixed-size, as ddptok writes it
 f.close()
 PY
-(cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
-OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 72.0 TiB" <<<"$OUT" \
-  && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
-  || { bad "huge checkpoint config" "— exit $rc"; echo "$OUT" | tail -3; }
-rm -rf artifacts/checkpoints/step-0006 && mv huge.keep artifacts/checkpoints/step-0006
-
+  sums
+  OUT=$(one check-checkpoints --config "$cfg" 2>&1); local rc=$?
+  [ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 72.0 TiB" <<<"$OUT" \
+    && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
+    || { bad "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" "— exit $rc"; echo "$OUT" | tail -3; }
+}
 # --- a rank file whose attribute message makes HDF5 itself read past its buffer (H5Aexists ->
 # H5MM_strdup: a heap-buffer-overflow under ASan, found by the checkpoint fuzzer in CI): named, INVALID
-cp -r artifacts/checkpoints/step-0006 overread.keep
-cp "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" artifacts/checkpoints/step-0006/rank-0000.h5
-(cd artifacts/checkpoints/step-0006 && sha256sum rank-0000.h5 rank-0001.h5 > SHA256SUMS)
-OUT=$(one check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "^ddptok: error: artifacts/checkpoints/step-0006/rank-0000.h5: " <<<"$OUT" && grep -q "step-0006 *INVALID" <<<"$OUT" \
-  && ok "a rank file that makes HDF5 read past its own buffer (manifest recomputed): INVALID, the file named (exit 1)" \
-  || { bad "HDF5 over-read checkpoint" "— exit $rc"; echo "$OUT" | tail -3; }
-rm -rf artifacts/checkpoints/step-0006 && mv overread.keep artifacts/checkpoints/step-0006
-
+case_checkpoint_hdf5_overread() {
+  fixture trained || return
+  cp "$ROOT/tests/hostile/checkpoint-hdf5-attr-name-overread.h5" artifacts/checkpoints/step-0006/rank-0000.h5
+  sums
+  OUT=$(one check-checkpoints --config "$cfg" 2>&1); local rc=$?
+  [ $rc -eq 1 ] && grep -q "^ddptok: error: artifacts/checkpoints/step-0006/rank-0000.h5: " <<<"$OUT" && grep -q "step-0006 *INVALID" <<<"$OUT" \
+    && ok "a rank file that makes HDF5 read past its own buffer (manifest recomputed): INVALID, the file named (exit 1)" \
+    || { bad "a rank file that makes HDF5 read past its own buffer (manifest recomputed): INVALID, the file named (exit 1)" "— exit $rc"; echo "$OUT" | tail -3; }
+}
 # --- a checkpoint's SHA256SUMS (tests/fuzz/fuzz_manifest.c): every line counts, whatever
 # precedes it; two entries for one file that differ are refused, not the last one believed
-cp artifacts/checkpoints/step-0006/SHA256SUMS sums.keep
-(cd artifacts/checkpoints/step-0006 && { sha256sum rank-0000.h5; printf '\n\0\n'; sha256sum rank-0001.h5; } >SHA256SUMS)
-expect_rc "SHA256SUMS with a blank line and a NUL byte between its entries: both count (was INVALID: no entry for rank-0001.h5)" \
-  0 one check-checkpoints --config "$cfg"
-(cd artifacts/checkpoints/step-0006 && { printf '%064d  rank-0000.h5\n' 0; cat ../../../sums.keep; } >SHA256SUMS)
-refused "SHA256SUMS with two entries for rank-0000.h5 that differ: a problem named (was exit 0, the last one believed)" 1 \
-  'step-0006/SHA256SUMS: two entries for rank-0000.h5 that differ' one check-checkpoints --config "$cfg"
-cp sums.keep artifacts/checkpoints/step-0006/SHA256SUMS
-
+case_manifest_blank_nul() {
+  fixture trained || return
+  (cd artifacts/checkpoints/step-0006 && { sha256sum rank-0000.h5; printf '\n\0\n'; sha256sum rank-0001.h5; } >SHA256SUMS)
+  expect_rc "SHA256SUMS with a blank line and a NUL byte between its entries: both count (was INVALID: no entry for rank-0001.h5)" \
+    0 one check-checkpoints --config "$cfg"
+}
+case_manifest_two_entries() {
+  fixture trained || return
+  cp artifacts/checkpoints/step-0006/SHA256SUMS sums.keep
+  (cd artifacts/checkpoints/step-0006 && { printf '%064d  rank-0000.h5\n' 0; cat ../../../sums.keep; } >SHA256SUMS)
+  refused "SHA256SUMS with two entries for rank-0000.h5 that differ: a problem named (was exit 0, the last one believed)" 1 \
+    'step-0006/SHA256SUMS: two entries for rank-0000.h5 that differ' one check-checkpoints --config "$cfg"
+}
 # --- names that would forge output: every byte of a quoted name that reaches the terminal is
 # safe (text_safe: a newline, a tab, any control or non-UTF-8 byte printed as '?'), so a
 # directory named like check-checkpoints' own lines cannot add an "ok" line or a summary
-cp -r artifacts/checkpoints/step-0006 forge.keep && printf x >>artifacts/checkpoints/step-0006/rank-0001.h5
-forged=$(printf 'step-0006x\n  \342\200\246 ok\ncheck-checkpoints: 1 checkpoint(s), 0 problem(s)')
-mkdir "artifacts/checkpoints/$forged" "artifacts/checkpoints/$(printf 'step-0007\tx')"
-OUT=$(one check-checkpoints --config "$cfg" 2>/dev/null); rc=$?
-[ $rc -eq 1 ] && [ "$(grep -c . <<<"$OUT")" -eq 4 ] && [ "$(grep -c '^check-checkpoints: ' <<<"$OUT")" -eq 1 ] \
-  && [ "$(tail -1 <<<"$OUT")" = "check-checkpoints: 1 checkpoint(s), 1 problem(s)" ] \
-  && grep -q '^  artifacts/checkpoints/step-0006x?  … ok?check-checkpoints: 1 checkpoint(s), 0 problem(s) ignored: not a' <<<"$OUT" \
-  && grep -q '^  artifacts/checkpoints/step-0007?x  *ignored' <<<"$OUT" \
-  && ok "a directory named like check-checkpoints' own lines beside a damaged checkpoint: one line each, '?' for newline and tab, no forged ok or summary (exit 1)" \
-  || { bad "a name with newlines forged check-checkpoints' output" "— exit $rc:"; echo "$OUT" | cat -A | head -6 | sed 's/^/       /'; }
-rm -rf artifacts/checkpoints/step-0006 "artifacts/checkpoints/$forged" artifacts/checkpoints/step-0007* && mv forge.keep artifacts/checkpoints/step-0006
-cp "$cfg" "$(printf 'c\nddptok --check: train: ok.yaml')"
-OUT=$(one --check prepare --config "$(printf 'c\nddptok --check: train: ok.yaml')" 2>&1); rc=$?
-[ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?ddptok --check: train: ok.yaml': ok (one process; train.world_size 2)" ] \
-  && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
-  || { bad "a config name forged --check's line" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
-rm -f "$(printf 'c\nddptok --check: train: ok.yaml')"
+case_forged_checkpoint_names() {
+  fixture trained || return
+  local forged rc
+  printf x >>artifacts/checkpoints/step-0006/rank-0001.h5
+  forged=$(printf 'step-0006x\n  \342\200\246 ok\ncheck-checkpoints: 1 checkpoint(s), 0 problem(s)')
+  mkdir "artifacts/checkpoints/$forged" "artifacts/checkpoints/$(printf 'step-0007\tx')"
+  OUT=$(one check-checkpoints --config "$cfg" 2>/dev/null); rc=$?
+  [ $rc -eq 1 ] && [ "$(grep -c . <<<"$OUT")" -eq 4 ] && [ "$(grep -c '^check-checkpoints: ' <<<"$OUT")" -eq 1 ] \
+    && [ "$(tail -1 <<<"$OUT")" = "check-checkpoints: 1 checkpoint(s), 1 problem(s)" ] \
+    && grep -q '^  artifacts/checkpoints/step-0006x?  … ok?check-checkpoints: 1 checkpoint(s), 0 problem(s) ignored: not a' <<<"$OUT" \
+    && grep -q '^  artifacts/checkpoints/step-0007?x  *ignored' <<<"$OUT" \
+    && ok "a directory named like check-checkpoints' own lines beside a damaged checkpoint: one line each, '?' for newline and tab, no forged ok or summary" "(exit 1)" \
+    || { bad "a directory named like check-checkpoints' own lines beside a damaged checkpoint: one line each, '?' for newline and tab, no forged ok or summary" "— exit $rc:"; echo "$OUT" | cat -A | head -6 | sed 's/^/       /'; }
+}
+case_forged_config_name() {
+  local rc
+  cp "$cfg" "$(printf 'c\nddptok --check: train: ok.yaml')"
+  OUT=$(one --check prepare --config "$(printf 'c\nddptok --check: train: ok.yaml')" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?ddptok --check: train: ok.yaml': ok (one process; train.world_size 2)" ] \
+    && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
+    || { bad "--check with a config named like its own line: one line, the newline printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+}
 # ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
-ff="artifacts/checkpoints/$(printf 'step-\377')"
-cp -r artifacts/checkpoints/step-0006 "$ff"
-expect_rc "evaluate --checkpoint of a directory whose name is not UTF-8: its metrics (was exit 70, BUG at jsonio.c)" 0 \
-  one evaluate --config "$cfg" --checkpoint "$ff"
-[ "$(json outputs/evaluate.json "j['checkpoint'] == 'artifacts/checkpoints/step-\ufffd' and j['step']")" = 6 ] \
-  && ok "evaluate.json names a checkpoint directory that is not UTF-8 with U+FFFD for the byte" || bad "evaluate.json of a non-UTF-8 checkpoint name" "— $(head -3 outputs/evaluate.json)"
-rm -rf "$ff"
+case_non_utf8_checkpoint_name() {
+  fixture trained || return
+  local ff; ff="artifacts/checkpoints/$(printf 'step-\377')"
+  cp -r artifacts/checkpoints/step-0006 "$ff"
+  expect_rc "evaluate --checkpoint of a directory whose name is not UTF-8: its metrics (was exit 70, BUG at jsonio.c)" 0 \
+    one evaluate --config "$cfg" --checkpoint "$ff"
+  [ "$(json outputs/evaluate.json "j['checkpoint'] == 'artifacts/checkpoints/step-\ufffd' and j['step']")" = 6 ] \
+    && ok "evaluate.json names a checkpoint directory that is not UTF-8 with U+FFFD for the byte" \
+    || bad "evaluate.json names a checkpoint directory that is not UTF-8 with U+FFFD for the byte" "— $(head -3 outputs/evaluate.json)"
+}
 
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
-one prepare --config "$cfg" >/dev/null && cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
-refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
-  '^ddptok: error: outputs/data/plan.h5: HDF5 crashed parsing it \(a damaged or crafted HDF5 file\): refused$' \
-  one check-checkpoints --config "$cfg"
-cp plan.keep outputs/data/plan.h5
+case_plan_hdf5_crash() {
+  fixture trained || return
+  cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
+  refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
+    '^ddptok: error: outputs/data/plan.h5: HDF5 crashed parsing it \(a damaged or crafted HDF5 file\): refused$' \
+    one check-checkpoints --config "$cfg"
+}
 
 # --- only regular files are read: a FIFO or a device is refused at once, never waited on
-mkfifo fifo
-refused "a FIFO as the config file: refused at once" 2 'fifo: cannot read config file: a FIFO, not a regular file' \
-  one prepare --config fifo
-refused "/dev/zero as the config file: refused at once" 2 '/dev/zero: cannot read config file: a character device' \
-  one prepare --config /dev/zero
-mv outputs/data/corpus.h5 corpus.keep && mkfifo outputs/data/corpus.h5
-refused "a FIFO as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a FIFO, not a regular file' \
-  one reference --config "$cfg"
-rm outputs/data/corpus.h5 && ln -s /dev/zero outputs/data/corpus.h5
-refused "a link to /dev/zero as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a character device' \
-  one reference --config "$cfg"
-rm outputs/data/corpus.h5 && mv corpus.keep outputs/data/corpus.h5
+case_fifo_config() {
+  mkfifo fifo
+  refused "a FIFO as the config file: refused at once" 2 'fifo: cannot read config file: a FIFO, not a regular file' \
+    one prepare --config fifo
+}
+case_dev_zero_config() {
+  refused "/dev/zero as the config file: refused at once" 2 '/dev/zero: cannot read config file: a character device' \
+    one prepare --config /dev/zero
+}
+case_fifo_corpus() {
+  fixture prepared || return
+  rm outputs/data/corpus.h5 && mkfifo outputs/data/corpus.h5
+  refused "a FIFO as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a FIFO, not a regular file' \
+    one reference --config "$cfg"
+}
+case_dev_zero_corpus() {
+  fixture prepared || return
+  rm outputs/data/corpus.h5 && ln -s /dev/zero outputs/data/corpus.h5
+  refused "a link to /dev/zero as corpus.h5: refused at once" 2 'outputs/data/corpus.h5: cannot open: a character device' \
+    one reference --config "$cfg"
+}
 s=artifacts/checkpoints/step-0006
-mv $s/SHA256SUMS sums.keep && mkfifo $s/SHA256SUMS
-OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "$s/SHA256SUMS: cannot read (a FIFO, not a regular file)" <<<"$OUT" \
-  && ok "a FIFO as a checkpoint's SHA256SUMS: that checkpoint is INVALID at once (exit 1)" || { bad "FIFO manifest" "— exit $rc"; echo "$OUT" | tail -3; }
-rm $s/SHA256SUMS && mv sums.keep $s/SHA256SUMS && mv $s/rank-0001.h5 rank.keep && mkfifo $s/rank-0001.h5
-OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); rc=$?
-[ $rc -eq 1 ] && grep -q "$s/rank-0001.h5: cannot open: a FIFO, not a regular file" <<<"$OUT" \
-  && ok "a FIFO as a rank file: refused at once (exit 1)" || { bad "FIFO rank file" "— exit $rc"; echo "$OUT" | tail -3; }
-expect_rc "... and --resume from it: exit 2 at once on every rank" 2 ddp 2 train --config "$cfg" --resume "$s"
-expect_grep "... rank 1 naming the FIFO" "^ddptok: rank 1: error: $s/rank-0001.h5: cannot open: a FIFO, not a regular file" "$OUT"
-rm $s/rank-0001.h5 && mv rank.keep $s/rank-0001.h5
-expect_rc "... and with the real files back, the checkpoints are valid again" 0 one check-checkpoints --config "$cfg"
+case_fifo_manifest() {
+  fixture trained || return
+  rm $s/SHA256SUMS && mkfifo $s/SHA256SUMS
+  OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); local rc=$?
+  [ $rc -eq 1 ] && grep -q "$s/SHA256SUMS: cannot read (a FIFO, not a regular file)" <<<"$OUT" \
+    && ok "a FIFO as a checkpoint's SHA256SUMS: that checkpoint is INVALID at once (exit 1)" || { bad "a FIFO as a checkpoint's SHA256SUMS: that checkpoint is INVALID at once (exit 1)" "— exit $rc"; echo "$OUT" | tail -3; }
+}
+case_fifo_rank_file() {
+  fixture trained || return
+  mv $s/rank-0001.h5 rank.keep && mkfifo $s/rank-0001.h5
+  OUT=$(timeout -k 5 60 "$DDPTOK" check-checkpoints --config "$cfg" 2>&1); local rc=$?
+  [ $rc -eq 1 ] && grep -q "$s/rank-0001.h5: cannot open: a FIFO, not a regular file" <<<"$OUT" \
+    && ok "a FIFO as a rank file: refused at once (exit 1)" || { bad "a FIFO as a rank file: refused at once (exit 1)" "— exit $rc"; echo "$OUT" | tail -3; }
+  expect_rc "a FIFO as a rank file: --resume from it exits 2 at once on every rank" 2 ddp 2 train --config "$cfg" --resume "$s"
+  expect_grep "a FIFO as a rank file: --resume's rank 1 names the FIFO" "^ddptok: rank 1: error: $s/rank-0001.h5: cannot open: a FIFO, not a regular file" "$OUT"
+  rm $s/rank-0001.h5 && mv rank.keep $s/rank-0001.h5
+  expect_rc "a FIFO as a rank file: with the real files back, the checkpoints are valid again" 0 one check-checkpoints --config "$cfg"
+}
 
 # --- the config parser: bounded nesting, --set takes a plain value or a flow list only
-$PY -c "print('x: ' + '[' * 20000 + ']' * 20000)" > deep.yaml
-# Timed against a one-line config refused the same way just before, so a loaded machine
-# (which slows both) does not fail it; the quadratic parser took 7 s more on a quiet one.
-echo 'x: [[1]]' > shallow.yaml
-t0=$(date +%s%N); one prepare --config shallow.yaml >/dev/null 2>&1; base=$(( ($(date +%s%N) - t0) / 1000000 ))
-t0=$(date +%s%N)
-refused "YAML 20000 lists deep: refused (was 7 s, quadratic)" 2 'deep.yaml:1: YAML nested deeper than 64 levels' one prepare --config deep.yaml
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ $ms -lt $((base + 2000)) ] && ok "... in $ms ms (a one-line config: $base ms)" || bad "deep YAML took $ms ms" "— a one-line config took $base ms"
-$PY -c "print('x: ' + '[' * 60000)" > deeper.yaml
-refused "YAML 60000 lists deep (was a stack overflow): refused" 2 'deeper.yaml:1: YAML nested deeper than 64 levels' one prepare --config deeper.yaml
-$PY -c "print(''.join('  ' * i + 'k%d:\n' % i for i in range(200)))" > deepmap.yaml
-refused "mappings 200 deep: refused" 2 'deepmap.yaml:65: YAML nested deeper than 64 levels' one prepare --config deepmap.yaml
-refused "--set seed=!!int 5 (a YAML tag)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got a YAML tag" one prepare --config "$cfg" --set 'seed=!!int 5'
-refused "--set seed=5 # x (a comment YAML would drop)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got more after it: '# x'" one prepare --config "$cfg" --set 'seed=5 # x'
-refused "--set seed=&a 5 (an anchor)" 2 'got a YAML anchor' one prepare --config "$cfg" --set 'seed=&a 5'
-refused "--set train.rank_bands as a block list" 2 'got a block list' one prepare --config "$cfg" --set 'train.rank_bands=- [8, 15]'
-refused "bands of 1e300 (was -2147483648): exit 2" 2 'train.rank_bands: band 0: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
-  one prepare --config "$cfg" '--set=train.rank_bands=[[1e300, 15], [16, 24]]'
-refused "a band of -1e300" 2 'band 1: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
-  one prepare --config "$cfg" '--set=train.rank_bands=[[8, 15], [16, -1e300]]'
-for v in nan inf 1e-9 0.05 -1 1e7; do
-  refused "--comm-timeout $v" 2 "--comm-timeout $v: expected a number of seconds in \[0.1, 1e6\]" one train --config "$cfg" --comm-timeout "$v"
-done
+case_yaml_deep() {
+  $PY -c "print('x: ' + '[' * 20000 + ']' * 20000)" > deep.yaml
+  # Timed against a one-line config refused the same way just before, so a loaded machine
+  # (which slows both) does not fail it; the quadratic parser took 7 s more on a quiet one.
+  echo 'x: [[1]]' > shallow.yaml
+  local t0 base ms
+  t0=$(date +%s%N); one prepare --config shallow.yaml >/dev/null 2>&1; base=$(( ($(date +%s%N) - t0) / 1000000 ))
+  t0=$(date +%s%N)
+  refused "YAML 20000 lists deep: refused (was 7 s, quadratic)" 2 'deep.yaml:1: YAML nested deeper than 64 levels' one prepare --config deep.yaml
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ $ms -lt $((base + 2000)) ] && ok "YAML 20000 lists deep: refused within 2 s of a one-line config's refusal" "($ms ms; a one-line config: $base ms)" \
+    || bad "YAML 20000 lists deep: refused within 2 s of a one-line config's refusal" "— $ms ms; a one-line config took $base ms"
+}
+case_yaml_deeper() {
+  $PY -c "print('x: ' + '[' * 60000)" > deeper.yaml
+  refused "YAML 60000 lists deep (was a stack overflow): refused" 2 'deeper.yaml:1: YAML nested deeper than 64 levels' one prepare --config deeper.yaml
+}
+case_yaml_deep_mappings() {
+  $PY -c "print(''.join('  ' * i + 'k%d:\n' % i for i in range(200)))" > deepmap.yaml
+  refused "YAML mappings 200 deep: refused" 2 'deepmap.yaml:65: YAML nested deeper than 64 levels' one prepare --config deepmap.yaml
+}
+case_set_plain_values() {
+  refused "--set seed=!!int 5 (a YAML tag)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got a YAML tag" one prepare --config "$cfg" --set 'seed=!!int 5'
+  refused "--set seed=5 # x (a comment YAML would drop)" 2 "--set seed: expected a plain value or a flow list \[a, b\], got more after it: '# x'" one prepare --config "$cfg" --set 'seed=5 # x'
+  refused "--set seed=&a 5 (an anchor)" 2 'got a YAML anchor' one prepare --config "$cfg" --set 'seed=&a 5'
+  refused "--set train.rank_bands as a block list" 2 'got a block list' one prepare --config "$cfg" --set 'train.rank_bands=- [8, 15]'
+}
+case_bands_huge() {
+  refused "bands of 1e300 (was -2147483648): exit 2" 2 'train.rank_bands: band 0: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
+    one prepare --config "$cfg" '--set=train.rank_bands=[[1e300, 15], [16, 24]]'
+  refused "a band of -1e300" 2 'band 1: expected \[lo, hi\] with integer lengths in \[1, 65536\]' \
+    one prepare --config "$cfg" '--set=train.rank_bands=[[8, 15], [16, -1e300]]'
+}
+case_comm_timeout_values() {
+  local v
+  for v in nan inf 1e-9 0.05 -1 1e7; do
+    refused "--comm-timeout $v" 2 "--comm-timeout $v: expected a number of seconds in \[0.1, 1e6\]" one train --config "$cfg" --comm-timeout "$v"
+  done
+}
 # What a rank accepts it can emit and re-parse: rank 0's config reaches the others as YAML.
-for p in 'q"o' 'a\q' "o';touch INJECTED;'"; do
-  one prepare --config "$cfg" --set "paths.outputs=$p" >/dev/null
-  expect_rc "paths.outputs=$p: accepted by prepare, and by every rank of a distributed run (was a YAML error)" 0 \
-    ddp 2 train --config "$cfg" --set "paths.outputs=$p" --set paths.artifacts=art-q
-  rm -rf art-q
-done
-[ ! -e INJECTED ] && ok "... no INJECTED file anywhere" || bad "a shell ran a path" 
+case_outputs_path_quoting() {
+  local p
+  for p in 'q"o' 'a\q' "o';touch INJECTED;'"; do
+    one prepare --config "$cfg" --set "paths.outputs=$p" >/dev/null
+    expect_rc "paths.outputs=$p: accepted by prepare, and by every rank of a distributed run (was a YAML error)" 0 \
+      ddp 2 train --config "$cfg" --set "paths.outputs=$p" --set paths.artifacts=art-q
+    rm -rf art-q
+  done
+  [ ! -e INJECTED ] && ok "paths.outputs with quotes and a shell command: no INJECTED file anywhere" || bad "paths.outputs with quotes and a shell command: no INJECTED file anywhere"
+}
 # --- no shell: plot runs gnuplot with an argv, in its directory, on a script of fixed names
-for p in "o';touch INJECTED;'" "g');system('touch INJECTED');print('"; do
+plot_path() {  # PATHS.OUTPUTS
+  local p=$1
   (one prepare --config "$cfg" --set "paths.outputs=$p" && one reference --config "$cfg" --set "paths.outputs=$p" \
     && ddp 2 parity --config "$cfg" --set "paths.outputs=$p" && ddp 2 train --config "$cfg" --set "paths.outputs=$p" \
     --set paths.artifacts=art-p) >/dev/null 2>&1
   rm -rf art-p
   expect_rc "plot with paths.outputs=$p" 0 one plot --config "$cfg" --set "paths.outputs=$p"
-  [ ! -e INJECTED ] && [ -s "$p/figure.png" ] && ok "... the figure is made and no command ran (no INJECTED file)" \
-    || { bad "plot injection: $p" "— INJECTED exists or no figure"; rm -f INJECTED; }
-done
+  [ ! -e INJECTED ] && [ -s "$p/figure.png" ] && ok "plot with paths.outputs=$p: the figure is made and no command ran (no INJECTED file)" \
+    || { bad "plot with paths.outputs=$p: the figure is made and no command ran (no INJECTED file)" "— INJECTED exists or no figure"; rm -f INJECTED; }
+}
+case_plot_shell_quote() { plot_path "o';touch INJECTED;'"; }
+case_plot_gnuplot_quote() { plot_path "g');system('touch INJECTED');print('"; }
 
 # --- plot checks every input before writing anything and names each missing one, with the
 # command that makes it, in one line; a loss log of any length is streamed (no 16 MiB cap)
 pl=(--set paths.outputs=pl)
-one prepare --config "$cfg" "${pl[@]}" >/dev/null
-refused "plot right after prepare: one line naming reference.h5, grads.h5 and the loss curve, each with its command" 2 \
-  "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`mpirun -np 2 ddptok parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`mpirun -np 2 ddptok train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
-  one plot --config "$cfg" "${pl[@]}"
-[ ! -e pl/plot ] && [ ! -e pl/figure.png ] && ok "plot with its inputs missing writes nothing (no pl/plot, no figure)" \
-  || bad "plot wrote files although its inputs were missing"
-one reference --config "$cfg" "${pl[@]}" >/dev/null && ddp 2 parity --config "$cfg" "${pl[@]}" >/dev/null 2>&1
-refused "plot before any training: names the loss curve alone and train (was: gnuplot failed ... is gnuplot installed?)" 2 \
-  '^ddptok: error: plot needs what is missing: a loss curve: no step in pl/train/continuous.jsonl, .*; nothing written$' \
-  one plot --config "$cfg" "${pl[@]}"
-mkdir -p pl/train && : >pl/train/interrupted.jsonl
-refused "plot with an empty interrupted.jsonl (no step): the loss curve still named missing" 2 'a loss curve: no step in' \
-  one plot --config "$cfg" "${pl[@]}"
-refused "plot without gnuplot in PATH: names gnuplot with its package, before writing anything" 2 \
-  'a loss curve: .*; gnuplot \(not in PATH: `apt-get install gnuplot-nox`\); nothing written$' env PATH=/nonexistent "$DDPTOK" plot --config "$cfg" "${pl[@]}"
-[ ! -e pl/plot ] && ok "plot refused for missing inputs leaves no pl/plot behind" || bad "plot wrote pl/plot on a refused run"
+case_plot_missing_inputs() {
+  one prepare --config "$cfg" "${pl[@]}" >/dev/null
+  refused "plot right after prepare: one line naming reference.h5, grads.h5 and the loss curve, each with its command" 2 \
+    "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`mpirun -np 2 ddptok parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`mpirun -np 2 ddptok train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
+    one plot --config "$cfg" "${pl[@]}"
+  [ ! -e pl/plot ] && [ ! -e pl/figure.png ] && ok "plot with its inputs missing writes nothing (no pl/plot, no figure)" \
+    || bad "plot with its inputs missing writes nothing (no pl/plot, no figure)"
+  one reference --config "$cfg" "${pl[@]}" >/dev/null && ddp 2 parity --config "$cfg" "${pl[@]}" >/dev/null 2>&1
+  refused "plot before any training: names the loss curve alone and train (was: gnuplot failed ... is gnuplot installed?)" 2 \
+    '^ddptok: error: plot needs what is missing: a loss curve: no step in pl/train/continuous.jsonl, .*; nothing written$' \
+    one plot --config "$cfg" "${pl[@]}"
+  mkdir -p pl/train && : >pl/train/interrupted.jsonl
+  refused "plot with an empty interrupted.jsonl (no step): the loss curve still named missing" 2 'a loss curve: no step in' \
+    one plot --config "$cfg" "${pl[@]}"
+  refused "plot without gnuplot in PATH: names gnuplot with its package, before writing anything" 2 \
+    'a loss curve: .*; gnuplot \(not in PATH: `apt-get install gnuplot-nox`\); nothing written$' env PATH=/nonexistent "$DDPTOK" plot --config "$cfg" "${pl[@]}"
+  [ ! -e pl/plot ] && ok "plot refused for missing inputs leaves no pl/plot behind" || bad "plot refused for missing inputs leaves no pl/plot behind"
+}
 # 45 000 records of ~490 bytes, 21.9 MB: above the 16 MiB that plot read whole (a longer log was dropped silently)
-$PY - pl/train/continuous.jsonl <<'PY'
+case_plot_long_log() {
+  one prepare --config "$cfg" "${pl[@]}" >/dev/null && one reference --config "$cfg" "${pl[@]}" >/dev/null && ddp 2 parity --config "$cfg" "${pl[@]}" >/dev/null 2>&1
+  mkdir -p pl/train
+  $PY - pl/train/continuous.jsonl <<'PY'
 import json, sys
 with open(sys.argv[1], "w") as f:
     for s in range(1, 45001):
@@ -294,49 +384,70 @@ with open(sys.argv[1], "w") as f:
                             "count_allreduce": 2e-05, "compute": 0.001, "grad_allreduce": 5e-05, "optimizer": 1e-05,
                             "overlap": 0}, "note": "x" * 100}) + "\n")
 PY
-expect_rc "plot of a loss log of $(stat -c %s pl/train/continuous.jsonl) bytes (45 000 updates, over 16 MiB)" 0 one plot --config "$cfg" "${pl[@]}"
-[ "$(wc -l <pl/plot/loss-continuous.dat 2>/dev/null)" = 45000 ] && [ -s pl/figure.png ] \
-  && ok "plot streams a loss log over 16 MiB: all 45 000 points drawn (was dropped silently, exit 0)" \
-  || bad "plot of a long loss log" "— $(wc -l <pl/plot/loss-continuous.dat 2>&1) points"
-rm -rf pl
+  expect_rc "plot of a loss log over 16 MiB (45 000 updates)" 0 one plot --config "$cfg" "${pl[@]}"
+  [ "$(wc -l <pl/plot/loss-continuous.dat 2>/dev/null)" = 45000 ] && [ -s pl/figure.png ] \
+    && ok "plot streams a loss log over 16 MiB: all 45 000 points drawn (was dropped silently, exit 0)" \
+    || bad "plot streams a loss log over 16 MiB: all 45 000 points drawn (was dropped silently, exit 0)" "— $(wc -l <pl/plot/loss-continuous.dat 2>&1) points"
+}
 
 # --- symbolic links: ddptok never writes, truncates or empties through one
-echo precious > target
 sl=(--set paths.outputs=sl --set paths.artifacts=art)
-one prepare --config "$cfg" "${sl[@]}" >/dev/null
-mkdir -p art/continuous && ln -s "$W/target" art/continuous/.lock
-refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link: refused' \
-  ddp 2 train --config "$cfg" --continuous "${sl[@]}"
-[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "the lock's link target was overwritten"
-rm -rf art && mkdir -p victim && echo keep > victim/keep
-ddp 2 train --config "$cfg" "${sl[@]}" >/dev/null 2>&1  # step-0006, to resume from
-ln -s "$W/victim" art/checkpoints/step-0012
-refused_job "a symlinked step-0012 where the resumed run publishes: refused, nothing published" \
-  'art/checkpoints/step-0012: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is' \
-  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
-[ "$(cat victim/keep 2>/dev/null)" = keep ] && [ -L art/checkpoints/step-0012 ] && ok "... the link and its target untouched" \
-  || bad "a symlinked step directory's target was emptied"
-rm art/checkpoints/step-0012 && ln -s "$W/victim" art/checkpoints/step-0012.tmp
-refused_job "a symlinked step-0012.tmp: refused" 'art/checkpoints/step-0012.tmp: a symbolic link where ddptok keeps a checkpoint directory' \
-  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
-[ "$(cat victim/keep 2>/dev/null)" = keep ] && ok "... its target untouched" || bad "a symlinked .tmp directory's target was emptied"
-rm -rf art
+fixture_sl() { one prepare --config "$cfg" "${sl[@]}" >/dev/null; }                        # sl/data
+fixture_sl_trained() { fixture sl && ddp 2 train --config "$cfg" "${sl[@]}" >/dev/null 2>&1; }  # art/checkpoints/step-0006, to resume from
+case_symlink_lock() {
+  fixture sl || return
+  echo precious > target
+  mkdir -p art/continuous && ln -s "$PWD/target" art/continuous/.lock
+  refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link: refused' \
+    ddp 2 train --config "$cfg" --continuous "${sl[@]}"
+  [ "$(cat target)" = precious ] && ok "a symlinked continuous/.lock: its target untouched" || bad "a symlinked continuous/.lock: its target untouched"
+}
+case_symlink_step() {
+  fixture sl_trained || return
+  mkdir -p victim && echo keep > victim/keep
+  ln -s "$PWD/victim" art/checkpoints/step-0012
+  refused_job "a symlinked step-0012 where the resumed run publishes: refused, nothing published" \
+    'art/checkpoints/step-0012: a symbolic link where ddptok keeps a checkpoint directory: refused, left as it is' \
+    ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
+  [ "$(cat victim/keep 2>/dev/null)" = keep ] && [ -L art/checkpoints/step-0012 ] && ok "a symlinked step-0012: the link and its target untouched" \
+    || bad "a symlinked step-0012: the link and its target untouched"
+}
+case_symlink_step_tmp() {
+  fixture sl_trained || return
+  mkdir -p victim && echo keep > victim/keep
+  ln -s "$PWD/victim" art/checkpoints/step-0012.tmp
+  refused_job "a symlinked step-0012.tmp: refused" 'art/checkpoints/step-0012.tmp: a symbolic link where ddptok keeps a checkpoint directory' \
+    ddp 2 train --config "$cfg" "${sl[@]}" --resume latest
+  [ "$(cat victim/keep 2>/dev/null)" = keep ] && ok "a symlinked step-0012.tmp: its target untouched" || bad "a symlinked step-0012.tmp: its target untouched"
+}
 # PATH.tmp.PID: the shell plants the link under its own pid, then becomes ddptok (exec keeps the pid).
-one prepare --config "$cfg" >/dev/null
-refused "a planted corpus.h5.tmp.PID link: refused" 2 'outputs/data/corpus.h5: cannot write: outputs/data/corpus.h5.tmp.[0-9]+ already exists \(a leftover or a planted file or link\): refused' \
-  timeout -k 5 60 sh -c 'ln -s "$1" outputs/data/corpus.h5.tmp.$$ && exec "$2" prepare --config "$3"' sh "$W/target" "$DDPTOK" "$cfg"
-[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "write_file_atomic wrote through a planted link"
-rm -f outputs/data/corpus.h5.tmp.*
-mkdir -p sl/train && ln -sf "$W/target" sl/train/interrupted.jsonl
-refused_job "a symlinked train/interrupted.jsonl: refused" 'sl/train/interrupted.jsonl: cannot write: not a regular file' \
-  ddp 2 train --config "$cfg" "${sl[@]}"
-[ "$(cat target)" = precious ] && ok "... its target untouched" || bad "the JSONL was written through a link"
-rm -rf art sl/train/interrupted.jsonl && mkdir -p keepdir && echo keep > keepdir/keep && rm -rf outputs/logs && ln -s "$W/keepdir" outputs/logs
-# ddptok makes no link, so clean leaves it (exit 1: something left) and never follows it.
-expect_rc "clean with outputs/logs a link to a directory" 1 one clean --config "$cfg" --scope generated
-[ "$(cat keepdir/keep 2>/dev/null)" = keep ] && [ -L outputs/logs ] && grep -q '^left: outputs/logs (not made by ddptok)$' <<<"$OUT" \
-  && ok "... the link left and listed, its target's files untouched (guard)" || bad "clean emptied a linked directory's target"
+case_planted_tmp_link() {
+  fixture prepared || return
+  echo precious > target
+  refused "a planted corpus.h5.tmp.PID link: refused" 2 'outputs/data/corpus.h5: cannot write: outputs/data/corpus.h5.tmp.[0-9]+ already exists \(a leftover or a planted file or link\): refused' \
+    timeout -k 5 60 sh -c 'ln -s "$1" outputs/data/corpus.h5.tmp.$$ && exec "$2" prepare --config "$3"' sh "$PWD/target" "$DDPTOK" "$cfg"
+  [ "$(cat target)" = precious ] && ok "a planted corpus.h5.tmp.PID link: its target untouched" || bad "a planted corpus.h5.tmp.PID link: its target untouched"
+}
+case_symlink_jsonl() {
+  fixture sl || return
+  echo precious > target
+  mkdir -p sl/train && ln -sf "$PWD/target" sl/train/interrupted.jsonl
+  refused_job "a symlinked train/interrupted.jsonl: refused" 'sl/train/interrupted.jsonl: cannot write: not a regular file' \
+    ddp 2 train --config "$cfg" "${sl[@]}"
+  [ "$(cat target)" = precious ] && ok "a symlinked train/interrupted.jsonl: its target untouched" || bad "a symlinked train/interrupted.jsonl: its target untouched"
+}
+case_clean_linked_logs() {
+  fixture prepared || return
+  mkdir -p keepdir && echo keep > keepdir/keep && rm -rf outputs/logs && ln -s "$PWD/keepdir" outputs/logs
+  # ddptok makes no link, so clean leaves it (exit 1: something left) and never follows it.
+  expect_rc "clean with outputs/logs a link to a directory" 1 one clean --config "$cfg" --scope generated
+  [ "$(cat keepdir/keep 2>/dev/null)" = keep ] && [ -L outputs/logs ] && grep -q '^left: outputs/logs (not made by ddptok)$' <<<"$OUT" \
+    && ok "clean with outputs/logs a link: the link left and listed, its target's files untouched (guard)" \
+    || bad "clean with outputs/logs a link: the link left and listed, its target's files untouched (guard)"
+}
 
-OUT=$("$ROOT"/build/test_config_roundtrip 2>&1); rc=$?
-[ $rc -eq 0 ] && ok "property test over the key table: $(tail -1 <<<"$OUT")" || { bad "config round trip" "— exit $rc"; echo "$OUT" | tail -8; }
-cd "$ROOT"; rm -rf "$W"
+case_config_roundtrip() {
+  OUT=$("$ROOT"/build/test_config_roundtrip 2>&1); local rc=$?
+  [ $rc -eq 0 ] && ok "property test over the key table: what the config accepts survives emission" "($(tail -1 <<<"$OUT"))" \
+    || { bad "property test over the key table: what the config accepts survives emission" "— exit $rc"; echo "$OUT" | tail -8; }
+}

@@ -6,14 +6,14 @@
 # Then a real corpus end to end: fortunes-min's English texts, byte-level, through
 # reference, parity (W = 2, the controls rejected), training and evaluation, its test
 # bits/byte beside the order-0 entropy and xz / zstd of the test split.
-W=$(workdir); cd "$W"
-# Open MPI's session directory in this group's own tree: on a machine shared with other
+# Open MPI's session directory in each case's own tree: on a machine shared with other
 # test runs, /tmp/ompi.* was removed under a starting singleton ("unable to create the
 # desired directory", MPI_Init failed) in 2 of 5 runs here.
-mkdir -p "$W/ompi" && export OMPI_MCA_orte_tmpdir_base="$W/ompi"
+own_ompi() { mkdir -p "$PWD/ompi" && export OMPI_MCA_orte_tmpdir_base="$PWD/ompi"; }
 PYW="$ROOT/tests/import_witness.py"
 witness() { timeout -k 5 300 /usr/bin/python3 "$PYW" "$@"; }
-cat > t.yaml <<'EOF'
+t_yaml() {
+  cat > t.yaml <<'EOF'
 seed: 5
 data:
   vocab_size: 301
@@ -24,40 +24,57 @@ data:
 model: {context: 3, embed_dim: 4, hidden: 8, dropout: 0.0}
 train: {world_size: 2, rank_bands: auto, batch_size_per_rank: 2, accumulation: 1, updates: 3, interrupt_at: 0}
 EOF
+}
 RULES=(--min 4 --max 32 --split-seed 3 --validation 0.2 --test 0.2)
-witness make w && witness corrupt w >/dev/null && ok "independent writer: every format, and the damaged files" || bad "import_witness.py make/corrupt"
+# The writer's documents in every format (w/), and the damaged files (w/bad/), with t.yaml.
+fixture_w() { own_ompi && t_yaml && witness make w && witness corrupt w >/dev/null && rm -rf ompi; }
+case_independent_writer() {
+  fixture w && ok "independent writer: every format, and the damaged files"
+}
 
 # 1. Every format, token for token.
 fmt_case() {  # NAME FORMAT VOCAB INPUT [OPTIONS...]
   local name=$1 fmt=$2 v=$3 in=$4; shift 4
+  own_ompi; fixture w || return
   rm -rf outputs
   expect_rc "import $name (--format $fmt $*)" 0 one import --config t.yaml --set data.vocab_size=$v --format "$fmt" "$@" --input "$in" || return
   local out; out=$(witness check "$name" w outputs/data/corpus.h5 "${RULES[@]}") \
-    && ok "$name: corpus.h5 equals the documented rules on the writer's documents — ${out#*: }" || { bad "$name: corpus differs"; echo "$out" | sed 's/^/       /'; }
+    && ok "import $name: corpus.h5 equals the documented rules on the writer's documents" "— ${out#*: }" \
+    || { bad "import $name: corpus.h5 equals the documented rules on the writer's documents"; echo "$out" | sed 's/^/       /'; }
 }
-fmt_case bytes bytes 257 w/bytes --delimiter '\n%\n'
-fmt_case bytes-big bytes 257 w/bytes-big --delimiter '\n%\n'
-fmt_case llmc llmc 301 w/llmc --eot 299
-fmt_case llmc7 llmc 70002 w/llmc7 --eot 70000
-fmt_case nanogpt nanogpt 301 w/nanogpt --eot 299
-fmt_case megatron megatron 301 w/megatron
-fmt_case jsonl jsonl 301 w/jsonl
-fmt_case jsonl-big jsonl 301 w/jsonl-big
-fmt_case jsonl-text jsonl-text 257 w/jsonl-text
-# Negative control: the same check under another split seed must find the corpus different.
-witness check jsonl-text w outputs/data/corpus.h5 --min 4 --max 32 --split-seed 4 --validation 0.2 --test 0.2 >/dev/null \
-  && bad "negative control: the check passes under another split seed" || ok "negative control: the check finds the corpus different under another split seed"
+case_format_bytes() { fmt_case bytes bytes 257 w/bytes --delimiter '\n%\n'; }
+case_format_bytes_big() { fmt_case bytes-big bytes 257 w/bytes-big --delimiter '\n%\n'; }
+case_format_llmc() { fmt_case llmc llmc 301 w/llmc --eot 299; }
+case_format_llmc7() { fmt_case llmc7 llmc 70002 w/llmc7 --eot 70000; }
+case_format_nanogpt() { fmt_case nanogpt nanogpt 301 w/nanogpt --eot 299; }
+case_format_megatron() { fmt_case megatron megatron 301 w/megatron; }
+case_format_jsonl() { fmt_case jsonl jsonl 301 w/jsonl; }
+case_format_jsonl_big() { fmt_case jsonl-big jsonl 301 w/jsonl-big; }
+case_format_jsonl_text() {
+  fmt_case jsonl-text jsonl-text 257 w/jsonl-text
+  # Negative control: the same check under another split seed must find the corpus different.
+  witness check jsonl-text w outputs/data/corpus.h5 --min 4 --max 32 --split-seed 4 --validation 0.2 --test 0.2 >/dev/null \
+    && bad "negative control: the import check finds the corpus different under another split seed" "— it passed" \
+    || ok "negative control: the import check finds the corpus different under another split seed"
+}
 
 # 2. Determinism and the split's stability: the same import twice gives the same bytes;
 # adding documents moves none of the others to another split.
-one import --config t.yaml --format jsonl --input w/jsonl >/dev/null && cp outputs/data/corpus.h5 c1.h5
-sleep 1.1
-one import --config t.yaml --format jsonl --input w/jsonl >/dev/null
-cmp -s c1.h5 outputs/data/corpus.h5 && ok "the same import twice: byte-identical corpus.h5" || bad "import determinism"
-mkdir -p more && cp w/jsonl/a.jsonl more/a.jsonl
-/usr/bin/python3 -c "import json, random; r = random.Random(1); open('more/b.jsonl','w').write(''.join(json.dumps([r.randrange(299) for _ in range(r.randrange(1, 90))]) + '\n' for _ in range(80)))"
-one import --config t.yaml --format jsonl --input more >/dev/null
-out=$(/usr/bin/python3 - c1.h5 outputs/data/corpus.h5 <<'PY'
+case_deterministic() {
+  own_ompi; fixture w || return
+  one import --config t.yaml --format jsonl --input w/jsonl >/dev/null && cp outputs/data/corpus.h5 c1.h5
+  sleep 1.1
+  one import --config t.yaml --format jsonl --input w/jsonl >/dev/null
+  cmp -s c1.h5 outputs/data/corpus.h5 && ok "the same import twice: byte-identical corpus.h5" || bad "the same import twice: byte-identical corpus.h5"
+}
+case_split_stable() {
+  own_ompi; fixture w || return
+  local out
+  one import --config t.yaml --format jsonl --input w/jsonl >/dev/null && cp outputs/data/corpus.h5 c1.h5
+  mkdir -p more && cp w/jsonl/a.jsonl more/a.jsonl
+  /usr/bin/python3 -c "import json, random; r = random.Random(1); open('more/b.jsonl','w').write(''.join(json.dumps([r.randrange(299) for _ in range(r.randrange(1, 90))]) + '\n' for _ in range(80)))"
+  one import --config t.yaml --format jsonl --input more >/dev/null
+  out=$(/usr/bin/python3 - c1.h5 outputs/data/corpus.h5 <<'PY'
 import sys, h5py
 def seqs(p):
     f = h5py.File(p, "r"); t, o, s = f["tokens"][()], f["offsets"][()], f["split"][()]
@@ -67,49 +84,60 @@ moved = sum(1 for k in a if b.get(k) != a[k])
 print(f"{len(a)} sequences before, {len(b)} after adding 80 documents, {moved} moved or lost")
 sys.exit(moved != 0)
 PY
-) && ok "split stability: $out" || bad "split stability" "— $out"
+) && ok "split stability: adding documents moves none of the others to another split" "($out)" \
+  || bad "split stability: adding documents moves none of the others to another split" "— $out"
+}
 
 # 3. The corpus's commands and the rules that guard it.
-one import --config t.yaml --format jsonl --input w/jsonl >/dev/null
-expect_rc "reference runs on an imported corpus" 0 one reference --config t.yaml
-expect_rc "a synthetic config refuses an imported corpus.h5" 2 one reference --config t.yaml --set data.source=synthetic
-expect_grep "... naming data.source" 'a corpus of data.source imported, this config has data.source synthetic' "$OUT"
-expect_rc "an imported corpus is stale under other split fractions (data lock)" 2 one reference --config t.yaml --set data.import.test_fraction=0.3
-expect_grep "... and says to run import" 'imported with another config .*run `ddptok import' "$OUT"
-expect_rc "prepare refuses data.source: imported" 2 one prepare --config t.yaml
-expect_rc "import refuses a synthetic config" 2 one import --config "$CONFIGS/tiny.yaml" --format jsonl --input w/jsonl
-expect_rc "a prepared (synthetic) corpus is refused under data.source: imported" 2 \
-  bash -c "'$DDPTOK' prepare --config '$CONFIGS/tiny.yaml' >/dev/null && '$DDPTOK' reference --config '$CONFIGS/tiny.yaml' --set data.source=imported"
-expect_rc "--eot with --format bytes is refused" 2 one import --config t.yaml --format bytes --eot 3 --input w/bytes
-expect_rc "--delimiter with a token format is refused" 2 one import --config t.yaml --format llmc --delimiter x --input w/llmc
-expect_rc "--eot beyond 2^32 - 1 is refused" 2 one import --config t.yaml --format llmc --eot 4294967296 --input w/llmc
-# The separator is never stored: it may lie at V - 1 (GPT-2's 50256 with V = 50257), here 299 with V = 300.
-rm -rf outputs
-expect_rc "--eot V - 1 is accepted (the separator never enters the corpus)" 0 one import --config t.yaml --set data.vocab_size=300 --format llmc --eot 299 --input w/llmc
-witness check llmc w outputs/data/corpus.h5 "${RULES[@]}" >/dev/null && ok "... and the corpus is the same" || bad "--eot V - 1 corpus"
-expect_rc "an unknown --format is refused" 2 one import --config t.yaml --format parquet --input w/llmc
-expect_rc "fractions summing past 1 are refused" 2 one import --config t.yaml --set data.import.test_fraction=0.9 --format jsonl --input w/jsonl
-expect_rc "a corpus without a train sequence is refused" 2 one import --config t.yaml --set data.import.test_fraction=1 --set data.import.validation_fraction=0 --format jsonl --input w/jsonl
-expect_grep "... saying so" 'no train sequence' "$OUT"
+case_imported_corpus_rules() {
+  own_ompi; fixture w || return
+  one import --config t.yaml --format jsonl --input w/jsonl >/dev/null
+  expect_rc "reference runs on an imported corpus" 0 one reference --config t.yaml
+  expect_rc "a synthetic config refuses an imported corpus.h5" 2 one reference --config t.yaml --set data.source=synthetic
+  expect_grep "a synthetic config refuses an imported corpus.h5, naming data.source" 'a corpus of data.source imported, this config has data.source synthetic' "$OUT"
+  expect_rc "an imported corpus is stale under other split fractions (data lock)" 2 one reference --config t.yaml --set data.import.test_fraction=0.3
+  expect_grep "an imported corpus stale under other split fractions: says to run import" 'imported with another config .*run `[^`]*ddptok import' "$OUT"
+  expect_rc "prepare refuses data.source: imported" 2 one prepare --config t.yaml
+  expect_rc "import refuses a synthetic config" 2 one import --config "$CONFIGS/tiny.yaml" --format jsonl --input w/jsonl
+  expect_rc "a prepared (synthetic) corpus is refused under data.source: imported" 2 \
+    bash -c "'$DDPTOK' prepare --config '$CONFIGS/tiny.yaml' >/dev/null && '$DDPTOK' reference --config '$CONFIGS/tiny.yaml' --set data.source=imported"
+  expect_rc "--eot with --format bytes is refused" 2 one import --config t.yaml --format bytes --eot 3 --input w/bytes
+  expect_rc "--delimiter with a token format is refused" 2 one import --config t.yaml --format llmc --delimiter x --input w/llmc
+  expect_rc "--eot beyond 2^32 - 1 is refused" 2 one import --config t.yaml --format llmc --eot 4294967296 --input w/llmc
+  # The separator is never stored: it may lie at V - 1 (GPT-2's 50256 with V = 50257), here 299 with V = 300.
+  rm -rf outputs
+  expect_rc "--eot V - 1 is accepted (the separator never enters the corpus)" 0 one import --config t.yaml --set data.vocab_size=300 --format llmc --eot 299 --input w/llmc
+  witness check llmc w outputs/data/corpus.h5 "${RULES[@]}" >/dev/null && ok "--eot V - 1: the corpus is the same as the witness's" || bad "--eot V - 1: the corpus is the same as the witness's"
+  expect_rc "an unknown --format is refused" 2 one import --config t.yaml --format parquet --input w/llmc
+  expect_rc "fractions summing past 1 are refused" 2 one import --config t.yaml --set data.import.test_fraction=0.9 --format jsonl --input w/jsonl
+  expect_rc "a corpus without a train sequence is refused" 2 one import --config t.yaml --set data.import.test_fraction=1 --set data.import.validation_fraction=0 --format jsonl --input w/jsonl
+  expect_grep "a corpus without a train sequence: refused saying so" 'no train sequence' "$OUT"
+}
 
 # 4. Damaged files: one line naming the file, the offset and the rule; exit 2; no hang.
-n=0
-while IFS='|' read -r name fmt v path words; do
-  err=$(timeout -k 2 20 "$DDPTOK" import --config t.yaml --set data.vocab_size="$v" --format "$fmt" --input "$path" 2>&1 >/dev/null); rc=$?
-  lines=$(printf '%s\n' "$err" | grep -c .)
-  n=$((n + 1))
-  if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qE -- "$words" <<<"$err"; then ok "damaged: $name — ${err#ddptok: error: }"
-  else bad "damaged: $name" "— exit $rc, $lines line(s), expected exit 2 and one line matching /$words/: $err"; fi
-done < w/bad/cases.tsv
-[ "$n" -ge 30 ] && ok "$n damaged files tried" || bad "damaged cases" "— only $n"
+case_damaged_files() {
+  own_ompi; fixture w || return
+  local n=0 name fmt v path words err rc lines
+  while IFS='|' read -r name fmt v path words; do
+    err=$(timeout -k 2 20 "$DDPTOK" import --config t.yaml --set data.vocab_size="$v" --format "$fmt" --input "$path" 2>&1 >/dev/null); rc=$?
+    lines=$(printf '%s\n' "$err" | grep -c .)
+    n=$((n + 1))
+    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qE -- "$words" <<<"$err"; then ok "damaged import input: $name" "— ${err#ddptok: error: }"
+    else bad "damaged import input: $name" "— exit $rc, $lines line(s), expected exit 2 and one line matching /$words/: $err"; fi
+  done < w/bad/cases.tsv
+  [ "$n" -ge 30 ] && ok "damaged import inputs: at least 30 tried" "($n)" || bad "damaged import inputs: at least 30 tried" "— only $n"
+}
 
 # 5. A real corpus end to end: fortunes-min (Debian), byte-level.
 F=/usr/share/games/fortunes
-if [ ! -f "$F/fortunes" ] || [ ! -f "$F/literature" ] || [ ! -f "$F/riddles" ]; then
-  skip "fortunes end to end" "fortunes-min is not installed (run/install-deps.sh --tests installs it)"
-else
-  C="$CONFIGS/fortunes.yaml"
-  FILES=(--input "$F/fortunes" --input "$F/literature" --input "$F/riddles")
+case_fortunes_end_to_end() {
+  if [ ! -f "$F/fortunes" ] || [ ! -f "$F/literature" ] || [ ! -f "$F/riddles" ]; then
+    skip "fortunes end to end" "fortunes-min is not installed (run/install-deps.sh --tests installs it)"; return
+  fi
+  own_ompi
+  local C="$CONFIGS/fortunes.yaml" m base out d
+  local FILES=(--input "$F/fortunes" --input "$F/literature" --input "$F/riddles")
+  local R=(--set train.updates=20 --set train.interrupt_at=10 --set paths.artifacts=resume)
   mkdir -p fort && cd fort
   expect_rc "fortunes: import, byte-level, documents split at \"\\n%\\n\"" 0 one import --config "$C" --format bytes --delimiter '\n%\n' "${FILES[@]}"
   echo "$OUT" | sed 's/^/       /'
@@ -117,12 +145,12 @@ else
   expect_rc "fortunes: parity W=2 on the imported corpus" 0 ddp 2 parity --config "$C"
   echo "$OUT" | tail -7 | sed 's/^/       /'
   m=$(json outputs/parity.json "j['modes']['global-token']['pass'] and all(not j['modes'][m]['pass'] for m in ('global-sequence','mean-of-means','extra-accumulation-division','padding-in-denominator'))")
-  [ "$m" = True ] && ok "fortunes: global-token passes, every negative control rejected" || bad "fortunes parity verdicts" "— $m"
+  [ "$m" = True ] && ok "fortunes: global-token passes, every negative control rejected" || bad "fortunes: global-token passes, every negative control rejected" "— $m"
   if /usr/bin/python3 -c "import torch" 2>/dev/null; then
     expect_rc "fortunes: the PyTorch witness, reading the original files itself, agrees on window 1" 0 \
       timeout -k 5 300 /usr/bin/python3 "$ROOT/tests/torch/witness.py" grad "$C" outputs --bytes '\n%\n' "$F/fortunes" "$F/literature" "$F/riddles"
     echo "$OUT" | grep -E 'window 1|reference.h5|global-token' | sed 's/^/       /'
-    expect_rc "negative control: the same witness with the files in another order disagrees" 1 \
+    expect_rc "fortunes, negative control: the same witness with the files in another order disagrees" 1 \
       timeout -k 5 300 /usr/bin/python3 "$ROOT/tests/torch/witness.py" grad "$C" outputs --bytes '\n%\n' "$F/riddles" "$F/fortunes" "$F/literature"
   else
     skip "fortunes: PyTorch witness" "python3-torch is not installed"
@@ -139,14 +167,12 @@ print(f"test split {b['test_bytes']} bytes: ddptok {bpb:.3f} bits/byte (evaluate
       f"order-0 entropy {b['order0_bits_per_byte']:.3f}, xz -9 {b['xz_bits_per_byte']:.3f}, zstd -19 {b['zstd_bits_per_byte']:.3f}")
 sys.exit(not bpb < b["order0_bits_per_byte"])
 PY
-) && ok "fortunes: bits/byte below the order-0 entropy — $out" || bad "fortunes bits/byte" "— $out"
+) && ok "fortunes: bits/byte below the order-0 entropy" "— $out" || bad "fortunes: bits/byte below the order-0 entropy" "— $out"
   # Exact resume on the imported corpus: 20 updates interrupted at 10 and resumed, against
   # the uninterrupted run (AdamW, dropout 0.1, W = 2), bit for bit.
-  R=(--set train.updates=20 --set train.interrupt_at=10 --set paths.artifacts=resume)
   ddp 2 train --config "$C" "${R[@]}" >/dev/null 2>&1 && ddp 2 train --config "$C" "${R[@]}" --resume latest >/dev/null 2>&1 \
     && ddp 2 train --config "$C" "${R[@]}" --continuous >/dev/null 2>&1 \
     && d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" resume/checkpoints/step-0020 resume/continuous/step-0020) \
-    && ok "fortunes: interrupted at 10 and resumed, bit-identical to the uninterrupted step-20 run ($d)" || bad "fortunes resume" "— ${d:-a train failed}"
-  cd ..
-fi
-cd "$ROOT"; rm -rf "$W"
+    && ok "fortunes: interrupted at 10 and resumed, bit-identical to the uninterrupted step-20 run" "($d)" \
+    || bad "fortunes: interrupted at 10 and resumed, bit-identical to the uninterrupted step-20 run" "— ${d:-a train failed}"
+}

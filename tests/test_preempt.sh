@@ -3,117 +3,157 @@
 # run, bit-identical to an uninterrupted one. Also: --resume auto starts fresh without a
 # checkpoint, ends 0 on a finished lineage, skips a damaged newest checkpoint; a killed
 # --continuous lineage resumes; a lineage with checkpoints is not restarted by accident.
-W=$(workdir); cd "$W"
 cfg="$CONFIGS/minimum.yaml"
 long=(--set train.updates=200 --set train.interrupt_at=0)
-one prepare --config "$cfg" "${long[@]}" >/dev/null
-expect_rc "uninterrupted 200 updates" 0 ddp 2 train --config "$cfg" "${long[@]}" --set paths.artifacts=full
-rm -f outputs/train/interrupted.jsonl
-# mpirun itself in the background (not under `timeout`, which would not pass SIGUSR1 on),
-# with a watchdog so no hang survives.
-mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --resume auto > run1.txt 2>&1 &
-pid=$!
-( sleep 120; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
-wait_lines outputs/train/interrupted.jsonl 20 30  # ~20 updates logged
-kill -USR1 "$pid"
-wait "$pid"; rc=$?
-kill "$dog" 2>/dev/null
-step=$(ls -d artifacts/checkpoints/step-* 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1)
-[ "$rc" -eq 75 ] && [ -n "$step" ] && [ "$step" -lt 200 ] && ok "SIGUSR1 to mpirun: every rank checkpointed at step $step and the job exited 75" \
-  || { bad "preemption" "— exit $rc, checkpoint '$step'"; tail -5 run1.txt; }
-n=$(grep -c 'stop requested' run1.txt)
-[ "$n" -eq 1 ] && ok "... announced once (rank 0), both ranks stopped at the same window" || bad "stop announcement" "— $n"
-expect_rc "--resume auto continues from step $step" 0 ddp 2 train --config "$cfg" "${long[@]}" --resume auto
-expect_grep "... from the newest checkpoint" "steps $((step + 1))\.\.200" "$OUT"
-d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0200 full/checkpoints/step-0200) \
-  && ok "preempted + resumed step-200 model bit-identical to the uninterrupted one (max |dtheta| = $d)" || bad "preempted run differs" "— $d"
+fixture_prepared_long() { one prepare --config "$cfg" "${long[@]}" >/dev/null; }
+case_sigusr1_mid_run() {
+  fixture prepared_long || return
+  expect_rc "preempt: uninterrupted 200 updates" 0 ddp 2 train --config "$cfg" "${long[@]}" --set paths.artifacts=full
+  rm -f outputs/train/interrupted.jsonl
+  # mpirun itself in the background (not under `timeout`, which would not pass SIGUSR1 on),
+  # with a watchdog so no hang survives.
+  mpirun -np 2 "$DDPTOK" train --config "$cfg" "${long[@]}" --resume auto > run1.txt 2>&1 &
+  local pid=$! dog rc step n d
+  ( sleep 120; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+  wait_lines outputs/train/interrupted.jsonl 20 30  # ~20 updates logged
+  kill -USR1 "$pid"
+  wait "$pid"; rc=$?
+  kill "$dog" 2>/dev/null
+  step=$(ls -d artifacts/checkpoints/step-* 2>/dev/null | sed 's/.*step-0*//' | sort -n | tail -1)
+  [ "$rc" -eq 75 ] && [ -n "$step" ] && [ "$step" -lt 200 ] && ok "SIGUSR1 to mpirun mid-run: every rank checkpointed and the job exited 75" "(step $step)" \
+    || { bad "SIGUSR1 to mpirun mid-run: every rank checkpointed and the job exited 75" "— exit $rc, checkpoint '$step'"; tail -5 run1.txt; }
+  n=$(grep -c 'stop requested' run1.txt)
+  [ "$n" -eq 1 ] && ok "SIGUSR1 to mpirun mid-run: the stop announced once (rank 0), both ranks stopped at the same window" \
+    || bad "SIGUSR1 to mpirun mid-run: the stop announced once (rank 0), both ranks stopped at the same window" "— $n"
+  expect_rc "preempted run: --resume auto continues from the checkpoint" 0 ddp 2 train --config "$cfg" "${long[@]}" --resume auto
+  expect_grep "preempted run: --resume auto continues from the newest checkpoint (step $step)" "steps $((step + 1))\.\.200" "$OUT"
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0200 full/checkpoints/step-0200) \
+    && ok "preempted + resumed step-200 model bit-identical to the uninterrupted one" "(max |dtheta| = $d)" || bad "preempted + resumed step-200 model bit-identical to the uninterrupted one" "— $d"
+}
 # SIGUSR1 at any moment after run/ddprun starts (its first line traps it): ddprun writes its
 # stop file instead of passing the signal to mpirun (which forwards it at once: in its first
 # ~0.1 s the old ddprun died of it, exit 138, and under plain mpirun a rank still loading
 # does, or the signal is lost). Every trial must end 75 with an intact checkpoint: the run
 # (2000 updates, >1 s here) is far longer than the spread, so no signal comes after its last window.
-sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0
-     --set train.updates=$((SIGNAL_SPREAD_MS > 200 ? SIGNAL_SPREAD_MS * 10 : 2000)))
-one prepare "${sig[@]}" >/dev/null
-outcomes=() good=0
-for ((i = 0; i < SIGNAL_TRIALS; i++)); do
-  d=$(signal_delay $i $SIGNAL_TRIALS)
-  DDPRUN_QUIET=1 "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=sig-$i >sig-$i.txt 2>&1 &
-  pid=$!
-  ( sleep 90; kill -TERM "$pid"; sleep 5; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
-  trap_up "$pid"; sleep_ms "$d"; kill -USR1 "$pid"
-  wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
-  one check-checkpoints "${sig[@]}" --set paths.artifacts=sig-$i >/dev/null 2>&1; ck=$?
-  n=$(ls -d sig-$i/checkpoints/step-* 2>/dev/null | wc -l)
-  outcomes+=("${d}ms:$rc")
-  if [ $rc -eq 75 ] && [ $ck -eq 0 ] && [ "$n" -ge 1 ]; then good=$((good + 1)); rm -rf sig-$i sig-$i.txt
-  else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck, $n checkpoint(s):"; grep -v '^ ' sig-$i.txt | head -5 | sed 's/^/         /'; fi
-done
-[ $good -eq "$SIGNAL_TRIALS" ] \
-  && ok "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" \
-  || bad "SIGUSR1 early under run/ddprun" "— $good of $SIGNAL_TRIALS exit 75 with an intact checkpoint (delay:exit ${outcomes[*]})"
-expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto
-expect_grep "... at step 1" 'steps 1\.\.3' "$OUT"
-expect_rc "--resume latest without a checkpoint is an error" 2 ddp 2 train --config "$cfg" --set paths.artifacts=none --resume latest
+case_sigusr1_early_ddprun() {
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0
+             --set train.updates=$((SIGNAL_SPREAD_MS > 200 ? SIGNAL_SPREAD_MS * 10 : 2000)))
+  local outcomes=() good=0 i d pid dog rc ck n
+  one prepare "${sig[@]}" >/dev/null
+  for ((i = 0; i < SIGNAL_TRIALS; i++)); do
+    d=$(signal_delay $i $SIGNAL_TRIALS)
+    DDPRUN_QUIET=1 "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=sig-$i >sig-$i.txt 2>&1 &
+    pid=$!
+    ( sleep 90; kill -TERM "$pid"; sleep 5; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+    trap_up "$pid"; sleep_ms "$d"; kill -USR1 "$pid"
+    wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+    one check-checkpoints "${sig[@]}" --set paths.artifacts=sig-$i >/dev/null 2>&1; ck=$?
+    n=$(ls -d sig-$i/checkpoints/step-* 2>/dev/null | wc -l)
+    outcomes+=("${d}ms:$rc")
+    if [ $rc -eq 75 ] && [ $ck -eq 0 ] && [ "$n" -ge 1 ]; then good=$((good + 1)); rm -rf sig-$i sig-$i.txt
+    else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck, $n checkpoint(s):"; grep -v '^ ' sig-$i.txt | head -5 | sed 's/^/         /'; fi
+  done
+  [ $good -eq "$SIGNAL_TRIALS" ] \
+    && ok "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" \
+    || bad "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" "— $good of $SIGNAL_TRIALS (delay:exit ${outcomes[*]})"
+}
+case_resume_auto_fresh() {
+  fixture prepared_long || return
+  expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto
+  expect_grep "--resume auto without a checkpoint starts at step 1" 'steps 1\.\.3' "$OUT"
+}
+case_resume_latest_none() {
+  fixture prepared_long || return
+  expect_rc "--resume latest without a checkpoint is an error" 2 ddp 2 train --config "$cfg" --set paths.artifacts=none --resume latest
+}
 # Requeue policy and lineages (tiny config, docs/checkpoints.md "Requeue and lineages").
 t=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq)
-one prepare "${t[@]}" >/dev/null
+fixture_rq() { one prepare "${t[@]}" >/dev/null; }
 ck() { /usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$1" "$2"; }
 # SIGUSR1 in the last window (U = 1, the signal as soon as both ranks exist, during their
 # start-up: the first window is the last): exit 75 with step U published; the requeued job (--resume auto) then ends 0.
-u1=("${t[@]}" --set train.updates=1 --set train.interrupt_at=0 --set paths.artifacts=rq1)
-mpirun -np 2 "$DDPTOK" train "${u1[@]}" > last.txt 2>&1 &
-pid=$!
-( sleep 60; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
-ranks_up "^$DDPTOK train" 2; kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
-[ $rc -eq 75 ] && [ -f rq1/checkpoints/step-0001/SHA256SUMS ] && ok "SIGUSR1 in the last window: exit 75 with step U = 1 published" \
-  || { bad "SIGUSR1 in the last window" "— exit $rc, $(ls rq1/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^ ' last.txt | head -3; }
-expect_rc "... the requeued job (--resume auto) ends 0" 0 ddp 2 train "${u1[@]}" --resume auto
-expect_grep "... saying the lineage is finished" '^train: rq1/checkpoints/step-0001 is step 1 of 1: this lineage is finished, nothing to do' "$OUT"
+case_sigusr1_last_window() {
+  fixture rq || return
+  local u1=("${t[@]}" --set train.updates=1 --set train.interrupt_at=0 --set paths.artifacts=rq1) pid dog rc
+  mpirun -np 2 "$DDPTOK" train "${u1[@]}" > last.txt 2>&1 &
+  pid=$!
+  ( sleep 60; kill -9 "$pid" ) >/dev/null 2>&1 & dog=$!
+  ranks_up "^$DDPTOK train" 2; kill -USR1 "$pid"; wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+  [ $rc -eq 75 ] && [ -f rq1/checkpoints/step-0001/SHA256SUMS ] && ok "SIGUSR1 in the last window: exit 75 with step U = 1 published" \
+    || { bad "SIGUSR1 in the last window: exit 75 with step U = 1 published" "— exit $rc, $(ls rq1/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^ ' last.txt | head -3; }
+  expect_rc "SIGUSR1 in the last window: the requeued job (--resume auto) ends 0" 0 ddp 2 train "${u1[@]}" --resume auto
+  expect_grep "SIGUSR1 in the last window: the requeued job says the lineage is finished" '^train: rq1/checkpoints/step-0001 is step 1 of 1: this lineage is finished, nothing to do' "$OUT"
+}
 # A damaged or empty newest checkpoint: --resume auto and latest skip it with one warning
 # line and resume from the newest intact one; the result equals the undamaged run's.
 a=("${t[@]}" --set paths.artifacts=rq2)
-ddp 2 train "${a[@]}" >/dev/null 2>&1 && ddp 2 train "${a[@]}" --resume latest >/dev/null 2>&1
-cp -r rq2/checkpoints/step-0012 good12
-head -c 1000 good12/rank-0001.h5 > rq2/checkpoints/step-0012/rank-0001.h5
-expect_rc "a truncated rank file in the newest checkpoint: --resume auto resumes the one before" 0 ddp 2 train "${a[@]}" --resume auto
-[ "$(grep -c warning <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: rank 1: warning: rq2/checkpoints/step-0012 skipped (damaged): .*rank-0001.h5: ' <<<"$OUT" \
-  && grep -q 'steps 7\.\.12' <<<"$OUT" && ok "... one warning line naming it, then steps 7..12" || { bad "damaged newest: messages"; grep -v '^ ' <<<"$OUT" | head -4; }
-d=$(ck rq2/checkpoints/step-0012 good12) && ok "... step-0012 bit-identical to the undamaged one (max |dtheta| = $d)" || bad "resume past a damaged checkpoint differs" "— $d"
-rm -rf rq2/checkpoints/step-0012; mkdir rq2/checkpoints/step-0012
-expect_rc "an empty newest step directory: --resume latest resumes the one before" 0 ddp 2 train "${a[@]}" --resume latest
-[ "$(grep -c warning <<<"$OUT")" -eq 1 ] && grep -qE 'warning: rq2/checkpoints/step-0012 skipped \(damaged\): rq2/checkpoints/step-0012/(SHA256SUMS|rank-000[01].h5): (missing|cannot open)' <<<"$OUT" \
-  && ok "... one warning line" || { bad "empty newest: messages"; grep -v '^ ' <<<"$OUT" | head -4; }
-d=$(ck rq2/checkpoints/step-0012 good12) && ok "... step-0012 bit-identical again" || bad "resume past an empty checkpoint differs" "— $d"
-rm -rf rq2/checkpoints/step-0012; head -c 1000 good12/rank-0000.h5 > rq2/checkpoints/step-0006/rank-0000.h5
-expect_rc "no intact checkpoint at all: --resume auto refused" 2 ddp 2 train "${a[@]}" --resume auto
-expect_grep "... saying so and what to do" 'no intact checkpoint under rq2/checkpoints .*--fresh' "$OUT"
+fixture_rq2() { fixture rq && ddp 2 train "${a[@]}" >/dev/null 2>&1 && ddp 2 train "${a[@]}" --resume latest >/dev/null 2>&1; }  # steps 6 and 12
+case_damaged_newest() {
+  fixture rq2 || return
+  local d
+  cp -r rq2/checkpoints/step-0012 good12
+  head -c 1000 good12/rank-0001.h5 > rq2/checkpoints/step-0012/rank-0001.h5
+  expect_rc "a truncated rank file in the newest checkpoint: --resume auto resumes the one before" 0 ddp 2 train "${a[@]}" --resume auto
+  [ "$(grep -c warning <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: rank 1: warning: rq2/checkpoints/step-0012 skipped (damaged): .*rank-0001.h5: ' <<<"$OUT" \
+    && grep -q 'steps 7\.\.12' <<<"$OUT" && ok "a damaged newest checkpoint: one warning line naming it, then steps 7..12" \
+    || { bad "a damaged newest checkpoint: one warning line naming it, then steps 7..12"; grep -v '^ ' <<<"$OUT" | head -4; }
+  d=$(ck rq2/checkpoints/step-0012 good12) && ok "a damaged newest checkpoint skipped: step-0012 bit-identical to the undamaged one" "(max |dtheta| = $d)" \
+    || bad "a damaged newest checkpoint skipped: step-0012 bit-identical to the undamaged one" "— $d"
+}
+case_empty_newest() {
+  fixture rq2 || return
+  local d
+  cp -r rq2/checkpoints/step-0012 good12
+  rm -rf rq2/checkpoints/step-0012; mkdir rq2/checkpoints/step-0012
+  expect_rc "an empty newest step directory: --resume latest resumes the one before" 0 ddp 2 train "${a[@]}" --resume latest
+  [ "$(grep -c warning <<<"$OUT")" -eq 1 ] && grep -qE 'warning: rq2/checkpoints/step-0012 skipped \(damaged\): rq2/checkpoints/step-0012/(SHA256SUMS|rank-000[01].h5): (missing|cannot open)' <<<"$OUT" \
+    && ok "an empty newest step directory: one warning line" || { bad "an empty newest step directory: one warning line"; grep -v '^ ' <<<"$OUT" | head -4; }
+  d=$(ck rq2/checkpoints/step-0012 good12) && ok "an empty newest step directory skipped: step-0012 bit-identical to the undamaged one" "(max |dtheta| = $d)" \
+    || bad "an empty newest step directory skipped: step-0012 bit-identical to the undamaged one" "— $d"
+}
+case_no_intact() {
+  fixture rq2 || return
+  rm -rf rq2/checkpoints/step-0012
+  head -c 1000 rq2/checkpoints/step-0006/rank-0000.h5 > r0 && mv r0 rq2/checkpoints/step-0006/rank-0000.h5
+  expect_rc "no intact checkpoint at all: --resume auto refused" 2 ddp 2 train "${a[@]}" --resume auto
+  expect_grep "no intact checkpoint at all: refused saying so and what to do" 'no intact checkpoint under rq2/checkpoints .*--fresh' "$OUT"
+}
 # A killed --continuous lineage (checkpoints every 3 steps, killed after step 6):
 # `train --continuous --resume latest` continues it, bit-identical to the whole run.
-c=("${t[@]}" --set paths.artifacts=rq3 --set train.checkpoint_every=3)
-ddp 2 train "${c[@]}" --continuous >/dev/null 2>&1
-cp -r rq3/continuous/step-0012 cont12; rm -rf rq3/continuous/step-0009 rq3/continuous/step-0012
-expect_rc "a killed --continuous lineage: --continuous --resume latest continues it" 0 ddp 2 train "${c[@]}" --continuous --resume latest
-expect_grep "... from step 6" 'train \(continuous\): .* steps 7\.\.12 of 12' "$OUT"
-d=$(ck rq3/continuous/step-0012 cont12) && ok "... step-0012 bit-identical to the uninterrupted continuous run (max |dtheta| = $d)" || bad "continuous resume differs" "— $d"
+case_continuous_killed() {
+  fixture rq || return
+  local c=("${t[@]}" --set paths.artifacts=rq3 --set train.checkpoint_every=3) d
+  ddp 2 train "${c[@]}" --continuous >/dev/null 2>&1
+  cp -r rq3/continuous/step-0012 cont12; rm -rf rq3/continuous/step-0009 rq3/continuous/step-0012
+  expect_rc "a killed --continuous lineage: --continuous --resume latest continues it" 0 ddp 2 train "${c[@]}" --continuous --resume latest
+  expect_grep "a killed --continuous lineage: continued from step 6" 'train \(continuous\): .* steps 7\.\.12 of 12' "$OUT"
+  d=$(ck rq3/continuous/step-0012 cont12) && ok "a killed --continuous lineage continued: step-0012 bit-identical to the uninterrupted continuous run" "(max |dtheta| = $d)" \
+    || bad "a killed --continuous lineage continued: step-0012 bit-identical to the uninterrupted continuous run" "— $d"
+}
 # Lineage safety: a second plain `train` on a lineage with checkpoints is refused before
 # anything is written; --fresh moves the old checkpoints aside (untouched) and starts
 # over. Logs are per run: the earlier run's JSONL and rank logs are moved aside, not
 # overwritten or appended to.
 l=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=rq4o --set paths.artifacts=rq4)
-one prepare "${l[@]}" >/dev/null && ddp 2 train "${l[@]}" >/dev/null 2>&1
-sums=$(cd rq4/checkpoints/step-0006 && sha256sum *)
-expect_rc "a second train on a lineage with checkpoints is refused" 2 ddp 2 train "${l[@]}"
-expect_grep "... naming it and the choices" '^ddptok: ranks? [0-9,-]+: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it: run `[^`]* train --config [^`]*tiny.yaml --set paths.outputs=rq4o --set paths.artifacts=rq4 --resume latest`; or start over: run `[^`]* --fresh`' "$OUT"
-[ "$(ls rq4o/train)" = interrupted.jsonl ] && [ "$(cd rq4/checkpoints/step-0006 && sha256sum *)" = "$sums" ] \
-  && ok "... nothing written: the checkpoint and the log are untouched" || bad "refused run wrote something" "— $(ls rq4o/train | tr '\n' ' ')"
-expect_rc "train --fresh starts over" 0 ddp 2 train "${l[@]}" --fresh
-expect_grep "... moving the old checkpoints aside" '^train: --fresh: the 1 checkpoint\(s\) of rq4/checkpoints moved aside to rq4/checkpoints.old-[0-9]{8}T[0-9]{6}Z/' "$OUT"
-aside=$(ls -d rq4/checkpoints.old-* | head -1)
-[ "$(cd "$aside"/step-0006 && sha256sum *)" = "$sums" ] && [ -f rq4/checkpoints/step-0006/SHA256SUMS ] \
-  && ok "... the old step-0006 byte for byte under $aside, a new one published" || bad "--fresh lost or damaged the old lineage"
-n_old=$(cat rq4o/train/interrupted.2*.jsonl 2>/dev/null | wc -l); n_new=$(wc -l < rq4o/train/interrupted.jsonl)
-r_old=$(cat rq4o/logs/interrupted/rank-1.2*.log 2>/dev/null | wc -l); r_new=$(wc -l < rq4o/logs/interrupted/rank-1.log)
-[ "$n_old $n_new $r_old $r_new" = "6 6 6 6" ] && ok "logs per run: the earlier run's JSONL and rank log moved aside (6 lines each), the new run's hold its own 6" \
-  || bad "logs per run" "— old/new JSONL $n_old/$n_new, rank log $r_old/$r_new"
-cd "$ROOT"; rm -rf "$W"
+fixture_rq4() { one prepare "${l[@]}" >/dev/null && ddp 2 train "${l[@]}" >/dev/null 2>&1; }
+case_second_train_refused() {
+  fixture rq4 || return
+  local sums; sums=$(cd rq4/checkpoints/step-0006 && sha256sum *)
+  expect_rc "a second train on a lineage with checkpoints is refused" 2 ddp 2 train "${l[@]}"
+  expect_grep "a second train on a lineage: refused naming it and the choices" '^ddptok: ranks? [0-9,-]+: error: rq4/checkpoints already holds 1 checkpoint\(s\), the newest step-0006: continue it: run `[^`]* train --config [^`]*tiny.yaml --set paths.outputs=rq4o --set paths.artifacts=rq4 --resume latest`; or start over: run `[^`]* --fresh`' "$OUT"
+  [ "$(ls rq4o/train)" = interrupted.jsonl ] && [ "$(cd rq4/checkpoints/step-0006 && sha256sum *)" = "$sums" ] \
+    && ok "a second train on a lineage: nothing written, the checkpoint and the log untouched" || bad "a second train on a lineage: nothing written, the checkpoint and the log untouched" "— $(ls rq4o/train | tr '\n' ' ')"
+}
+case_fresh() {
+  fixture rq4 || return
+  local sums aside n_old n_new r_old r_new; sums=$(cd rq4/checkpoints/step-0006 && sha256sum *)
+  expect_rc "train --fresh starts over" 0 ddp 2 train "${l[@]}" --fresh
+  expect_grep "train --fresh moves the old checkpoints aside" '^train: --fresh: the 1 checkpoint\(s\) of rq4/checkpoints moved aside to rq4/checkpoints.old-[0-9]{8}T[0-9]{6}Z/' "$OUT"
+  aside=$(ls -d rq4/checkpoints.old-* | head -1)
+  [ "$(cd "$aside"/step-0006 && sha256sum *)" = "$sums" ] && [ -f rq4/checkpoints/step-0006/SHA256SUMS ] \
+    && ok "train --fresh: the old step-0006 byte for byte aside, a new one published" "($aside)" || bad "train --fresh: the old step-0006 byte for byte aside, a new one published"
+  n_old=$(cat rq4o/train/interrupted.2*.jsonl 2>/dev/null | wc -l); n_new=$(wc -l < rq4o/train/interrupted.jsonl)
+  r_old=$(cat rq4o/logs/interrupted/rank-1.2*.log 2>/dev/null | wc -l); r_new=$(wc -l < rq4o/logs/interrupted/rank-1.log)
+  [ "$n_old $n_new $r_old $r_new" = "6 6 6 6" ] && ok "logs per run: the earlier run's JSONL and rank log moved aside (6 lines each), the new run's hold its own 6" \
+    || bad "logs per run: the earlier run's JSONL and rank log moved aside (6 lines each), the new run's hold its own 6" "— old/new JSONL $n_old/$n_new, rank log $r_old/$r_new"
+}

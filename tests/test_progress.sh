@@ -2,19 +2,21 @@
 # train.log_every (every step for short runs), the end-of-run summary, the same figures in
 # the JSONL (the SPEC keys first, unchanged), timestamps in the rank logs, and a progress
 # line for long single-process work (none for short work).
-W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
-one prepare --config "$cfg" >/dev/null
-expect_rc "train (6 steps)" 0 ddp 2 train --config "$cfg"
-n=$(grep -cE '^  step +[0-9]+/12  loss [0-9.]+  tokens +[0-9]+ +[0-9]+ tokens/s +[0-9.]+ ms/step  ETA [0-9:.]+s?$' <<<"$OUT")
-[ "$n" -eq 6 ] && ok "a short run prints a progress line for every step: step/U, loss, tokens, tokens/s, ms/step, ETA ($n lines)" \
-  || { bad "progress lines" "— $n of 6 lines match:"; echo "$OUT" | head -8 | sed 's/^/       /'; }
-expect_grep "... step 6 of 12 is shown as 6/12" '^  step  6/12  loss ' "$OUT"
-expect_grep "the end-of-run summary: steps, wall time, tokens/s, ms/step, final loss" \
-  '^train \(interrupted\): summary: 6 steps \(1\.\.6 of 12\) in [0-9.:]+s?, [0-9]+ tokens/s, [0-9.]+ ms/step, final loss [0-9.]+$' "$OUT"
-last=$(grep -o 'loss [0-9.]*$' <<<"$OUT"); step6=$(grep '^  step  6/12' <<<"$OUT" | grep -o 'loss [0-9.]*')
-[ -n "$last" ] && [ "$last" = "$step6" ] && ok "... its final loss is step 6's ($last)" || bad "summary loss '$last' vs step 6 '$step6'"
-/usr/bin/python3 - outputs/train/interrupted.jsonl <<'PY' && ok "JSONL: the SPEC keys first and unchanged, then updates, elapsed, tokens_per_s, ms_per_step, eta_seconds, time (consistent)" || bad "JSONL progress fields"
+fixture_prepared() { one prepare --config "$cfg" >/dev/null; }
+case_train_progress() {
+  fixture prepared || return
+  local n last step6
+  expect_rc "progress: train (6 steps)" 0 ddp 2 train --config "$cfg"
+  n=$(grep -cE '^  step +[0-9]+/12  loss [0-9.]+  tokens +[0-9]+ +[0-9]+ tokens/s +[0-9.]+ ms/step  ETA [0-9:.]+s?$' <<<"$OUT")
+  [ "$n" -eq 6 ] && ok "a short run prints a progress line for every step: step/U, loss, tokens, tokens/s, ms/step, ETA" "($n lines)" \
+    || { bad "a short run prints a progress line for every step: step/U, loss, tokens, tokens/s, ms/step, ETA" "— $n of 6 lines match:"; echo "$OUT" | head -8 | sed 's/^/       /'; }
+  expect_grep "progress: step 6 of 12 is shown as 6/12" '^  step  6/12  loss ' "$OUT"
+  expect_grep "progress: the end-of-run summary: steps, wall time, tokens/s, ms/step, final loss" \
+    '^train \(interrupted\): summary: 6 steps \(1\.\.6 of 12\) in [0-9.:]+s?, [0-9]+ tokens/s, [0-9.]+ ms/step, final loss [0-9.]+$' "$OUT"
+  last=$(grep -o 'loss [0-9.]*$' <<<"$OUT"); step6=$(grep '^  step  6/12' <<<"$OUT" | grep -o 'loss [0-9.]*')
+  [ -n "$last" ] && [ "$last" = "$step6" ] && ok "progress: the summary's final loss is step 6's" "($last)" || bad "progress: the summary's final loss is step 6's" "— summary '$last', step 6 '$step6'"
+  /usr/bin/python3 - outputs/train/interrupted.jsonl <<'PY' && ok "progress JSONL: the SPEC keys first and unchanged, then updates, elapsed, tokens_per_s, ms_per_step, eta_seconds, time (consistent)" || bad "progress JSONL: the SPEC keys first and unchanged, then updates, elapsed, tokens_per_s, ms_per_step, eta_seconds, time (consistent)"
 import json, sys, datetime
 lines = [json.loads(l) for l in open(sys.argv[1])]
 assert [l["step"] for l in lines] == list(range(1, 7)), "steps"
@@ -30,24 +32,37 @@ assert abs(last["ms_per_step"] - 1e3 * last["elapsed"] / 6) < 1e-2, last
 assert last["eta_seconds"] == 0 and lines[0]["eta_seconds"] > 0
 assert all(a["elapsed"] <= b["elapsed"] for a, b in zip(lines, lines[1:]))
 PY
-grep -qE '^time=20[0-9-]{8}T[0-9:]{8}\.[0-9]{3}Z run=interrupted rank=1 step=1 ' outputs/logs/interrupted/rank-1.log \
-  && ok "rank logs: every line starts with a UTC timestamp" || { bad "rank log timestamps"; head -2 outputs/logs/interrupted/rank-1.log; }
+  grep -qE '^time=20[0-9-]{8}T[0-9:]{8}\.[0-9]{3}Z run=interrupted rank=1 step=1 ' outputs/logs/interrupted/rank-1.log \
+    && ok "rank logs: every line starts with a UTC timestamp" || { bad "rank logs: every line starts with a UTC timestamp"; head -2 outputs/logs/interrupted/rank-1.log; }
+}
 # A configured interval: every 4th step, plus the first and the last.
-expect_rc "train --continuous with train.log_every=4" 0 ddp 2 train --config "$cfg" --continuous --set train.log_every=4
-steps=$(grep -oE '^  step +[0-9]+' <<<"$OUT" | awk '{print $2}' | tr '\n' ' ')
-[ "$steps" = "1 4 8 12 " ] && ok "... prints steps 1 4 8 12" || bad "log_every=4 printed steps '$steps'"
+case_log_every() {
+  fixture prepared || return
+  local steps
+  expect_rc "train --continuous with train.log_every=4" 0 ddp 2 train --config "$cfg" --continuous --set train.log_every=4
+  steps=$(grep -oE '^  step +[0-9]+' <<<"$OUT" | awk '{print $2}' | tr '\n' ' ')
+  [ "$steps" = "1 4 8 12 " ] && ok "train.log_every=4 prints steps 1 4 8 12" || bad "train.log_every=4 prints steps 1 4 8 12" "— printed '$steps'"
+}
 # Negative control: the automatic interval of a long run is not every step.
-one prepare --config "$cfg" --set train.updates=60 --set paths.outputs=o60 >/dev/null
-OUT=$(ddp 2 train --config "$cfg" --continuous --set train.updates=60 --set paths.outputs=o60 --set paths.artifacts=a60 2>&1)
-n=$(grep -c '^  step ' <<<"$OUT")
-[ "$n" -ge 15 ] && [ "$n" -le 22 ] && ok "a 60-step run prints about 20 progress lines, not 60 ($n)" || bad "60-step run printed $n progress lines"
+case_auto_interval() {
+  local n
+  one prepare --config "$cfg" --set train.updates=60 --set paths.outputs=o60 >/dev/null
+  OUT=$(ddp 2 train --config "$cfg" --continuous --set train.updates=60 --set paths.outputs=o60 --set paths.artifacts=a60 2>&1)
+  n=$(grep -c '^  step ' <<<"$OUT")
+  [ "$n" -ge 15 ] && [ "$n" -le 22 ] && ok "a 60-step run prints about 20 progress lines, not 60" "($n)" || bad "a 60-step run prints about 20 progress lines, not 60" "— $n"
+}
 # Long single-process work shows progress; short work does not.
-OUT=$(one prepare --config "$cfg" 2>&1)
-! grep -q '%' <<<"$OUT" && ok "a short prepare prints no progress line" || bad "short prepare printed progress"
-OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one prepare --config "$cfg" --set data.splits.train=200000 --set paths.outputs=big 2>&1)
-expect_grep "a long prepare (here: a line every 1 ms instead of 2 s) prints progress lines" '^  corpus: sequences: [0-9]+/200040 \([0-9]+ %\), ETA ' "$OUT"
-ev=(--set data.splits.test=20000 --set paths.outputs=oev --set paths.artifacts=aev)
-one prepare --config "$cfg" "${ev[@]}" >/dev/null; ddp 2 train --config "$cfg" "${ev[@]}" --continuous >/dev/null 2>&1
-OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one evaluate --config "$cfg" "${ev[@]}" --checkpoint aev/continuous/step-0012 2>&1)
-expect_grep "evaluate shows its progress too" '^  evaluate: sequences: [0-9]+/20104 ' "$OUT"
-cd "$ROOT"; rm -rf "$W"
+case_short_prepare() {
+  OUT=$(one prepare --config "$cfg" 2>&1)
+  ! grep -q '%' <<<"$OUT" && ok "a short prepare prints no progress line" || bad "a short prepare prints no progress line"
+}
+case_long_prepare() {
+  OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one prepare --config "$cfg" --set data.splits.train=200000 --set paths.outputs=big 2>&1)
+  expect_grep "a long prepare (here: a line every 1 ms instead of 2 s) prints progress lines" '^  corpus: sequences: [0-9]+/200040 \([0-9]+ %\), ETA ' "$OUT"
+}
+case_evaluate_progress() {
+  local ev=(--set data.splits.test=20000 --set paths.outputs=oev --set paths.artifacts=aev)
+  one prepare --config "$cfg" "${ev[@]}" >/dev/null; ddp 2 train --config "$cfg" "${ev[@]}" --continuous >/dev/null 2>&1
+  OUT=$(DDPTOK_PROGRESS_SECONDS=0.001 one evaluate --config "$cfg" "${ev[@]}" --checkpoint aev/continuous/step-0012 2>&1)
+  expect_grep "evaluate shows its progress too" '^  evaluate: sequences: [0-9]+/20104 ' "$OUT"
+}

@@ -6,67 +6,89 @@
 # by the format-1 binary) resumes to the same bits as its own state rewritten in the current
 # format (tests/reseal_ckpt.py). The factored first layer resumes bit-exactly, and its
 # checkpoints resume under the dense one.
-W=$(workdir); cd "$W"
 cfg="$CONFIGS/tiny.yaml"
-resume_case() {  # NP SETS...   (PARTS: the state parts whose omission must show; LABEL: the case's name)
+W3=(--set train.world_size=3 --set train.rank_bands=auto)
+adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.01 --set train.optimizer.weight_decay=0.1)
+cmp_ckpt() { /usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$@"; }
+resume_case() {  # NP SETS...   (PARTS: the state parts whose omission must show; LABEL: the checks' names start with it)
   local np=$1; shift
-  local parts=${PARTS:-rng momentum sampler} label=${LABEL:-W=$np}
+  local parts=${PARTS:-rng momentum sampler} label=${LABEL:-exact resume W=$np} d part
   rm -rf outputs artifacts
   one prepare --config "$cfg" "$@" >/dev/null
   expect_rc "$label: train (interrupted at 6)" 0 ddp $np train --config "$cfg" "$@" || return
-  [ -f artifacts/checkpoints/step-0006/rank-0000.h5 ] && [ ! -e artifacts/checkpoints/step-0006.tmp ] && ok "$label: step-0006 published, no temporary left" || bad "$label: checkpoint layout"
+  [ -f artifacts/checkpoints/step-0006/rank-0000.h5 ] && [ ! -e artifacts/checkpoints/step-0006.tmp ] && ok "$label: step-0006 published, no temporary left" \
+    || bad "$label: step-0006 published, no temporary left"
   expect_rc "$label: train --continuous" 0 ddp $np train --config "$cfg" "$@" --continuous || return
   expect_rc "$label: train --resume step-0006" 0 ddp $np train --config "$cfg" "$@" --resume artifacts/checkpoints/step-0006 || return
-  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
-    && ok "$label: resumed step-12 model and optimizer state bit-identical to continuous (max |dtheta| = $d)" || bad "$label: resume differs" "— max |dtheta| = $d"
+  d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+    && ok "$label: resumed step-12 model and optimizer state bit-identical to continuous" "(max |dtheta| = $d)" \
+    || bad "$label: resumed step-12 model and optimizer state bit-identical to continuous" "— max |dtheta| = $d"
   # Logged losses of steps 7..12 equal too (the same windows, the same masks).
   if diff <(sed -E 's/, "seconds".*//' outputs/train/resumed.jsonl) <(sed -E 's/, "seconds".*//' outputs/train/continuous.jsonl | tail -n +7) >/dev/null; then
     ok "$label: resumed log lines equal the continuous run's steps 7..12"
-  else bad "$label: resumed log differs"; fi
+  else bad "$label: resumed log lines equal the continuous run's steps 7..12"; fi
   for part in $parts; do
     rm -rf artifacts/checkpoints/step-0012
     DDPTOK_TEST_RESUME_SKIP=$part ddp $np train --config "$cfg" "$@" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
-    d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
-      && bad "$label: a resume without the $part state still matched" || ok "$label: negative control — resume without the $part state differs (max |dtheta| = $d)"
+    d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+      && bad "$label: negative control — resume without the $part state differs" "— it still matched" \
+      || ok "$label: negative control — resume without the $part state differs" "(max |dtheta| = $d)"
   done
 }
-resume_case 2
-resume_case 3 --set train.world_size=3 --set train.rank_bands=auto
-# The JSONL lines carry the SPEC fields; the loss is the global token mean.
-l=$(head -1 outputs/train/continuous.jsonl)
-expect_grep "train JSONL line has step, loss, tokens, rank_tokens, sequences, seconds" '^\{"step": 1, "loss": [0-9.]+, "tokens": [0-9]+, "rank_tokens": \[[0-9]+, [0-9]+, [0-9]+\], "sequences": [0-9]+, "seconds": [0-9.]+, ' "$l"
-n=$(wc -l < outputs/logs/continuous/rank-2.log)
-[ "$n" -eq 12 ] && ok "per-rank log outputs/logs/continuous/rank-2.log ($n lines)" || bad "per-rank log"
-# --resume latest picks the newest complete checkpoint.
-rm -rf artifacts/checkpoints/step-0012
-expect_rc "--resume latest" 0 ddp 3 train --config "$cfg" --set train.world_size=3 --set train.rank_bands=auto --resume latest
-expect_grep "... resumed from step 6" 'steps 7\.\.12' "$OUT"
+# prepare, train (interrupted at 6) and train --continuous with SETS (quiet; fails if one does)
+trained() { one prepare --config "$cfg" "$@" >/dev/null && ddp "$NP" train --config "$cfg" "$@" >/dev/null 2>&1 && ddp "$NP" train --config "$cfg" "$@" --continuous >/dev/null 2>&1; }
+fixture_w3() { NP=3 trained "${W3[@]}"; }
+fixture_factored() { NP=2 trained --set train.first_layer=factored; }
 
-adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.01 --set train.optimizer.weight_decay=0.1)
-PARTS="exp_avg_sq exp_avg rng" LABEL="AdamW W=2" resume_case 2 "${adamw[@]}"
-PARTS="exp_avg_sq exp_avg" LABEL="AdamW W=3" resume_case 3 --set train.world_size=3 --set train.rank_bands=auto "${adamw[@]}"
-/usr/bin/python3 -c "
+case_resume_w2() { resume_case 2; }
+case_resume_w3() { resume_case 3 "${W3[@]}"; }
+# The JSONL lines carry the SPEC fields; the loss is the global token mean.
+case_jsonl_fields() {
+  fixture w3 || return
+  local l n
+  l=$(head -1 outputs/train/continuous.jsonl)
+  expect_grep "train JSONL line has step, loss, tokens, rank_tokens, sequences, seconds" '^\{"step": 1, "loss": [0-9.]+, "tokens": [0-9]+, "rank_tokens": \[[0-9]+, [0-9]+, [0-9]+\], "sequences": [0-9]+, "seconds": [0-9.]+, ' "$l"
+  n=$(wc -l < outputs/logs/continuous/rank-2.log)
+  [ "$n" -eq 12 ] && ok "train writes a per-rank log outputs/logs/continuous/rank-2.log, a line per step" "($n lines)" \
+    || bad "train writes a per-rank log outputs/logs/continuous/rank-2.log, a line per step" "— $n lines"
+}
+# --resume latest picks the newest complete checkpoint.
+case_resume_latest() {
+  fixture w3 || return
+  expect_rc "--resume latest" 0 ddp 3 train --config "$cfg" "${W3[@]}" --resume latest
+  expect_grep "--resume latest resumed from step 6 (the newest complete checkpoint)" 'steps 7\.\.12' "$OUT"
+}
+case_adamw_w2() { PARTS="exp_avg_sq exp_avg rng" LABEL="exact resume AdamW W=2" resume_case 2 "${adamw[@]}"; }
+case_adamw_w3() {
+  PARTS="exp_avg_sq exp_avg" LABEL="exact resume AdamW W=3" resume_case 3 "${W3[@]}" "${adamw[@]}"
+  /usr/bin/python3 -c "
 import h5py; f = h5py.File('artifacts/checkpoints/step-0006/rank-0002.h5'); o = f['optimizer']
 assert set(o) == {'exp_avg', 'exp_avg_sq'} and o.attrs['name'] == b'adamw' and o.attrs['step'] == 6 and o.attrs['beta2'] == 0.999
 assert (o['exp_avg_sq/w1'][()] > 0).any() and (o['exp_avg_sq/w1'][()] >= 0).all()" \
-  && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint layout"
+    && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas"
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same
 # bits as the factored run.
-PARTS="rng momentum" LABEL="factored W=2" resume_case 2 --set train.first_layer=factored
-rm -rf artifacts/checkpoints/step-0012
-expect_rc "factored checkpoint resumed with the dense first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
-d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
-/usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "... step 12 within 1e-5 of the factored run, not the same bits (max |dtheta| = $d)" \
-  || bad "dense resume of a factored checkpoint" "— max |dtheta| = $d, expected in (0, 1e-5]"
+case_factored_w2() { PARTS="rng momentum" LABEL="exact resume factored W=2" resume_case 2 --set train.first_layer=factored; }
+case_factored_ckpt_dense_resume() {
+  fixture factored || return
+  local d
+  expect_rc "factored checkpoint resumed with the dense first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
+  d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
+  /usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "factored checkpoint resumed dense: step 12 within 1e-5 of the factored run, not the same bits" "(max |dtheta| = $d)" \
+    || bad "factored checkpoint resumed dense: step 12 within 1e-5 of the factored run, not the same bits" "— max |dtheta| = $d, expected in (0, 1e-5]"
+}
 # ... and the other way: a dense checkpoint resumed with the factored first layer.
-rm -rf artifacts && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 && ddp 2 train --config "$cfg" >/dev/null 2>&1 \
-  || bad "dense W=2 training for the factored resume"
-expect_rc "dense checkpoint resumed with the factored first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.first_layer=factored
-d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
-/usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "... step 12 within 1e-5 of the dense run, not the same bits (max |dtheta| = $d)" \
-  || bad "factored resume of a dense checkpoint" "— max |dtheta| = $d, expected in (0, 1e-5]"
+case_dense_ckpt_factored_resume() {
+  local d
+  NP=2 trained || bad "dense W=2 training for the factored resume"
+  expect_rc "dense checkpoint resumed with the factored first layer" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.first_layer=factored
+  d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
+  /usr/bin/python3 -c "import sys; sys.exit(not (0 < $d <= 1e-5))" && ok "dense checkpoint resumed factored: step 12 within 1e-5 of the dense run, not the same bits" "(max |dtheta| = $d)" \
+    || bad "dense checkpoint resumed factored: step 12 within 1e-5 of the dense run, not the same bits" "— max |dtheta| = $d, expected in (0, 1e-5]"
+}
 # A version-1 checkpoint (SGD momentum, fixed fields) still resumes, bit-exactly. Like with
 # like: the fixture was written on another machine, whose BLAS kernel may round steps 1..6
 # differently from this one's (an AMD host's Haswell sgemm against an Intel host's SkylakeX:
@@ -76,7 +98,7 @@ d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/checkpoints/step-00
 # the fixture's own checksum first) resumed through the current reader must give the same
 # step 12, bit for bit. Without its momentum it must not (the fixture's state is really read).
 fixture_case() {  # LABEL FIXTURE RESEAL-EDITS...: the fixture and its resealed twin resume alike
-  local label=$1 fixture=$2; shift 2
+  local label=$1 fixture=$2 d; shift 2
   rm -rf outputs artifacts
   one prepare --config "$cfg" >/dev/null
   mkdir -p artifacts/checkpoints && cp -r "$fixture" artifacts/checkpoints/step-0006
@@ -88,45 +110,53 @@ fixture_case() {  # LABEL FIXTURE RESEAL-EDITS...: the fixture and its resealed 
     /usr/bin/python3 "$ROOT/tests/reseal_ckpt.py" "$fixture" artifacts/checkpoints/step-0006 "$@" || return
   expect_rc "$label, resealed: check-checkpoints accepts it" 0 one check-checkpoints --config "$cfg"
   expect_rc "$label, resealed: train --resume" 0 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 || return
-  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" fixture-12 artifacts/checkpoints/step-0012) \
-    && ok "$label: resumed as it is and resealed in the current format, step 12 bit-identical (max |dtheta| = $d)" \
-    || bad "$label: the fixture and its resealed twin resume differently" "— max |dtheta| = $d"
+  d=$(cmp_ckpt fixture-12 artifacts/checkpoints/step-0012) \
+    && ok "$label: resumed as it is and resealed in the current format, step 12 bit-identical" "(max |dtheta| = $d)" \
+    || bad "$label: resumed as it is and resealed in the current format, step 12 bit-identical" "— max |dtheta| = $d"
   rm -rf artifacts/checkpoints/step-0012
   cp -r "$fixture" fixture-6 && rm -rf artifacts/checkpoints/step-0006 && mv fixture-6 artifacts/checkpoints/step-0006
   DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
-  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" fixture-12 artifacts/checkpoints/step-0012) \
-    && bad "$label: a resume without its momentum still matched" || ok "$label: negative control — a resume without its momentum differs (max |dtheta| = $d)"
+  d=$(cmp_ckpt fixture-12 artifacts/checkpoints/step-0012) \
+    && bad "$label: negative control — a resume without its momentum differs" "— it still matched" \
+    || ok "$label: negative control — a resume without its momentum differs" "(max |dtheta| = $d)"
   rm -rf fixture-12
 }
-/usr/bin/python3 -c "import h5py; assert h5py.File('$ROOT/tests/fixtures/checkpoint-v1-tiny/rank-0000.h5').attrs['version'] == 1" \
-  && ok "the fixture is a version-1 checkpoint" || bad "the fixture is not version 1"
 # Resealed as this ddptok would write that state: every hyper-parameter attribute, those
 # version 1 did not hold at the table's defaults (docs/config.md).
-fixture_case "version-1 checkpoint" "$ROOT/tests/fixtures/checkpoint-v1-tiny" @optimizer:beta1=0.9 @optimizer:beta2=0.999 @optimizer:eps=1e-8 @optimizer:dampening=0
+case_v1_checkpoint() {
+  /usr/bin/python3 -c "import h5py; assert h5py.File('$ROOT/tests/fixtures/checkpoint-v1-tiny/rank-0000.h5').attrs['version'] == 1" \
+    && ok "tests/fixtures/checkpoint-v1-tiny is a version-1 checkpoint" || bad "tests/fixtures/checkpoint-v1-tiny is a version-1 checkpoint"
+  fixture_case "version-1 checkpoint" "$ROOT/tests/fixtures/checkpoint-v1-tiny" @optimizer:beta1=0.9 @optimizer:beta2=0.999 @optimizer:eps=1e-8 @optimizer:dampening=0
+}
 # A format-2 checkpoint written before train.optimizer.dampening existed (2aa4f14): no
 # dampening attribute, a checksum whose header does not list it. It verifies and resumes with
 # the table's default (0), like the same state resealed with dampening = 0 as this ddptok
 # writes it; a resume with another dampening is refused (its config says 0).
-f2="$ROOT/tests/fixtures/checkpoint-v2-tiny"
-/usr/bin/python3 -c "import h5py; f = h5py.File('$f2/rank-0000.h5'); assert f.attrs['version'] == 2 and 'dampening' not in f['optimizer'].attrs and 'dampening' not in f.attrs['config'].decode()" \
-  && ok "the fixture is a format-2 checkpoint without a dampening attribute or key" || bad "the format-2 fixture is not what it says"
-fixture_case "format-2 checkpoint before dampening" "$f2" @optimizer:dampening=0
-expect_rc "format-2 checkpoint before dampening: a resume with train.optimizer.dampening=0.5 refused" 2 \
-  ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.optimizer.dampening=0.5
-expect_grep "... naming the key" 'config differs .* train.optimizer.dampening: 0 vs 0.5' "$OUT"
+case_v2_checkpoint_before_dampening() {
+  local f2="$ROOT/tests/fixtures/checkpoint-v2-tiny"
+  /usr/bin/python3 -c "import h5py; f = h5py.File('$f2/rank-0000.h5'); assert f.attrs['version'] == 2 and 'dampening' not in f['optimizer'].attrs and 'dampening' not in f.attrs['config'].decode()" \
+    && ok "tests/fixtures/checkpoint-v2-tiny is a format-2 checkpoint without a dampening attribute or key" \
+    || bad "tests/fixtures/checkpoint-v2-tiny is a format-2 checkpoint without a dampening attribute or key"
+  fixture_case "format-2 checkpoint before dampening" "$f2" @optimizer:dampening=0
+  expect_rc "format-2 checkpoint before dampening: a resume with train.optimizer.dampening=0.5 refused" 2 \
+    ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 --set train.optimizer.dampening=0.5
+  expect_grep "format-2 checkpoint before dampening: the refusal names the key" 'config differs .* train.optimizer.dampening: 0 vs 0.5' "$OUT"
+}
 
 # A failure stops every rank with one line each: the failed rank names the file and what
 # to do, the others name the failed rank; nothing else from ddptok.
 lines() { grep -c '^ddptok: ' <<<"$OUT"; }
-rm -rf outputs artifacts
-expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
-[ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`$DDPTOK prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \
-  && ok "... one line for both ranks, naming the file and the command to run (the binary as invoked)" || { bad "missing corpus message"; echo "$OUT" | grep ddptok | head -4; }
-one prepare --config "$cfg" >/dev/null
-mkdir -p outputs/logs/interrupted/rank-1.log
-expect_rc "rank 1 cannot write its log: every rank stops" 2 ddp 2 train --config "$cfg"
-[ "$(lines)" -eq 2 ] && grep -q '^ddptok: rank 1: error: .*rank-1.log: cannot write: Is a directory$' <<<"$OUT" \
-  && grep -q '^ddptok: rank 0: error: stopping: rank 1 failed opening its training log$' <<<"$OUT" \
-  && ok "... rank 1 names the file, rank 0 names rank 1" || { bad "log failure messages"; echo "$OUT" | grep ddptok | head -4; }
-rmdir outputs/logs/interrupted/rank-1.log
-cd "$ROOT"; rm -rf "$W"
+case_train_before_prepare() {
+  expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
+  [ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`$DDPTOK prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \
+    && ok "train before prepare: one line for both ranks, naming the file and the command to run (the binary as invoked)" \
+    || { bad "train before prepare: one line for both ranks, naming the file and the command to run (the binary as invoked)"; echo "$OUT" | grep ddptok | head -4; }
+}
+case_log_unwritable() {
+  one prepare --config "$cfg" >/dev/null
+  mkdir -p outputs/logs/interrupted/rank-1.log
+  expect_rc "rank 1 cannot write its log: every rank stops" 2 ddp 2 train --config "$cfg"
+  [ "$(lines)" -eq 2 ] && grep -q '^ddptok: rank 1: error: .*rank-1.log: cannot write: Is a directory$' <<<"$OUT" \
+    && grep -q '^ddptok: rank 0: error: stopping: rank 1 failed opening its training log$' <<<"$OUT" \
+    && ok "rank 1 cannot write its log: rank 1 names the file, rank 0 names rank 1" || { bad "rank 1 cannot write its log: rank 1 names the file, rank 0 names rank 1"; echo "$OUT" | grep ddptok | head -4; }
+}
