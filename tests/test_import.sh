@@ -75,7 +75,7 @@ expect_rc "reference runs on an imported corpus" 0 one reference --config t.yaml
 expect_rc "a synthetic config refuses an imported corpus.h5" 2 one reference --config t.yaml --set data.source=synthetic
 expect_grep "... naming data.source" 'a corpus of data.source imported, this config has data.source synthetic' "$OUT"
 expect_rc "an imported corpus is stale under other split fractions (data lock)" 2 one reference --config t.yaml --set data.import.test_fraction=0.3
-expect_grep "... and says to run import" 'imported with another config .*run `ddptok import' "$OUT"
+expect_grep "... and says to run import" 'imported with another config .*run `[^` ]*ddptok import --config t.yaml' "$OUT"
 expect_rc "prepare refuses data.source: imported" 2 one prepare --config t.yaml
 expect_rc "import refuses a synthetic config" 2 one import --config "$CONFIGS/tiny.yaml" --format jsonl --input w/jsonl
 expect_rc "a prepared (synthetic) corpus is refused under data.source: imported" 2 \
