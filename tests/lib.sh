@@ -15,6 +15,14 @@ SKIPPED_NAMES=()
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI's session directories under one base per group process, not the shared
+# /tmp/ompi.HOST.UID: on a busy machine a finishing job removed that directory under a
+# starting one ("orte_session_dir failed", exit 1 or 2 before ddptok ran).
+if [ -z "${DDPTOK_TEST_OMPI_BASE:-}" ]; then
+  export DDPTOK_TEST_OMPI_BASE=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-ompi.XXXXXX")
+  export OMPI_MCA_orte_tmpdir_base=$DDPTOK_TEST_OMPI_BASE
+  OMPI_BASE_OWNED=1  # removed by lib_report, at this group's end
+fi
 
 ok() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
 bad() { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$1"); echo "FAIL $*"; }
@@ -28,6 +36,8 @@ lib_report() {
   printf '%s\n' "${FAILED_NAMES[@]}" | grep . > "$TEST_REPORT/failed"
   printf '%s\n' "${SKIPPED_NAMES[@]}" | grep . > "$TEST_REPORT/skipped"
   echo "$PASSED $FAILED $SKIPPED" > "$TEST_REPORT/counts"
+  [ -n "${OMPI_BASE_OWNED:-}" ] && rm -rf "$DDPTOK_TEST_OMPI_BASE"
+  return 0
 }
 
 # A fresh working directory for one test group.
