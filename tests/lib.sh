@@ -68,6 +68,14 @@ expect_grep() {
 # prep_ref CONFIG SETS...: prepare and reference (quiet); fails if either does.
 prep_ref() { local c=$1; shift; one prepare --config "$c" "$@" >/dev/null && one reference --config "$c" "$@" >/dev/null; }
 
+# gone PATTERN SECONDS: waits (bounded) until no process's command line matches PATTERN: a
+# rank that mpirun has just killed (after SIGSTOP and SIGCONT) takes a moment to be reaped.
+gone() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do pgrep -f -- "$1" >/dev/null || return 0; sleep 0.1; done
+  return 1
+}
+
 # wait_lines FILE N SECONDS: waits (bounded) until FILE has at least N lines.
 wait_lines() {
   local i

@@ -41,7 +41,7 @@ kill "$dog" 2>/dev/null; kill -CONT $r1 2>/dev/null
 [ $rc -eq 4 ] && [ $t -le 15 ] && grep -q "^ddptok: rank 0: error: no progress in [a-z -]* at step [0-9]* on .* for 3 s (--comm-timeout): another rank is stuck or gone" stuck.txt \
   && ok "rank 1 stopped (SIGSTOP): rank 0 names the operation and step, the job ends with exit 4 after ${t} s (--comm-timeout 3)" \
   || { bad "stuck rank" "— exit $rc after $t s"; grep ddptok stuck.txt | head -3; }
-pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; } || ok "... no rank left behind"
+gone "$DDPTOK train" 5 && ok "... no rank left behind" || { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; }
 rm -rf stuck
 # While it waits, rank 0 sleeps between tests instead of spinning a core that its peer or
 # other jobs need: over 2 s it uses under a quarter of the CPU time that a busy loop
@@ -64,7 +64,7 @@ wait "$pid"; rc=$?
 [ -n "$r0" ] && [ $rc -eq 4 ] && [ $(( 4 * (w1 - w0) )) -lt $(( s1 - s0 )) ] \
   && ok "rank 1 stopped at the gradient all-reduce: the waiting rank sleeps between tests: $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0)); exit 4" \
   || { bad "the waiting rank spins" "— $((w1 - w0)) CPU ticks in 2 s, a busy loop beside it $((s1 - s0)); exit $rc; rank 0 pid '$r0'"; grep ddptok spin.txt | head -3; }
-pgrep -f "$DDPTOK train" >/dev/null && { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; }
+gone "$DDPTOK train" 5 || { bad "... processes left behind"; pkill -9 -f "$DDPTOK train"; }
 rm -rf spin spina spin.txt
 # Two runs of one lineage (a job submitted twice, a requeued job whose first incarnation
 # has not ended): the second waits DDPTOK_LOCK_WAIT seconds, then is refused naming the
