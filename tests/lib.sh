@@ -26,6 +26,14 @@ TESTS_DIR=${DDPTOK_TESTS_DIR:-$ROOT/tests}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI's session directories under one base per test run, not the shared
+# /tmp/ompi.HOST.UID: on a busy machine a finishing job removed that directory under a
+# starting one ("orte_session_dir failed", exit 1 or 2 before ddptok ran).
+if [ -z "${DDPTOK_TEST_OMPI_BASE:-}" ]; then
+  export DDPTOK_TEST_OMPI_BASE=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-ompi.XXXXXX")
+  export OMPI_MCA_orte_tmpdir_base=$DDPTOK_TEST_OMPI_BASE
+  OMPI_BASE_OWNED=1  # removed by whoever made it (run.sh's EXIT trap)
+fi
 
 # lib_record KIND NAME [DETAIL]: one result line for run.sh (KIND ok, FAIL or SKIP; tabs and
 # newlines in the text become spaces).
@@ -65,6 +73,14 @@ expect_grep() {
 
 # prep_ref CONFIG SETS...: prepare and reference (quiet); fails if either does.
 prep_ref() { local c=$1; shift; one prepare --config "$c" "$@" >/dev/null && one reference --config "$c" "$@" >/dev/null; }
+
+# gone PATTERN SECONDS: waits (bounded) until no process's command line matches PATTERN: a
+# rank that mpirun has just killed (after SIGSTOP and SIGCONT) takes a moment to be reaped.
+gone() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do pgrep -f -- "$1" >/dev/null || return 0; sleep 0.1; done
+  return 1
+}
 
 # wait_lines FILE N SECONDS: waits (bounded) until FILE has at least N lines.
 wait_lines() {

@@ -55,7 +55,7 @@ fi
 
 start=$(date +%s)
 REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-report.XXXXXX")
-trap 'rm -rf "$REPORTS"' EXIT
+trap 'rm -rf "$REPORTS"; [ -z "${OMPI_BASE_OWNED:-}" ] || rm -rf "$DDPTOK_TEST_OMPI_BASE"' EXIT
 passed=0 failed=0 skipped=0 failed_names=() skipped_names=() kept=()
 for m in "${bad_args[@]}"; do
   echo "== ${m%%	*}"; echo "FAIL ${m#*	}"; failed=$((failed + 1)); failed_names+=("${m#*	}")

@@ -355,7 +355,7 @@ pl=(--set paths.outputs=pl)
 case_plot_missing_inputs() {
   one prepare --config "$cfg" "${pl[@]}" >/dev/null
   refused "plot right after prepare: one line naming reference.h5, grads.h5 and the loss curve, each with its command" 2 \
-    "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`mpirun -np 2 ddptok parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`mpirun -np 2 ddptok train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
+    "^ddptok: error: plot needs what is missing: pl/reference.h5 \(run \`[^\` ]*ddptok reference --config .*tiny.yaml --set paths.outputs=pl\`\); pl/grads.h5 \(run \`[^\`]*(ddprun|mpirun) -np 2 [^\`]*parity --config .*\`\); a loss curve: no step in pl/train/continuous.jsonl, interrupted.jsonl or resumed.jsonl \(run \`[^\`]*(ddprun|mpirun) -np 2 [^\`]*train --config .*tiny.yaml --set paths.outputs=pl\`\); nothing written$" \
     one plot --config "$cfg" "${pl[@]}"
   [ ! -e pl/plot ] && [ ! -e pl/figure.png ] && ok "plot with its inputs missing writes nothing (no pl/plot, no figure)" \
     || bad "plot with its inputs missing writes nothing (no pl/plot, no figure)"

@@ -153,11 +153,14 @@ static int plot_run(App *app) {
     out_path(app, train_dir, sizeof train_dir, "train");
     Buf missing = {0};
     int W = cfg->train.world_size;
-    if (access(rpath, F_OK) != 0) buf_printf(&missing, "; %s (run `ddptok reference%s`)", rpath, hint_args());
-    if (access(gpath, F_OK) != 0) buf_printf(&missing, "; %s (run `mpirun -np %d ddptok parity%s`)", gpath, W, hint_args());
+    char hint[HINT_MAX];  // each command as this user can run it (hint_command)
+    if (access(rpath, F_OK) != 0)
+        buf_printf(&missing, "; %s (run `%s`)", rpath, hint_command(hint, sizeof hint, "reference", 0, NULL));
+    if (access(gpath, F_OK) != 0)
+        buf_printf(&missing, "; %s (run `%s`)", gpath, hint_command(hint, sizeof hint, "parity", W, NULL));
     if (!points)
-        buf_printf(&missing, "; a loss curve: no step in %s/continuous.jsonl, interrupted.jsonl or resumed.jsonl (run `mpirun "
-                   "-np %d ddptok train%s`)", train_dir, W, hint_args());
+        buf_printf(&missing, "; a loss curve: no step in %s/continuous.jsonl, interrupted.jsonl or resumed.jsonl (run `%s`)",
+                   train_dir, hint_command(hint, sizeof hint, "train", W, NULL));
     if (!in_path("gnuplot")) buf_printf(&missing, "; gnuplot (not in PATH: `apt-get install gnuplot-nox`)");
     if (missing.n) die(EXIT_BAD_INPUT, "plot needs what is missing: %s; nothing written", missing.s + 2);
     buf_free(&missing);
