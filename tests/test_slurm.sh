@@ -175,7 +175,11 @@ restart_requeued() {
     st=$(sl squeue -h -j "$j" -o %T 2>/dev/null)
     if [ $started -eq 0 ] && [ "$st" = PENDING ] && ! pgrep -f "slurmstepd: \[$j\." >/dev/null; then
       sleep 1
-      for f in "$@"; do sl scontrol update JobId="$j" "$f" 2>&1 | sed "s/^/       scontrol update $f: /"; done
+      # slurmctld refuses an update while the requeue is still settling ("Unexpected message
+      # received", "Invalid job id" under load): each update is retried, bounded.
+      for f in "$@"; do
+        for _ in 1 2 3 4 5 6 7 8 9 10; do sl scontrol update JobId="$j" "$f" >/dev/null 2>&1 && break; sleep 0.5; done
+      done
       [ $# -gt 0 ] && sl scontrol show job "$j" | grep -oE 'NumNodes=[^ ]* NumCPUs=[^ ]* NumTasks=[^ ]*' | sed 's/^/       /'
       sl scontrol update JobId="$j" StartTime=now >/dev/null 2>&1 && started=1
     fi
