@@ -137,26 +137,8 @@ fixture() {
 # from the file, not run: a case is a line `case_NAME() {` at the start of a line).
 lib_cases() { sed -nE 's/^case_([A-Za-z0-9_]+)\(\) *\{.*/\1/p' "$TESTS_DIR/test_$1.sh"; }
 
-# lib_distance A B: the edit (Levenshtein) distance between two words.
-lib_distance() {
-  awk -v a="$1" -v b="$2" 'BEGIN {
-    la = length(a); lb = length(b)
-    for (j = 0; j <= lb; j++) p[j] = j
-    for (i = 1; i <= la; i++) {
-      c[0] = i
-      for (j = 1; j <= lb; j++) {
-        x = p[j] + 1; y = c[j - 1] + 1; z = p[j - 1] + (substr(a, i, 1) != substr(b, j, 1))
-        m = x < y ? x : y; c[j] = m < z ? m : z
-      }
-      for (j = 0; j <= lb; j++) p[j] = c[j]
-    }
-    print p[lb] }'
-}
-# lib_closest WORD CANDIDATE...: the candidate nearest WORD when one is close (edit distance
-# at most a third of its length, at least 2; or WORD a part of it), else nothing.
-lib_closest() {
-  local w=$1; shift
-  printf '%s\n' "$@" | awk -v w="$w" '
+# The edit (Levenshtein) distance as an awk function lev(a, b), for lib_distance and lib_closest.
+LIB_LEV_AWK='
     function lev(a, b,   la, lb, i, j, x, y, z, m, p, c) {
       la = length(a); lb = length(b)
       for (j = 0; j <= lb; j++) p[j] = j
@@ -169,7 +151,15 @@ lib_closest() {
         for (j = 0; j <= lb; j++) p[j] = c[j]
       }
       return p[lb]
-    }
+    }'
+# lib_distance A B: the edit distance between two words.
+lib_distance() { awk -v a="$1" -v b="$2" "$LIB_LEV_AWK"' BEGIN { print lev(a, b) }'; }
+# lib_closest WORD CANDIDATE...: the candidate nearest WORD when one is close (edit distance
+# at most a third of its length, at least 2; or WORD a part of it), else nothing.
+lib_closest() {
+  local w=$1; shift
+  printf '%s\n' "$@" | awk -v w="$w" '
+    '"$LIB_LEV_AWK"'
     NF { d = lev(w, $0); if (best == "" || d < bd) { best = $0; bd = d }
          if (part == "" && length(w) >= 3 && index($0, w)) part = $0 }
     END { lim = int(length(w) / 3); if (lim < 2) lim = 2

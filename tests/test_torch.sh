@@ -43,15 +43,13 @@ fixture_ddp_trained() { fixture ddp && ddp 2 train --config ddp.yaml --continuou
 case_ddp_sgd() {
   has_torch || return
   fixture ddp_trained || return
-  expect_rc "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 witness ddp ddp.yaml outputs artifacts/continuous/step-0100
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 ddp.yaml outputs artifacts/continuous/step-0100
 }
 case_ddp_mean_of_means_control() {
   has_torch || return
   fixture ddp || return
   ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
-  expect_rc "negative control: the same witness rejects a ddptok trained with the mean of means" 1 witness ddp ddp.yaml outputs mom/continuous/step-0100
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "negative control: the same witness rejects a ddptok trained with the mean of means" 1 ddp.yaml outputs mom/continuous/step-0100
 }
 # ddptok export: the step-100 weights, loaded from the safetensors file into witness.py's
 # model, give evaluate's test loss (19329 tokens) within 1e-6; one element changed does not.
@@ -84,7 +82,13 @@ case_ddp_sequence_unit() {
   variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
   prep_ref ddpseq.yaml --set paths.outputs=oseq
   ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
-  expect_rc "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 witness ddp ddpseq.yaml oseq aseq/continuous/step-0100
+  witness_ddp "torch gloo DDP, sequence unit, agrees with ddptok's step-100 model" 0 ddpseq.yaml oseq aseq/continuous/step-0100
+}
+# witness_ddp NAME RC CONFIG OUTPUTS CHECKPOINT [--as VARIANT]: the torch gloo DDP witness of
+# a fixture's 100-update run must exit RC (0 agrees, 1 outside the bounds); its verdict line is shown.
+witness_ddp() {
+  local name=$1 rc=$2; shift 2
+  expect_rc "$name" "$rc" witness ddp "$@"
   echo "$OUT" | tail -1 | sed 's/^/       /'
 }
 # AdamW (torch.optim.AdamW semantics): 100 updates against torch's AdamW within the bounds
@@ -98,14 +102,12 @@ fixture_adamw() {
 case_ddp_adamw() {
   has_torch || return
   fixture adamw || return
-  expect_rc "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 witness ddp adamw.yaml oadam aadam/continuous/step-0100
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 adamw.yaml oadam aadam/continuous/step-0100
 }
 case_ddp_adam_l2_control() {
   has_torch || return
   fixture adamw || return
-  expect_rc "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 witness ddp adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
 }
 # SGD with dampening (torch.optim.SGD's dampening: buf = mu*buf + (1 - dampening)*g after the
 # first update): 100 updates against torch within the SGD bounds; negative control: torch's
@@ -118,12 +120,10 @@ fixture_damp() {
 case_ddp_sgd_dampening() {
   has_torch || return
   fixture damp || return
-  expect_rc "torch gloo DDP + torch.optim.SGD(dampening=0.5), 100 updates, agrees with ddptok's step-100 model" 0 witness ddp damp.yaml odamp adamp/continuous/step-0100
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "torch gloo DDP + torch.optim.SGD(dampening=0.5), 100 updates, agrees with ddptok's step-100 model" 0 damp.yaml odamp adamp/continuous/step-0100
 }
 case_ddp_sgd_undamped_control() {
   has_torch || return
   fixture damp || return
-  expect_rc "negative control: torch SGD without the dampening falls outside the SGD bounds" 1 witness ddp damp.yaml odamp adamp/continuous/step-0100 --as sgd-undamped
-  echo "$OUT" | tail -1 | sed 's/^/       /'
+  witness_ddp "negative control: torch SGD without the dampening falls outside the SGD bounds" 1 damp.yaml odamp adamp/continuous/step-0100 --as sgd-undamped
 }
