@@ -180,7 +180,8 @@ def split_of(ids, seed, validation, test):
 
 
 def expected(docs, lo, hi, seed, validation, test):
-    tokens, offsets, split, document = [], [0], [], []
+    # Sequences grouped by split (train, validation, test), document order kept within each.
+    pieces = []
     d = 0
     for doc in docs:
         ids = [t + 1 for t in doc]
@@ -192,11 +193,14 @@ def expected(docs, lo, hi, seed, validation, test):
             piece = ids[j * len(ids) // n:(j + 1) * len(ids) // n]
             if len(piece) < lo:
                 continue
-            tokens += piece
-            offsets.append(len(tokens))
-            split.append(s)
-            document.append(d)
+            pieces.append((s, piece, d))
         d += 1
+    tokens, offsets, split, document = [], [0], [], []
+    for s, piece, d in sorted(pieces, key=lambda p: p[0]):  # stable: document order within a split
+        tokens += piece
+        offsets.append(len(tokens))
+        split.append(s)
+        document.append(d)
     return tokens, offsets, split, document
 
 

@@ -26,8 +26,16 @@ typedef struct {
     int32_t *tokens;   // (n_tokens)
     int64_t *offsets;  // (n+1): sequence i is tokens[offsets[i] : offsets[i+1]]
     uint8_t *split;    // (n)
+    int split_first[4];  // split s is sequences split_first[s] .. split_first[s + 1] - 1 (train, validation, test)
     char lock[65];     // data lock (hex SHA-256), see corpus_lock
 } Corpus;
+
+// Sequences are grouped by split: train first, then validation, then test (an import keeps
+// document order within each split). Fills split_first from split; -1 if not grouped.
+int corpus_index_splits(Corpus *corpus);
+static inline int corpus_split_begin(const Corpus *c, int split) { return c->split_first[split]; }
+static inline int corpus_split_end(const Corpus *c, int split) { return c->split_first[split + 1]; }
+static inline int corpus_split_count(const Corpus *c, int split) { return c->split_first[split + 1] - c->split_first[split]; }
 
 // The generating chain: support (V, S) successor ids and probs (V, S) probabilities.
 typedef struct {

@@ -44,10 +44,11 @@ static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelS
     Metrics r = {0, 0, 0, 0};
     WorkProgress progress;
     work_progress_init(&progress, "evaluate: sequences");
-    for (int i = 0; i <= corpus->n; i++) {
-        if (i < corpus->n && corpus->split[i] == split) ids[n++] = i, r.sequences++;
-        if (n == EB || (i == corpus->n && n > 0)) {
-            work_progress(&progress, i, corpus->n);
+    int first = corpus_split_begin(corpus, split), end = corpus_split_end(corpus, split);
+    for (int i = first; i <= end; i++) {
+        if (i < end) ids[n++] = i, r.sequences++;
+        if (n == EB || (i == end && n > 0)) {
+            work_progress(&progress, i - first, end - first);
             batch_build(&b, corpus, ids, n, &rule, UNIT_TOKEN);
             r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
             r.tokens += b.T;
@@ -69,9 +70,8 @@ static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
-    for (int i = 0; i < corpus->n; i++)
-        if (corpus->split[i] == SPLIT_TRAIN)
-            for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
+    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++)
+        for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
@@ -80,8 +80,7 @@ static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss
     int k = cfg->model.context;
     Batch b;
     batch_init(&b, cfg->data.max_length, k);
-    for (int32_t i = 0; i < corpus->n; i++) {
-        if (corpus->split[i] != SPLIT_TEST) continue;
+    for (int32_t i = corpus_split_begin(corpus, SPLIT_TEST); i < corpus_split_end(corpus, SPLIT_TEST); i++) {
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
             int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];

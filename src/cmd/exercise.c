@@ -59,6 +59,7 @@ static int exercise_run(App *app) {
     mini.split = xcalloc(3, 1);
     for (int i = 0; i < 3; i++)
         memcpy(mini.tokens + mini.offsets[i], full.tokens + full.offsets[src[i]], (size_t)lens[i] * sizeof(int32_t));
+    corpus_index_splits(&mini);
 
     ModelShape m;
     float *theta = model_initial(cfg, &m);

@@ -99,7 +99,19 @@ void corpus_generate(Corpus *corpus, const Config *cfg) {
         }
     }
     chain_free(&ch);
+    corpus_index_splits(corpus);
     corpus_lock(corpus, cfg, corpus->lock);
+}
+
+int corpus_index_splits(Corpus *corpus) {
+    int s = 0;
+    corpus->split_first[0] = 0;
+    for (int i = 0; i < corpus->n; i++) {
+        if (corpus->split[i] < s || corpus->split[i] > SPLIT_TEST) return -1;
+        while (s < corpus->split[i]) corpus->split_first[++s] = i;
+    }
+    while (s < SPLIT_TEST + 1) corpus->split_first[++s] = corpus->n;
+    return 0;
 }
 
 void corpus_free(Corpus *corpus) {
@@ -166,8 +178,9 @@ static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *
                          "(data.min_length, data.max_length)", path, i, (long long)corpus->offsets[i], (long long)corpus->offsets[i + 1],
                          (long long)len, lo, hi);
         if (imported) {
-            if (corpus->split[i] > SPLIT_TEST)
-                return error("%s: sequence %d has split %d, expected 0, 1 or 2 (train, validation, test)", path, i, corpus->split[i]);
+            if (corpus->split[i] > SPLIT_TEST || (i > 0 && corpus->split[i] < corpus->split[i - 1]))
+                return error("%s: sequence %d has split %d after %d, expected 0, 1 or 2 (train, validation, test), grouped in "
+                             "that order", path, i, corpus->split[i], i > 0 ? corpus->split[i - 1] : 0);
             continue;
         }
         int want = i < cfg->data.n_train ? SPLIT_TRAIN : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
@@ -233,6 +246,7 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
         h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, corpus->offsets) ||
         h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, corpus->split) || corpus_validate(corpus, cfg, path))
         goto out;
+    corpus_index_splits(corpus);
     if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
     if (!is_sha256_hex(stored)) {
         error("%s: its data_lock is not a SHA-256 (damaged): %s", path, hint);

@@ -339,13 +339,33 @@ int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const I
         free(b.tokens), free(b.offsets), free(b.document), free(b.split);
         return -1;
     }
-    corpus->n = (int)b.n_seq;
+    // Grouped by split (train, validation, test), document order kept within each: a split
+    // is then a range of ids (corpus_split_begin/end), and the sampler needs no id list.
+    int64_t n = b.n_seq, at[4] = {0}, *first = xmalloc((size_t)(n + 1) * sizeof *first);
+    for (int64_t i = 0; i < n; i++) at[b.split[i] + 1] += b.offsets[i + 1] - b.offsets[i];
+    for (int k = 1; k < 4; k++) at[k] += at[k - 1];
+    int64_t seq_at[4] = {0, sum->seqs[0], sum->seqs[0] + sum->seqs[1], n};
+    corpus->tokens = xmalloc((size_t)(b.n_tokens ? b.n_tokens : 1) * sizeof *corpus->tokens);
+    corpus->offsets = xmalloc((size_t)(n + 1) * sizeof *corpus->offsets);
+    corpus->split = xmalloc((size_t)(n ? n : 1));
+    int64_t *doc = xmalloc((size_t)(n ? n : 1) * sizeof *doc);
+    b.offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int k = b.split[i];
+        int64_t j = seq_at[k]++, len = b.offsets[i + 1] - b.offsets[i];
+        first[j] = at[k];
+        memcpy(corpus->tokens + at[k], b.tokens + b.offsets[i], (size_t)len * sizeof *corpus->tokens);
+        at[k] += len;
+        corpus->split[j] = (uint8_t)k;
+        doc[j] = b.document[i];
+    }
+    for (int64_t j = 0; j < n; j++) corpus->offsets[j] = first[j];
+    corpus->offsets[n] = b.n_tokens;
+    free(first), free(b.tokens), free(b.offsets), free(b.split), free(b.document);
+    corpus->n = (int)n;
     corpus->n_tokens = b.n_tokens;
-    corpus->tokens = b.tokens ? b.tokens : xmalloc(1);
-    corpus->offsets = b.offsets;
-    corpus->offsets[0] = 0;
-    corpus->split = b.split;
-    *document = b.document;
+    *document = doc;
+    corpus_index_splits(corpus);
     corpus_lock(corpus, cfg, corpus->lock);
     return 0;
 }

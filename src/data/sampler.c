@@ -23,10 +23,11 @@ int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank) 
     s->rank = rank;
     sampler_window_shape(cfg, &s->A, &s->B);
     int lo = global ? 0 : cfg->train.bands[rank][0], hi = global ? INT32_MAX : cfg->train.bands[rank][1];
-    s->pool = xmalloc((size_t)corpus->n * sizeof *s->pool);
-    for (int i = 0; i < corpus->n; i++) {
+    int n_train = corpus_split_count(corpus, SPLIT_TRAIN);
+    s->pool = xmalloc((size_t)(n_train ? n_train : 1) * sizeof *s->pool);
+    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++) {
         int len = corpus_len(corpus, i);
-        if (corpus->split[i] == SPLIT_TRAIN && len >= lo && len <= hi) s->pool[s->n_pool++] = i;
+        if (len >= lo && len <= hi) s->pool[s->n_pool++] = i;
     }
     s->scratch = xmalloc((size_t)s->A * s->B * sizeof *s->scratch);
     s->rng = global ? rng_stream(cfg->seed, RNG_GLOBAL_SAMPLER, 0) : rng_stream(cfg->seed, RNG_SAMPLER, (uint32_t)rank);
