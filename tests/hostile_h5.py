@@ -1,6 +1,6 @@
 """Writes hostile variants of ddptok's HDF5 files for tests/test_hostile.sh, each with
-its data lock recomputed (the lock is a plain SHA-256 anyone can redo, so the lock alone
-cannot be what keeps a file safe to index with).
+its chunk checksums, content digest and data lock recomputed (all plain SHA-256 anyone can
+redo, so they alone cannot be what keeps a file safe to index with).
 
   hostile_h5.py corpus OUTPUTS MODE   rewrite OUTPUTS/data/corpus.h5 (configs/tiny.yaml's
                                       lock fields); MODE: token=N | offsets | split |
@@ -14,17 +14,28 @@ import sys
 import h5py
 import numpy as np
 
-# configs/tiny.yaml's lock fields (corpus_lock in src/corpus.c).
-FIELDS = ("ddptok-data-lock-v1\nseed=99\nvocab=24\nsplits=96,8,32\nlengths=8,24\nlabels=0,-1,0\n"
+# configs/tiny.yaml's lock fields (corpus_lock in src/data/corpus.c), format 2.
+CHUNK = 4096
+FIELDS = ("ddptok-data-lock-v2\nseed=99\nvocab=24\nsplits=96,8,32\nlengths=8,24\nlabels=0,-1,0\n"
           "support=3\nworld=2\nbatch=3\naccumulation=2\nbands=8-15;16-24;")
 
 
-def lock(tokens, offsets, split):
-    h = hashlib.sha256(FIELDS.encode())
-    h.update(np.ascontiguousarray(tokens).astype("<i4").tobytes())
-    h.update(np.ascontiguousarray(offsets).astype("<i8").tobytes())
+def sums(a, dtype):
+    b = np.ascontiguousarray(a).astype(dtype)
+    return np.array([list(hashlib.sha256(b[i:i + CHUNK].tobytes()).digest()) for i in range(0, len(b), CHUNK)],
+                    dtype=np.uint8).reshape(-1, 32)
+
+
+def content(tokens, offsets, split):
+    h = hashlib.sha256(f"ddptok-corpus-v2 sequences={len(split)} tokens={len(tokens)} chunk={CHUNK}\n".encode())
+    h.update(sums(tokens, "<i4").tobytes())
+    h.update(sums(offsets, "<i8").tobytes())
     h.update(np.ascontiguousarray(split).astype("u1").tobytes())
     return h.hexdigest()
+
+
+def lock(tokens, offsets, split):
+    return hashlib.sha256((FIELDS + "content " + content(tokens, offsets, split) + "\n").encode()).hexdigest()
 
 
 def main():
@@ -40,8 +51,8 @@ def main():
         return
     mode = sys.argv[3]
     ttype = np.int32
-    if mode.startswith("token="):
-        tokens[len(tokens) // 2] = int(mode[6:])
+    if mode.startswith("token="):  # in every sequence: whichever is read first finds it
+        tokens[offsets[:-1] + 1] = int(mode[6:])
     elif mode == "offsets":  # still monotone, but sequence 1 is empty and 0 is longer
         offsets[1] = offsets[2]
     elif mode == "split":
@@ -53,9 +64,12 @@ def main():
     else:
         sys.exit(f"hostile_h5.py: unknown mode {mode}")
     with h5py.File(path, "r+") as f:  # attrs.modify keeps the attribute's own string type
-        for name, data in (("tokens", tokens.astype(ttype)), ("offsets", offsets), ("split", split)):
+        t32 = tokens.astype(np.int32)
+        for name, data in (("tokens", tokens.astype(ttype)), ("offsets", offsets), ("split", split),
+                           ("token_sha256", sums(t32, "<i4")), ("offset_sha256", sums(offsets, "<i8"))):
             del f[name]
             f[name] = data
-        f.attrs.modify("data_lock", lock(tokens.astype(np.int32), offsets, split).encode())
+        f.attrs.modify("content_sha256", content(t32, offsets, split).encode())
+        f.attrs.modify("data_lock", lock(t32, offsets, split).encode())
 
 main()

@@ -48,6 +48,21 @@ case_modified_corpus() {
   /usr/bin/python3 -c "import h5py; f=h5py.File('outputs/data/corpus.h5','r+'); t=f['tokens']; t[5]=(t[5]%100)+1; f.close()"
   expect_rc "a modified corpus is refused by its data lock" 2 one reference --config "$cfg"
 }
+# The corpus is read on demand and each chunk checked as it is read (docs/data.md "On disk"):
+# a token changed after prepare, in the test split's last chunk, is not read by start-up or
+# by window 1 (reference passes: nothing hashes the whole corpus), and is refused by name
+# when evaluate reads it. The control: the same evaluate before the change passes.
+case_altered_when_read() {
+  local set=(--set train.updates=2 --set train.interrupt_at=0)
+  one prepare --config "$cfg" "${set[@]}" >/dev/null && ddp 2 train --config "$cfg" "${set[@]}" >/dev/null 2>&1
+  expect_rc "negative control: evaluate reads the untouched corpus (exit 0)" 0 one evaluate --config "$cfg" "${set[@]}" || return
+  /usr/bin/python3 -c "import h5py; f=h5py.File('outputs/data/corpus.h5','r+'); t=f['tokens']; t[len(t)-1]=t[len(t)-1]%20+1; f.close()"
+  expect_rc "a token altered after prepare, not in window 1: reference starts and runs (the part is not read)" 0 \
+    one reference --config "$cfg" "${set[@]}"
+  expect_rc "the altered token refused when evaluate reads it" 2 one evaluate --config "$cfg" "${set[@]}"
+  expect_grep "the refusal names the file, the sequence read, the tokens of the chunk and what to run" \
+    '^ddptok: error: outputs/data/corpus.h5: read for sequence [0-9]+: tokens [0-9]+\.\.[0-9]+ \(chunk [0-9]+\) do not match their SHA-256 in /token_sha256: altered after it was made: run `.*ddptok prepare --config .*minimum.yaml --set train.updates=2 --set train.interrupt_at=0`$' "$OUT"
+}
 case_truncated_corpus() {
   fixture prepared || return
   head -c 5000 outputs/data/corpus.h5 > c && mv c outputs/data/corpus.h5

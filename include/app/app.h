@@ -76,6 +76,10 @@ void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);
 // Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.
 void load_corpus_or_die(App *app, Corpus *corpus);
+// A check_options hook for the commands that build the whole corpus in memory (prepare,
+// exercise): the corpus, n·(max_length·4 + 9) bytes, three times (HDF5 holds the file image
+// twice while writing), within the memory budget; other commands read it on demand.
+void check_corpus_in_memory(const App *app);
 // Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
 // j); dies on failure.
 void write_json(const App *app, const char *rel, json_t *j);

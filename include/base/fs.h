@@ -4,6 +4,7 @@
 #define DDPTOK_FS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -16,6 +17,9 @@ extern "C" {
 // followed, to a regular file only). At most `max` bytes. NULL on failure, with the
 // reason (no path) in `why`: strerror, or "a FIFO, not a regular file", ...
 char *file_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen);
+// A read-only descriptor of `path` only if it is a regular file (its size in *size); -1
+// with the reason in `why` (a FIFO or device is refused at once, never blocking).
+int open_regular_fd(const char *path, int64_t *size, char *why, size_t whylen);
 // The same file, opened for reading as a stream (a file of any length, read as it goes):
 // NULL with the reason in `why` (errno's strerror when it does not exist).
 FILE *fopen_regular(const char *path, char *why, size_t whylen);

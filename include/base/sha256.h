@@ -14,6 +14,8 @@ typedef struct evp_md_ctx_st Sha256;
 Sha256 *sha256_begin(void);
 void sha256_add(Sha256 *h, const void *data, size_t n);
 void sha256_hex(Sha256 *h, char out[65]);
+// The same, as the 32 raw bytes.
+void sha256_digest(Sha256 *h, unsigned char out[32]);
 // Whether `s` is 64 lowercase hex digits (a stored lock or checksum read from a file is
 // checked before it is compared or printed).
 static inline int is_sha256_hex(const char *s) {

@@ -24,6 +24,12 @@ extern "C" {
 // each an upper bound, with the terms of the sampler in use); `largest` (may be NULL) gets
 // the name and keys of the largest one, for messages.
 uint64_t budget_bytes(const Config *cfg, char *largest, size_t len);
+// The on-demand corpus reader's cache (src/data/corpus_file.c), from the config alone: chunks
+// of 4096 tokens (16 KiB) and of 4096 offsets (32 KiB).
+enum { CORPUS_CACHE_TOKEN_CHUNK = 4096 * 4, CORPUS_CACHE_OFFSET_CHUNK = 4096 * 8 };
+void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offset_chunks);
+// The whole corpus in memory (what prepare and exercise build): n·(max_length·4 + 9) bytes.
+uint64_t budget_corpus_bytes(const Config *cfg);
 // 0 when every int count fits in 31 bits (bands: train.batch_size_per_rank x
 // data.max_length positions per microbatch, x train.accumulation sequences per window;
 // global: train.global_batch x data.max_length positions in one window) and

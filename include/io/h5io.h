@@ -49,6 +49,15 @@ hid_t h5_open_image(const char *name, const void *image, size_t len);
 // the file and exit 2; h5_crash_guard = 0 turns that off (the fuzz targets).
 void h5_close(hid_t f);
 extern int h5_crash_guard;
+// Opens `path` (a regular file) for HDF5 reads of its metadata without reading the file
+// into memory; *fd is a descriptor of the same file for pread (the caller closes it after
+// h5_close), *size its size. -1 with one line printed (ending with `hint`).
+hid_t h5_open_file(const char *path, const char *hint, int *fd, int64_t *size);
+// The byte address in the file of a dataset stored as ddptok writes large ones: exactly
+// `type` (no conversion) and shape `dims`, contiguous, no filters, inside the file's
+// `file_size` bytes; 0 or -1 with one line naming the file and dataset.
+int h5_raw_address(hid_t file, const char *path_in_file, const char *dataset, hid_t type, int rank, const hsize_t *dims,
+                   int64_t file_size, int64_t *addr);
 // Number of elements of a dataset (and its dims when `dims` is not NULL, up to 8); -1 on error.
 int64_t h5_size(hid_t file, const char *path_in_file, const char *dataset, int *rank, hsize_t *dims);
 // Reads exactly `n` elements of `type`; error names the file and dataset when absent or

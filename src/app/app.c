@@ -14,6 +14,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
+#include "config/budget.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -27,6 +28,16 @@ void out_path(const App *app, char *buf, size_t len, const char *rel) {
 
 void art_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.artifacts, rel);
+}
+
+void check_corpus_in_memory(const App *app) {
+    const Config *cfg = &app->cfg;
+    char err[700], what[300], b[32];
+    format_bytes(budget_corpus_bytes(cfg), b, sizeof b);
+    snprintf(what, sizeof what, "the corpus in memory (largest: corpus n*(Lmax*4+9) = %s x 3, with its file image: "
+             "data.splits.* x data.max_length)", b);
+    if (budget_check_bytes(what, size_mul(budget_corpus_bytes(cfg), 3), "make those keys smaller", err, sizeof err))
+        die(EXIT_BAD_INPUT, "%s: %s", cfg->source, err);
 }
 
 void load_corpus_or_die(App *app, Corpus *corpus) {

@@ -101,6 +101,13 @@ static int open_regular(const char *path, struct stat *st, char *why, size_t why
     return fd;
 }
 
+int open_regular_fd(const char *path, int64_t *size, char *why, size_t whylen) {
+    struct stat st;
+    int fd = open_regular(path, &st, why, whylen);
+    if (fd >= 0 && size) *size = (int64_t)st.st_size;
+    return fd;
+}
+
 FILE *fopen_regular(const char *path, char *why, size_t whylen) {
     struct stat st;
     int fd = open_regular(path, &st, why, whylen);

@@ -18,12 +18,16 @@ void sha256_add(Sha256 *h, const void *data, size_t n) {
     ASSERT(ok);
 }
 
-void sha256_hex(Sha256 *h, char out[65]) {
-    unsigned char d[32];
+void sha256_digest(Sha256 *h, unsigned char out[32]) {
     unsigned len = 0;
-    int ok = EVP_DigestFinal_ex(h, d, &len) == 1 && len == 32;
+    int ok = EVP_DigestFinal_ex(h, out, &len) == 1 && len == 32;
     ASSERT(ok);
     EVP_MD_CTX_free(h);
+}
+
+void sha256_hex(Sha256 *h, char out[65]) {
+    unsigned char d[32];
+    sha256_digest(h, d);
     for (int i = 0; i < 32; i++) sprintf(out + 2 * i, "%02x", d[i]);
     out[64] = 0;
 }

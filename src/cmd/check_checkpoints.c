@@ -37,7 +37,7 @@ static int check_one(App *app, const char *dir, int step, const Corpus *corpus, 
         if (s.step != step) problems++, error("%s: step %d, directory says %d", path, s.step, step);
         if (s.rank != r) problems++, error("%s: holds rank %d", path, s.rank);
         if (s.world_size != W) problems++, error("%s: world size %d, rank 0 says %d", path, s.world_size, W);
-        if (strcmp(s.lock, lock) != 0)
+        if (!corpus_lock_accepts(corpus, cfg, s.lock))
             problems++, error("%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
         else if (checkpoint_check_draws(path, &s, corpus))  // the history and the sampler's counter, replayed
             problems++;

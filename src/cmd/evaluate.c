@@ -70,8 +70,10 @@ static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
+    int32_t *x = xmalloc((size_t)cfg->data.max_length * sizeof *x);
     for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++)
-        for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
+        for (int len = corpus_tokens(corpus, i, x), p = 0; p < len; p++) freq[x[p]] += 1, total += 1;
+    free(x);
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
@@ -141,7 +143,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     CheckpointState s;
     if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
     if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
-    if (strcmp(s.lock, corpus->lock) != 0) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    if (!corpus_lock_accepts(corpus, &app->cfg, s.lock)) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
     TestReport r;
     r.step = s.step;
     r.t = evaluate_split(app, corpus, &s.m, s.theta, SPLIT_TEST);

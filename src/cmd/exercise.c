@@ -110,5 +110,6 @@ const Command cmd_exercise = {
     .run = exercise_run,
     .distributed = 0,
     .summary = "the tutorial's exercise: rank 1 goes from 12 to 36 tokens",
+    .check_options = check_corpus_in_memory,
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "exercise.json", 0}, {0}},
 };

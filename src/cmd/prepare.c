@@ -52,5 +52,6 @@ const Command cmd_prepare = {
     .run = prepare_run,
     .distributed = 0,
     .summary = "corpus, plan and data lock -> outputs/data/",
+    .check_options = check_corpus_in_memory,
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "data", 1}, {0}},
 };

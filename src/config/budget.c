@@ -4,7 +4,9 @@
 // (sequences at data.max_length), in bytes; the letters as in report.h, n = the sequences
 // of all splits, Lmax = data.max_length, E = EVALUATE_BATCH (evaluate's 16 sequences).
 // With train.sampler: bands (B = train.batch_size_per_rank):
-//   corpus        n·(Lmax·4 + 9)                 tokens, offsets, split
+//   corpus cache  (see budget_corpus_cache)      the on-demand reader's checked chunks; the
+//                                                corpus itself, n·(Lmax·4 + 9), only where
+//                                                it is built in memory (prepare, exercise)
 //   chain         V·S·12                         successors and probabilities
 //   plan          U·W·A·B·4                      prepare, check-checkpoints
 //   history       U·A·B·4                        the sampler history of a run / checkpoint
@@ -41,12 +43,14 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
              H = (uint64_t)cfg->model.hidden, k = (uint64_t)cfg->model.context, W = (uint64_t)cfg->train.world_size,
              A = (uint64_t)cfg->train.accumulation, B = (uint64_t)cfg->train.batch_size_per_rank,
              G = (uint64_t)cfg->train.global_batch, U = (uint64_t)cfg->train.updates, Lmax = (uint64_t)cfg->data.max_length;
-    uint64_t n = (uint64_t)cfg->data.n_train + (uint64_t)cfg->data.n_validation + (uint64_t)cfg->data.n_test;
+    int64_t cache_tokens, cache_offsets;
+    budget_corpus_cache(cfg, &cache_tokens, &cache_offsets);
     uint64_t P = size_add(size_add(size_mul(V, D), size_mul(size_mul(H, k), D)), size_add(size_mul(V, H), size_add(H, V)));
     uint64_t per_position = size_add(size_mul(size_mul(2, k), D), size_add(size_mul(4, H), V));
     uint64_t batch_k3 = size_mul(size_mul(Lmax, size_add(k, 3)), 4);  // one sequence's slots in a Batch
     const Term common[] = {
-        {"corpus n*(Lmax*4+9)", "data.splits.* x data.max_length", size_mul(n, size_add(size_mul(Lmax, 4), 9))},
+        {"corpus cache", "train.global_batch or train.accumulation x train.batch_size_per_rank, x data.max_length",
+         size_add(size_mul((uint64_t)cache_tokens, CORPUS_CACHE_TOKEN_CHUNK), size_mul((uint64_t)cache_offsets, CORPUS_CACHE_OFFSET_CHUNK))},
         {"chain V*S*12", "data.vocab_size x data.markov_support", size_mul(size_mul(V, S), 12)},
         {"parameters (V*D+H*k*D+V*H+H+V)*72", "data.vocab_size, model.embed_dim, model.hidden, model.context",
          size_mul(P, 72)},
@@ -89,6 +93,25 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
         snprintf(largest, len, "%s = %s: %s", big->what, b, big->keys);
     }
     return total;
+}
+
+static int64_t clamp_slots(int64_t n, int64_t most) { return n < 64 ? 64 : n > most ? most : n; }
+
+void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offset_chunks) {
+    // A window's sequences (at least an evaluation batch), each over at most
+    // ceil(max_length / 4096) + 1 chunks, twice: a prefetched window is still there when used;
+    // at most 64 MiB of token chunks and 32 MiB of offset chunks (a larger window re-reads
+    // some chunks it prefetched: slower, never different).
+    int64_t per = cfg->train.sampler == SAMPLER_GLOBAL ? cfg->train.global_batch
+                                                      : (int64_t)cfg->train.accumulation * cfg->train.batch_size_per_rank;
+    if (per < EVALUATE_BATCH) per = EVALUATE_BATCH;
+    *token_chunks = clamp_slots(2 * per * ((cfg->data.max_length + 4095) / 4096 + 1), 4096);
+    *offset_chunks = clamp_slots(2 * per, 1024);
+}
+
+uint64_t budget_corpus_bytes(const Config *cfg) {
+    uint64_t n = (uint64_t)cfg->data.n_train + (uint64_t)cfg->data.n_validation + (uint64_t)cfg->data.n_test;
+    return size_mul(n, size_add(size_mul((uint64_t)cfg->data.max_length, 4), 9));
 }
 
 // The counts ddptok holds in an int, per sampler, in 64 bits: 0, or -1 with one line.

@@ -66,6 +66,7 @@ double chain_prob(const Chain *ch, int a, int b) {
 }
 
 void corpus_generate(Corpus *corpus, const Config *cfg) {
+    memset(corpus, 0, sizeof *corpus);
     RngStream rng = corpus_stream(cfg);
     Chain ch;
     chain_draw(&ch, cfg, &rng);
@@ -115,22 +116,93 @@ int corpus_index_splits(Corpus *corpus) {
 }
 
 void corpus_free(Corpus *corpus) {
+    if (corpus->file) corpus_file_close(corpus->file);
     free(corpus->tokens);
     free(corpus->offsets);
     free(corpus->split);
     memset(corpus, 0, sizeof *corpus);
 }
 
-void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
+// The key lines of the lock (config_lock_fields) after a format line.
+static int lock_fields(const Config *cfg, const char *format, char *buf, size_t len) {
+    int n = snprintf(buf, len, "%s\n", format);
+    return n + config_lock_fields(cfg, buf + n, len - (size_t)n);
+}
+enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_WORLD * 24 };
+
+void corpus_sums(const void *data, size_t elem, int64_t count, uint8_t *out) {
+    const char *p = data;
+    for (int64_t c = 0; c * CORPUS_CHUNK < count; c++) {
+        int64_t k = count - c * CORPUS_CHUNK < CORPUS_CHUNK ? count - c * CORPUS_CHUNK : CORPUS_CHUNK;
+        Sha256 *h = sha256_begin();
+        sha256_add(h, p + (size_t)c * CORPUS_CHUNK * elem, (size_t)k * elem);
+        sha256_digest(h, out + 32 * c);
+    }
+}
+
+void corpus_digest_begin(Sha256 **h, int64_t n, int64_t n_tokens) {
+    char line[160];
+    int len = snprintf(line, sizeof line, "ddptok-corpus-v2 sequences=%lld tokens=%lld chunk=%d\n", (long long)n,
+                       (long long)n_tokens, CORPUS_CHUNK);
+    *h = sha256_begin();
+    sha256_add(*h, line, (size_t)len);
+}
+
+void corpus_content_digest(const Corpus *corpus, char out[65], uint8_t **token_sums, uint8_t **offset_sums) {
+    ASSERT(!corpus->file);
+    int64_t nt = corpus_chunks(corpus->n_tokens), no = corpus_chunks((int64_t)corpus->n + 1);
+    uint8_t *ts = xmalloc((size_t)(nt ? nt : 1) * 32), *os = xmalloc((size_t)no * 32);
+    corpus_sums(corpus->tokens, sizeof *corpus->tokens, corpus->n_tokens, ts);
+    corpus_sums(corpus->offsets, sizeof *corpus->offsets, (int64_t)corpus->n + 1, os);
+    Sha256 *h;
+    corpus_digest_begin(&h, corpus->n, corpus->n_tokens);
+    sha256_add(h, ts, (size_t)nt * 32);
+    sha256_add(h, os, (size_t)no * 32);
+    sha256_add(h, corpus->split, (size_t)corpus->n);
+    sha256_hex(h, out);
+    if (token_sums) *token_sums = ts;
+    else free(ts);
+    if (offset_sums) *offset_sums = os;
+    else free(os);
+}
+
+void corpus_lock_of(const Config *cfg, const char *content, char out[65]) {
+    char fields[LOCK_FIELDS_MAX];
+    int n = lock_fields(cfg, "ddptok-data-lock-v2", fields, sizeof fields);
     Sha256 *h = sha256_begin();
-    char fieldsbuf[64 + 16 * 48 + MAX_WORLD * 24];  // the key lines the table puts in the lock (config_lock_fields)
-    int n = snprintf(fieldsbuf, sizeof fieldsbuf, "ddptok-data-lock-v1\n");
-    n += config_lock_fields(cfg, fieldsbuf + n, sizeof fieldsbuf - (size_t)n);
-    sha256_add(h, fieldsbuf, (size_t)n);
+    sha256_add(h, fields, (size_t)n);
+    sha256_add(h, "content ", 8);
+    sha256_add(h, content, 64);
+    sha256_add(h, "\n", 1);
+    sha256_hex(h, out);
+}
+
+void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
+    char content[65];
+    corpus_content_digest(corpus, content, NULL, NULL);
+    corpus_lock_of(cfg, content, out);
+}
+
+// Format 1: the key lines, then every token, offset and split byte (what checkpoints of
+// ddptok 0.9 and older carry). `read` gives the bytes of the three arrays in order.
+void corpus_lock_v1(const Config *cfg, Sha256 **h) {
+    char fields[LOCK_FIELDS_MAX];
+    int n = lock_fields(cfg, "ddptok-data-lock-v1", fields, sizeof fields);
+    *h = sha256_begin();
+    sha256_add(*h, fields, (size_t)n);
+}
+
+int corpus_lock_accepts(const Corpus *corpus, const Config *cfg, const char *stored) {
+    if (strcmp(stored, corpus->lock) == 0) return 1;
+    if (corpus->file) return corpus_file_lock_v1_matches(corpus->file, cfg, stored);
+    Sha256 *h;
+    corpus_lock_v1(cfg, &h);
     sha256_add(h, corpus->tokens, (size_t)corpus->n_tokens * sizeof *corpus->tokens);
     sha256_add(h, corpus->offsets, (size_t)(corpus->n + 1) * sizeof *corpus->offsets);
     sha256_add(h, corpus->split, (size_t)corpus->n);
-    sha256_hex(h, out);
+    char v1[65];
+    sha256_hex(h, v1);
+    return strcmp(stored, v1) == 0;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -139,12 +211,20 @@ void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
 int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char *path, const CorpusProvenance *p) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
+    char content[65];
+    uint8_t *ts, *os;
+    corpus_content_digest(corpus, content, &ts, &os);
     hsize_t nt = (hsize_t)corpus->n_tokens, no = (hsize_t)corpus->n + 1, ns = (hsize_t)corpus->n;
-    int rc = h5_write(o.file, "tokens", H5T_NATIVE_INT32, 1, &nt, corpus->tokens) ||
-             h5_write(o.file, "offsets", H5T_NATIVE_INT64, 1, &no, corpus->offsets) ||
+    hsize_t dt[2] = {(hsize_t)corpus_chunks(corpus->n_tokens), 32}, dof[2] = {(hsize_t)corpus_chunks((int64_t)corpus->n + 1), 32};
+    int rc = h5_write(o.file, "tokens", H5T_STD_I32LE, 1, &nt, corpus->tokens) ||
+             h5_write(o.file, "offsets", H5T_STD_I64LE, 1, &no, corpus->offsets) ||
              h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, corpus->split) ||
+             h5_write(o.file, "token_sha256", H5T_NATIVE_UINT8, 2, dt, ts) ||
+             h5_write(o.file, "offset_sha256", H5T_NATIVE_UINT8, 2, dof, os) || h5_attr_i64(o.file, "format", 2) ||
+             h5_attr_i64(o.file, "chunk", CORPUS_CHUNK) || h5_attr_str(o.file, "content_sha256", content) ||
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_str(o.file, "data_lock", corpus->lock);
+    free(ts), free(os);
     if (!rc && p) {
         rc = h5_attr_str(o.file, "source", data_source_names[cfg->data.source]) ||
              (p->document && h5_write(o.file, "document", H5T_NATIVE_INT64, 1, &ns, p->document));
@@ -156,115 +236,6 @@ int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char 
 
 int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
     return corpus_write_provenance(corpus, cfg, path, NULL);
-}
-
-// What a corpus.h5 holds must be what `cfg` generates before anything uses it: shapes
-// from the config (checked before allocating), offsets from 0 to the token count with
-// every length in [min_length, max_length], the splits in their order, token ids in
-// 1..V-1. The data lock (a plain SHA-256 anyone can recompute) then says whether it is
-// this config's corpus; these checks say whether it is safe to index with. An imported
-// corpus (docs/data.md) has as many sequences as the import found, and its splits in
-// document order (each 0, 1 or 2); everything else is checked alike.
-static int corpus_validate(const Corpus *corpus, const Config *cfg, const char *path) {
-    int V = cfg->data.vocab_size, lo = cfg->data.min_length, hi = cfg->data.max_length;
-    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    if (corpus->offsets[0] != 0 || corpus->offsets[corpus->n] != corpus->n_tokens)
-        return error("%s: offsets run from %lld to %lld, expected 0 to the %lld tokens", path, (long long)corpus->offsets[0],
-                     (long long)corpus->offsets[corpus->n], (long long)corpus->n_tokens);
-    for (int i = 0; i < corpus->n; i++) {
-        int64_t len = corpus->offsets[i + 1] - corpus->offsets[i];
-        if (corpus->offsets[i + 1] < corpus->offsets[i] || len < lo || len > hi)
-            return error("%s: sequence %d has offsets %lld..%lld (length %lld), expected a length in [%d, %d] "
-                         "(data.min_length, data.max_length)", path, i, (long long)corpus->offsets[i], (long long)corpus->offsets[i + 1],
-                         (long long)len, lo, hi);
-        if (imported) {
-            if (corpus->split[i] > SPLIT_TEST || (i > 0 && corpus->split[i] < corpus->split[i - 1]))
-                return error("%s: sequence %d has split %d after %d, expected 0, 1 or 2 (train, validation, test), grouped in "
-                             "that order", path, i, corpus->split[i], i > 0 ? corpus->split[i - 1] : 0);
-            continue;
-        }
-        int want = i < cfg->data.n_train ? SPLIT_TRAIN : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
-        if (corpus->split[i] != want) return error("%s: sequence %d has split %d, expected %d", path, i, corpus->split[i], want);
-    }
-    for (int64_t p = 0; p < corpus->n_tokens; p++)
-        if (corpus->tokens[p] < 1 || corpus->tokens[p] >= V)
-            return error("%s: token %lld is %d, expected an id in [1, %d] (data.vocab_size - 1)", path, (long long)p,
-                         corpus->tokens[p], V - 1);
-    return 0;
-}
-
-// What makes this config's corpus.h5: "prepare --config FILE" or "import --config FILE ...".
-static const char *remedy(const Config *cfg, char *buf, size_t len) {
-    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    return hint_command(buf, len, imported ? "import" : "prepare", 0, imported ? " --format F --input PATH" : NULL);
-}
-
-int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
-    memset(corpus, 0, sizeof *corpus);
-    char make[HINT_MAX], hint[HINT_MAX + 16];
-    remedy(cfg, make, sizeof make);
-    snprintf(hint, sizeof hint, "run `%s` first", make);
-    hid_t f = h5_open_read(path, hint);
-    if (f < 0) return -1;
-    int rc = -1;
-    char *stored = NULL, *source = NULL;
-    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    int64_t n = (int64_t)cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
-    int64_t nt = h5_size(f, path, "tokens", NULL, NULL), ns = h5_size(f, path, "split", NULL, NULL),
-            no = h5_size(f, path, "offsets", NULL, NULL);
-    if (nt < 0 || ns < 0 || no < 0) goto out;
-    // Which command made it: an imported corpus says so ("source"); prepare's has no such attribute.
-    if (H5Aexists(f, "source") > 0 && !(source = h5_attr_read_str(f, path, "source"))) goto out;
-    if (strcmp(source ? source : "synthetic", data_source_names[cfg->data.source]) != 0) {
-        error("%s: a corpus of data.source %s, this config has data.source %s: run `%s`", path,
-              source ? (strcmp(source, "imported") ? "(unknown)" : "imported") : "synthetic", data_source_names[cfg->data.source],
-              make);
-        goto out;
-    }
-    // Shapes from the config (an imported corpus: one offset more than sequences), before allocating.
-    if (imported) n = ns;
-    if (ns != n || no != n + 1 || n < 1 || n > INT32_MAX) {
-        if (imported)
-            error("%s: %lld sequences and %lld offsets, expected 1..2^31-1 sequences and one offset more: run `%s`", path,
-                  (long long)ns, (long long)no, make);
-        else
-            error("%s: %lld sequences and %lld offsets, this config has %lld sequences (data.splits.*): run `%s`", path, (long long)ns, (long long)no, (long long)n, make);
-        goto out;
-    }
-    if (nt < n * cfg->data.min_length || nt > n * cfg->data.max_length) {
-        error("%s: %lld tokens, expected %lld..%lld for %lld sequences of lengths [%d, %d]", path, (long long)nt,
-              (long long)(n * cfg->data.min_length), (long long)(n * cfg->data.max_length), (long long)n,
-              cfg->data.min_length, cfg->data.max_length);
-        goto out;
-    }
-    corpus->n = (int)ns;
-    corpus->n_tokens = nt;
-    corpus->tokens = xmalloc((size_t)nt * sizeof *corpus->tokens);
-    corpus->offsets = xmalloc((size_t)(ns + 1) * sizeof *corpus->offsets);
-    corpus->split = xmalloc((size_t)ns);
-    if (h5_read(f, path, "tokens", H5T_NATIVE_INT32, nt, corpus->tokens) ||
-        h5_read(f, path, "offsets", H5T_NATIVE_INT64, ns + 1, corpus->offsets) ||
-        h5_read(f, path, "split", H5T_NATIVE_UINT8, ns, corpus->split) || corpus_validate(corpus, cfg, path))
-        goto out;
-    corpus_index_splits(corpus);
-    if (!(stored = h5_attr_read_str(f, path, "data_lock"))) goto out;
-    if (!is_sha256_hex(stored)) {
-        error("%s: its data_lock is not a SHA-256 (damaged): %s", path, hint);
-        goto out;
-    }
-    corpus_lock(corpus, cfg, corpus->lock);
-    if (strcmp(stored, corpus->lock) != 0) {
-        error("%s: data lock %.12s… does not match this config's %.12s… (%s with another config or modified): run `%s`", path,
-              stored, corpus->lock, imported ? "imported" : "prepared", make);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(stored);
-    free(source);
-    h5_close(f);
-    if (rc) corpus_free(corpus);
-    return rc;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -285,6 +256,7 @@ void batch_free(Batch *b) {
     free(b->target);
     free(b->pos);
     free(b->weight);
+    free(b->seq);
     memset(b, 0, sizeof *b);
 }
 
@@ -297,8 +269,14 @@ void batch_build(Batch *b, const Corpus *corpus, const int32_t *ids, int B, cons
     int k = b->k;
     for (int s = 0; s < B; s++) {
         if (ids[s] < 0) continue;
-        const int32_t *x = corpus->tokens + corpus->offsets[ids[s]];
-        int len = corpus_len(corpus, ids[s]), first = b->T;
+        const int32_t *x;
+        int len, first = b->T;
+        if (corpus->file) {
+            if (b->seq_cap < L) free(b->seq), b->seq = xmalloc((size_t)L * sizeof *b->seq), b->seq_cap = L;
+            len = corpus_tokens(corpus, ids[s], b->seq), x = b->seq;
+        } else {
+            x = corpus->tokens + corpus->offsets[ids[s]], len = corpus_len(corpus, ids[s]);
+        }
         for (int t = rule->prefix; t < len; t++) {
             if (x[t] == rule->ignore_token) continue;
             if (rule->max_labels && b->T - first == rule->max_labels) break;

@@ -342,6 +342,7 @@ int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const I
     // Grouped by split (train, validation, test), document order kept within each: a split
     // is then a range of ids (corpus_split_begin/end), and the sampler needs no id list.
     int64_t n = b.n_seq, at[4] = {0}, *first = xmalloc((size_t)(n + 1) * sizeof *first);
+    b.offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) at[b.split[i] + 1] += b.offsets[i + 1] - b.offsets[i];
     for (int k = 1; k < 4; k++) at[k] += at[k - 1];
     int64_t seq_at[4] = {0, sum->seqs[0], sum->seqs[0] + sum->seqs[1], n};
@@ -349,7 +350,6 @@ int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const I
     corpus->offsets = xmalloc((size_t)(n + 1) * sizeof *corpus->offsets);
     corpus->split = xmalloc((size_t)(n ? n : 1));
     int64_t *doc = xmalloc((size_t)(n ? n : 1) * sizeof *doc);
-    b.offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         int k = b.split[i];
         int64_t j = seq_at[k]++, len = b.offsets[i + 1] - b.offsets[i];

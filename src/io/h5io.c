@@ -184,6 +184,25 @@ hid_t h5_open_read(const char *path, const char *hint) {
     return f;
 }
 
+hid_t h5_open_file(const char *path, const char *hint, int *fd, int64_t *size) {
+    const char *sep = hint ? ": " : "", *h = hint ? hint : "";
+    char why[256], proc[64];
+    *fd = open_regular_fd(path, size, why, sizeof why);
+    if (*fd < 0) return error("%s: cannot open: %s%s%s", path, why, sep, h);
+    // HDF5 opens the descriptor's own file (not the name again, which may have been
+    // replaced since), where /proc is mounted.
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", *fd);
+    const char *name = access(proc, R_OK) == 0 ? proc : path;
+    guard_begin(path);
+    hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        guard_end();
+        close(*fd), *fd = -1;
+        return error("%s: not a readable HDF5 file (truncated or damaged?)%s%s", path, sep, h);
+    }
+    return f;
+}
+
 int64_t h5_size(hid_t file, const char *fname, const char *dataset, int *rank, hsize_t *dims) {
     if (H5Lexists(file, dataset, H5P_DEFAULT) <= 0) return error("%s: dataset %s is missing", fname, dataset);
     hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT);
@@ -243,6 +262,38 @@ static void shape_text(int rank, const hsize_t *dims, char *out, size_t len) {
     size_t n = (size_t)snprintf(out, len, "(");
     for (int i = 0; i < rank && n < len; i++) n += (size_t)snprintf(out + n, len - n, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
     if (n < len) snprintf(out + n, len - n, rank == 1 ? ",)" : ")");
+}
+
+int h5_raw_address(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims,
+                   int64_t file_size, int64_t *addr) {
+    int r = 0;
+    hsize_t d[8];
+    if (h5_size(file, fname, dataset, &r, d) < 0) return -1;
+    if (r != rank || memcmp(d, dims, (size_t)rank * sizeof *dims) != 0) {
+        char have[200], want[200];
+        shape_text(r, d, have, sizeof have), shape_text(rank, dims, want, sizeof want);
+        return error("%s: dataset %s has shape %s, expected %s", fname, dataset, have, want);
+    }
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), stored = ds < 0 ? -1 : H5Dget_type(ds);
+    hid_t dcpl = ds < 0 ? -1 : H5Dget_create_plist(ds);
+    int same = stored >= 0 && same_type(stored, type);
+    char have[64] = "unreadable", want[64];
+    if (stored >= 0) type_name(stored, have, sizeof have), H5Tclose(stored);
+    type_name(type, want, sizeof want);
+    int contiguous = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0;
+    uint64_t bytes = (uint64_t)H5Tget_size(type);
+    for (int i = 0; i < rank; i++) bytes = size_mul(bytes, dims[i]);
+    haddr_t at = ds < 0 ? HADDR_UNDEF : H5Dget_offset(ds);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    if (!same) return error("%s: dataset %s is %s, expected %s", fname, dataset, have, want);
+    if (!contiguous) return error("%s: dataset %s is not stored contiguously without filters, as ddptok writes it", fname, dataset);
+    if (bytes == 0) return *addr = 0, 0;
+    if (at == HADDR_UNDEF || at > (haddr_t)file_size || bytes > (uint64_t)file_size - at)
+        return error("%s: dataset %s (%llu bytes) lies outside the file's %lld bytes (truncated?)", fname, dataset,
+                     (unsigned long long)bytes, (long long)file_size);
+    *addr = (int64_t)at;
+    return 0;
 }
 
 int h5_read_exact(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims, void *out) {

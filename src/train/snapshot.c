@@ -90,7 +90,7 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
                      "windows (each rank draws its own); only train.sampler: global resumes on another world size",
                      path, s.world_size, s.world_size == 1 ? "" : "s", t->W, "bands");
         else if (s.rank != (elastic ? 0 : t->rank)) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, elastic ? 0 : t->rank);
-        else if (strcmp(s.lock, lock) != 0)
+        else if (!corpus_lock_accepts(t->corpus, t->cfg, s.lock))
             snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
         else if (!stored_ok)
             snprintf(why, sizeof why, "%s: stored config unreadable: %s", path, err);
