@@ -63,6 +63,36 @@ case_altered_when_read() {
   expect_grep "the refusal names the file, the sequence read, the tokens of the chunk and what to run" \
     '^ddptok: error: outputs/data/corpus.h5: read for sequence [0-9]+: tokens [0-9]+\.\.[0-9]+ \(chunk [0-9]+\) do not match their SHA-256 in /token_sha256: altered after it was made: run `.*ddptok prepare --config .*minimum.yaml --set train.updates=2 --set train.interrupt_at=0`$' "$OUT"
 }
+# Memory does not grow with the corpus (docs/data.md "On disk"): tiny.yaml with sequences of
+# 64..128 tokens, 30 000 and 300 000 train sequences (11 MB and 118 MB of corpus.h5), trained
+# at W = 2 under DDPTOK_MEMORY_LIMIT=24M — the larger corpus is more than 4x that budget.
+# Each rank's peak RSS (tests/maxrss.py) for the 10x corpus must be within 10 % of the small
+# one's. The control that the measurement sees corpus-sized memory: prepare, which builds the
+# corpus in memory, peaks at least 3x higher for the 10x corpus.
+case_on_demand_memory() {
+  local tiny="$CONFIGS/tiny.yaml" py=/usr/bin/python3
+  local set=(--set data.min_length=64 --set data.max_length=128 --set train.rank_bands=auto --set train.interrupt_at=0)
+  local n rss=() prep=() size
+  for n in 30000 300000; do
+    mkdir -p "n$n" && ( cd "n$n" && $py "$ROOT/tests/maxrss.py" prep "$DDPTOK" prepare --config "$tiny" "${set[@]}" --set data.splits.train=$n >/dev/null ) \
+      || { bad "on-demand memory: prepare $n train sequences"; return; }
+    size=$(stat -c %s "n$n/outputs/data/corpus.h5")
+    ( cd "n$n" && DDPTOK_MEMORY_LIMIT=24M timeout -k 5 120 mpirun -np 2 $py "$ROOT/tests/maxrss.py" rss "$DDPTOK" train --config "$tiny" "${set[@]}" \
+        --set data.splits.train=$n >train.out 2>&1 ) || { tail -5 "n$n/train.out"; bad "on-demand memory: train on $n train sequences ($size bytes) under DDPTOK_MEMORY_LIMIT=24M"; return; }
+    rss+=("$(cat "n$n/rss.0")" "$(cat "n$n/rss.1")") prep+=("$(cat "n$n/prep.0")")
+  done
+  [ "$size" -ge $((4 * 24 * 1024 * 1024)) ] && ok "a corpus of $size bytes, more than 4x DDPTOK_MEMORY_LIMIT=24M, trains at W = 2" \
+    || bad "a corpus of $size bytes, more than 4x DDPTOK_MEMORY_LIMIT=24M, trains at W = 2" "— the corpus is too small for the claim"
+  local r
+  for r in 0 1; do
+    awk -v a="${rss[$r]}" -v b="${rss[$((r + 2))]}" 'BEGIN { exit !(b < a * 1.10 && a < b * 1.10) }' \
+      && ok "rank $r's peak RSS with the 10x corpus within 10 % of the small one's" "(${rss[$r]} vs ${rss[$((r + 2))]} KiB)" \
+      || bad "rank $r's peak RSS with the 10x corpus within 10 % of the small one's" "— ${rss[$r]} vs ${rss[$((r + 2))]} KiB"
+  done
+  awk -v a="${prep[0]}" -v b="${prep[1]}" 'BEGIN { exit !(b > 3 * a) }' \
+    && ok "control: prepare, which holds the corpus, peaks >3x higher for the 10x corpus (the measurement sees it)" "(${prep[0]} vs ${prep[1]} KiB)" \
+    || bad "control: prepare, which holds the corpus, peaks >3x higher for the 10x corpus (the measurement sees it)" "— ${prep[0]} vs ${prep[1]} KiB"
+}
 case_truncated_corpus() {
   fixture prepared || return
   head -c 5000 outputs/data/corpus.h5 > c && mv c outputs/data/corpus.h5

@@ -95,7 +95,7 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     return total;
 }
 
-static int64_t clamp_slots(int64_t n, int64_t most) { return n < 64 ? 64 : n > most ? most : n; }
+static int64_t clamp_slots(int64_t n, int64_t least, int64_t most) { return n < least ? least : n > most ? most : n; }
 
 void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offset_chunks) {
     // A window's sequences (at least an evaluation batch), each over at most
@@ -105,8 +105,8 @@ void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offs
     int64_t per = cfg->train.sampler == SAMPLER_GLOBAL ? cfg->train.global_batch
                                                       : (int64_t)cfg->train.accumulation * cfg->train.batch_size_per_rank;
     if (per < EVALUATE_BATCH) per = EVALUATE_BATCH;
-    *token_chunks = clamp_slots(2 * per * ((cfg->data.max_length + 4095) / 4096 + 1), 4096);
-    *offset_chunks = clamp_slots(2 * per, 1024);
+    *token_chunks = clamp_slots(2 * per * ((cfg->data.max_length + 4095) / 4096 + 1), 64, 4096);
+    *offset_chunks = clamp_slots(2 * per, 16, 1024);
 }
 
 uint64_t budget_corpus_bytes(const Config *cfg) {
