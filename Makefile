@@ -333,6 +333,7 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 	bash run/bench.sh $(BENCH_ARGS)
 	bash run/bench_partition.sh
 	bash run/bench_scale.sh $(SCALE_ARGS)
+	bash run/bench_data.sh
 
 clean:
 	rm -rf build ddptok

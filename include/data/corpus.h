@@ -60,10 +60,12 @@ int corpus_tokens(const Corpus *c, int i, int32_t *out);
 // prefetch thread may call it while the training thread reads): errors are left for the
 // reader that needs the chunk to report.
 void corpus_warm(const Corpus *c, const int32_t *ids, int n);
-// What reading has cost so far (on disk; zeros in memory): chunks read, bytes, seconds.
+// What reading has cost so far (on disk; zeros in memory): chunks read and checked, their
+// bytes and seconds (any thread), and the seconds a reader that needed a chunk spent loading
+// it (corpus_len, corpus_tokens: the waits a prefetch did not spare).
 typedef struct {
     int64_t chunks, bytes;
-    double seconds;
+    double seconds, waited;
 } CorpusReads;
 CorpusReads corpus_reads(const Corpus *c);
 

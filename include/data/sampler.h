@@ -36,6 +36,8 @@ int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank);
 void sampler_free(Sampler *s);
 // Draws the next window: ids (A, B), -1 in slots beyond a pool smaller than A·B.
 void sampler_next(Sampler *s, int32_t *ids);
+// The window sampler_next would draw next, without drawing it (the prefetch's look ahead).
+void sampler_peek(Sampler *s, int32_t *ids);
 // The shape (A, B) of one window as sampler_next draws it (and a checkpoint's history holds it).
 void sampler_window_shape(const Config *cfg, int *A, int *B);
 

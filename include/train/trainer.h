@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "data/corpus.h"
+#include "data/prefetch.h"
 #include "data/sampler.h"
 #include "job/comm.h"
 #include "method/objective.h"
@@ -41,6 +42,8 @@ typedef struct {
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
     int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)
+    Prefetch prefetch;   // on an on-disk corpus: the next window's chunks, read while this one computes
+    int32_t *next;       // (sampler.A · sampler.B) the window after this one, as sampler_peek sees it
     // Negative controls of the tests, read from the environment once at trainer_init:
     // DDPTOK_TEST_PARTITION_DROP, DDPTOK_TEST_DROPOUT_PER_RANK, DDPTOK_TEST_BUCKET_GAP.
     struct { int partition_drop, dropout_per_rank, bucket_gap; } test;
@@ -60,6 +63,7 @@ typedef struct {
     // rank), the optimizer step.
     double t_draw, t_count, t_compute, t_allreduce, t_optimizer;
     double t_overlap;     // train.overlap: of t_compute, the time the tail bucket was in flight (0: off)
+    double t_data;        // of t_draw, the time spent waiting for corpus reads (on disk; 0 in memory)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
 } WindowStats;

@@ -105,8 +105,8 @@ static int train_run(App *app) {
         if (wrc == EXIT_CHECK_FAILED) stop_diverged(app, &ws);
         char when[40];
         utc_timestamp(when, sizeof when);
-        fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", when, run, t.rank,
-                ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
+        fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f data_wait=%.6f\n", when, run,
+                t.rank, ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds, ws.t_data);
         train_progress_step(&progress, &ws, t.W, jsonl);
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).

@@ -107,9 +107,11 @@ static int copy_range(CorpusFile *f, int kind, int64_t first, int64_t count, voi
         if (hit && out) memcpy(out, (char *)k->data[slot] + (size_t)from * e, (size_t)take * e);
         pthread_mutex_unlock(&f->mu);
         if (!hit) {
+            double t0 = now_seconds();
             void *buf = chunk_load(f, kind, c, why, whylen);
             if (!buf) return -1;
             pthread_mutex_lock(&f->mu);
+            if (out) f->reads.waited += now_seconds() - t0;
             free(k->data[slot]);
             k->data[slot] = buf, k->chunk[slot] = c;
             if (out) memcpy(out, (char *)buf + (size_t)from * e, (size_t)take * e);
@@ -172,7 +174,7 @@ void corpus_warm(const Corpus *c, const int32_t *ids, int n) {
 }
 
 CorpusReads corpus_reads(const Corpus *c) {
-    CorpusReads r = {0, 0, 0};
+    CorpusReads r = {0, 0, 0, 0};
     if (!c->file) return r;
     pthread_mutex_lock(&c->file->mu);
     r = c->file->reads;

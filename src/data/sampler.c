@@ -62,6 +62,12 @@ void sampler_next(Sampler *s, int32_t *ids) {
     }
 }
 
+void sampler_peek(Sampler *s, int32_t *ids) {
+    RngStream saved = s->rng;
+    sampler_next(s, ids);
+    s->rng = saved;
+}
+
 int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
     int U = cfg->train.updates, W = cfg->train.sampler == SAMPLER_GLOBAL ? 1 : cfg->train.world_size, A, B;
     sampler_window_shape(cfg, &A, &B);

@@ -36,10 +36,10 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
         char when[40];
         utc_timestamp(when, sizeof when);
         // reals with 9 significant digits (the loss as before; the seconds to the microsecond)
-        json_t *split = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "draw", seconds_us(ws->t_draw), "count_allreduce",
+        json_t *split = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "draw", seconds_us(ws->t_draw), "count_allreduce",
                                   seconds_us(ws->t_count), "compute", seconds_us(ws->t_compute), "grad_allreduce",
                                   seconds_us(ws->t_allreduce), "optimizer", seconds_us(ws->t_optimizer), "overlap",
-                                  seconds_us(ws->t_overlap));
+                                  seconds_us(ws->t_overlap), "data_wait", seconds_us(ws->t_data));
         json_t *rank_tokens = json_int_array(ws->rank_counts, W);
         json_t *record = json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
                                   "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, "rank_tokens",

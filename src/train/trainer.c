@@ -68,12 +68,18 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;
     t->test.dropout_per_rank = getenv("DDPTOK_TEST_DROPOUT_PER_RANK") != NULL;
     t->test.bucket_gap = getenv("DDPTOK_TEST_BUCKET_GAP") != NULL;
+    t->next = xmalloc((size_t)t->sampler.A * t->sampler.B * sizeof *t->next);
+    // DDPTOK_PREFETCH=off: every read waits (the control of `make bench`'s data-wait figures).
+    const char *pf = getenv("DDPTOK_PREFETCH");
+    if (!pf || strcmp(pf, "off") != 0) prefetch_start(&t->prefetch, corpus, t->sampler.A * t->sampler.B);
     t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
                  comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
     return 0;
 }
 
 void trainer_free(Trainer *t) {
+    prefetch_stop(&t->prefetch);
+    free(t->next);
     optimizer_free(t->opt);
     if (t->cc) t->ops->destroy(t->cc);
     for (int a = 0; t->micro && a < t->A; a++) batch_free(&t->micro[a]);
@@ -116,7 +122,9 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     ws->step = t->step + 1;
     t->comm->step = ws->step;
 
-    // 1–2. draw and count
+    // 1–2. draw and count (an on-disk corpus: the reads of the window after this one go to
+    //      the prefetch thread as soon as this one is laid out)
+    double waited0 = corpus_reads(t->corpus).waited;
     int32_t *drawn = t->global ? t->window : t->ids;
     size_t per = (size_t)t->sampler.A * t->sampler.B;
     sampler_next(&t->sampler, drawn);
@@ -147,10 +155,16 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
         l->tokens += b->T, l->sequences += b->sequences, l->padded += b->padded, l->slots += B;
     }
 
+    if (t->prefetch.started) {
+        sampler_peek(&t->sampler, t->next);
+        prefetch_submit(&t->prefetch, t->next, (int)per);
+    }
+
     // 3. all-reduce the integer counts (per rank N_r and M_r, the padded totals and the
     //    stop requests) before any backward
     double t1 = now_seconds();
     ws->t_draw = t1 - t0;
+    ws->t_data = corpus_reads(t->corpus).waited - waited0;
     CountExchange *exchange = &t->counts;
     count_exchange_fill(exchange, t->rank, l, stop_local);
     t->comm->ops->allreduce_sum_i64(t->comm, exchange->data, (int)exchange->n);
