@@ -6,8 +6,7 @@
 // With train.sampler: bands (B = train.batch_size_per_rank):
 //   corpus        n·(Lmax·4 + 9)                 tokens, offsets, split
 //   chain         V·S·12                         successors and probabilities
-//   plan          U·W·A·B·4                      prepare, check-checkpoints
-//   history       U·A·B·4                        the sampler history of a run / checkpoint
+//   plan          U·W·A·B·4                      prepare, check-checkpoints (plan.h5's ids)
 //   parameters    P·4·18                         the most P-vectors one command holds at once:
 //                                                plot and parity 16 (measured: 16.2 P·4 bytes
 //                                                beyond the start at V = H = 4096), e.g.
@@ -17,7 +16,8 @@
 //   microbatches  W·A·B·Lmax·(k + 3)·4           the reference builds every rank's window
 //   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
 // With train.sampler: global (G = train.global_batch; no rank or band enters the window):
-//   plan, history U·G·4                          one window of G ids per update
+//   (no plan, no history: the epochs' windows are computed on demand, a checkpoint holds
+//   the last window and a running hash — docs/sampling.md "Epochs")
 //   activations   max(G,E)·Lmax·(2·k·D + 4·H + V)·4   the reference's one batch of G sequences
 //   microbatches  (G + A·ceil(G/A))·Lmax·(k + 3)·4   that batch, and a rank's A microbatches
 // Counts held in an int must also fit in 31 bits: the positions of one batch (batch_build
@@ -56,8 +56,6 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     const Term bands[] = {
         {"plan U*W*A*B*4", "train.updates x train.world_size x train.accumulation x train.batch_size_per_rank",
          size_mul(size_mul(size_mul(size_mul(U, W), A), B), 4)},
-        {"history U*A*B*4", "train.updates x train.accumulation x train.batch_size_per_rank",
-         size_mul(size_mul(size_mul(U, A), B), 4)},
         {"activations max(B,16)*Lmax*(2kD+4H+V)*4", "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
          size_mul(size_mul(size_mul(max_u64(B, EVALUATE_BATCH), Lmax), per_position), 4)},
         {"microbatches W*A*B*Lmax*(k+3)*4",
@@ -65,8 +63,6 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
          size_mul(size_mul(size_mul(W, A), B), batch_k3)},
     };
     const Term global[] = {
-        {"plan U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
-        {"history U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
         {"activations max(G,16)*Lmax*(2kD+4H+V)*4",
          "train.global_batch x data.max_length x (model.*, data.vocab_size) (train.sampler: global)",
          size_mul(size_mul(size_mul(max_u64(G, EVALUATE_BATCH), Lmax), per_position), 4)},
@@ -76,9 +72,10 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     };
     int is_global = cfg->train.sampler == SAMPLER_GLOBAL;
     const Term *sampler = is_global ? global : bands;
+    size_t n_sampler = is_global ? sizeof global / sizeof *global : sizeof bands / sizeof *bands;
     uint64_t total = 0;
     const Term *big = &common[0];
-    for (size_t i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 4 + n_sampler; i++) {
         const Term *t = i < 4 ? &common[i] : &sampler[i - 4];
         total = size_add(total, t->bytes);
         if (t->bytes > big->bytes) big = t;

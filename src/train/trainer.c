@@ -52,8 +52,10 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
         t->B = partition_max_slots(cfg);
     }
     t->Bw = t->B;
-    t->history_cap = cfg->train.updates;
-    t->history = xmalloc((size_t)t->history_cap * t->sampler.A * t->sampler.B * sizeof *t->history);
+    size_t per = (size_t)t->sampler.A * t->sampler.B;
+    t->last = xmalloc(per * sizeof *t->last);
+    for (size_t i = 0; i < per; i++) t->last[i] = -1;
+    window_hash_init(t->windows_hash);
     t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
     int cap = t->B * cfg->data.max_length;
@@ -81,7 +83,7 @@ void trainer_free(Trainer *t) {
     free(t->ids);
     free(t->window);
     if (t->global) partition_free(&t->part);
-    free(t->history);
+    free(t->last);
     count_exchange_free(&t->counts);
     free(t->staging);
     sampler_free(&t->sampler);
@@ -120,7 +122,8 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     int32_t *drawn = t->global ? t->window : t->ids;
     size_t per = (size_t)t->sampler.A * t->sampler.B;
     sampler_next(&t->sampler, drawn);
-    if (t->step < t->history_cap) memcpy(t->history + (size_t)t->step * per, drawn, per * sizeof *drawn);
+    memcpy(t->last, drawn, per * sizeof *drawn);  // the bounded sampler state: the last window and the running hash
+    window_hash_add(t->windows_hash, drawn, per);
     if (t->global) {
         partition_assign(&t->part, t->window);
         t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
