@@ -235,3 +235,30 @@ case_evaluate_checkpoint() {
   expect_rc "evaluate --checkpoint of a missing directory: refused" 2 one evaluate --config "$cfg" --checkpoint artifacts/nope
   expect_grep "evaluate --checkpoint of a missing directory: one line naming it" '^ddptok: error: evaluate --checkpoint artifacts/nope: no checkpoint there' "$OUT"
 }
+# Bounded sampler state (docs/checkpoints.md "Sampler state"): a checkpoint at step 100000 is
+# the size of one at step 10 (within 4 KiB; format 2's history would have added 100000 x G x 4
+# = 800 kB here), and check-checkpoints replays its 100000 windows in O(1) memory and accepts
+# it; the same file with one id of its last window changed is refused (the replay really ran).
+case_bounded_size() {
+  local small=(--set train.world_size=1 --set train.rank_bands=auto --set train.sampler=global --set train.global_batch=2
+    --set train.accumulation=1 --set model.hidden=4 --set model.embed_dim=2 --set model.context=1 --set data.max_length=8
+    --set data.min_length=8 --set model.dropout=0 --set train.interrupt_at=0 --set train.log_every=100000
+    --set train.optimizer.lr=0.01 --set paths.outputs=os --set paths.artifacts=as)
+  local s10 s100k
+  one prepare --config "$cfg" "${small[@]}" >/dev/null
+  expect_rc "bounded state: train 10 updates" 0 one train --config "$cfg" "${small[@]}" --set train.updates=10 || return
+  s10=$(stat -c %s as/checkpoints/step-0010/rank-0000.h5)
+  rm -rf as
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "bounded state: train 100000 updates (within 60 s)" 0 one train --config "$cfg" "${small[@]}" --set train.updates=100000 || return
+  s100k=$(stat -c %s as/checkpoints/step-100000/rank-0000.h5)
+  [ $((s100k - s10)) -le 4096 ] && [ $((s10 - s100k)) -le 4096 ] \
+    && ok "bounded state: the step-100000 rank file is the size of the step-10 one" "($s100k vs $s10 bytes)" \
+    || bad "bounded state: the step-100000 rank file is the size of the step-10 one" "— $s100k vs $s10 bytes"
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "bounded state: check-checkpoints replays 100000 windows and accepts step 100000" 0 \
+    one check-checkpoints --config "$cfg" "${small[@]}" --set train.updates=100000
+  mv as/checkpoints/step-100000 s100k.good
+  /usr/bin/python3 "$RESEAL" s100k.good as/checkpoints/step-100000 "sampler/last[1]=-1" >/dev/null
+  expect_rc "bounded state, negative control: step 100000 with its last window's second id emptied is refused" 1 \
+    one check-checkpoints --config "$cfg" "${small[@]}" --set train.updates=100000
+  expect_grep "bounded state, negative control: the refusal names the field" 'rank-0000.h5: /sampler/last slot 1 is -1, expected [0-9]+ \(window 100000 of the sampler replayed' "$OUT"
+}

@@ -64,6 +64,10 @@ void window_hash_add(char h[65], const int32_t *ids, size_t n);
 // The shape (A, B) of one window as sampler_next draws it (and a checkpoint's history holds it).
 void sampler_window_shape(const Config *cfg, int *A, int *B);
 
+// train.epochs E >= 1 (global sampler): sets train.updates = E x ceil(n_train / G) from the corpus
+// (whatever train.updates said) and checks train.interrupt_at against it. 0, or -1 with one line.
+int sampler_resolve_epochs(Config *cfg, const Corpus *corpus);
+
 // The bands sampler's whole plan as every rank would draw it from a fresh stream: (U, W, A, B).
 // The global sampler has none (NULL, nothing printed): its windows are computed on demand
 // (sampler_window_at; `ddptok plan`).

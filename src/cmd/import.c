@@ -126,6 +126,7 @@ static int import_run(App *app) {
     int64_t *document;
     ImportSummary s;
     if (import_corpus(&corpus, &document, cfg, &spec, files, n_files, &s)) stop(EXIT_BAD_INPUT);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
     int32_t *plan = plan_build(cfg, &corpus);
     if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
 

@@ -13,6 +13,7 @@ static int prepare_run(App *app) {
             "synthetic one)", cfg->source, data_source_names[cfg->data.source]);
     Corpus corpus;
     corpus_generate(&corpus, cfg);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
     int32_t *plan = plan_build(cfg, &corpus);
     if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
     char cpath[1024], ppath[1024];

@@ -148,6 +148,21 @@ void window_hash_add(char h[65], const int32_t *ids, size_t n) {
     sha256_hex(c, h);
 }
 
+int sampler_resolve_epochs(Config *cfg, const Corpus *corpus) {
+    if (!cfg->train.epochs) return 0;
+    int64_t n = corpus_split_count(corpus, SPLIT_TRAIN), G = cfg->train.global_batch;
+    if (n == 0) return error("%s: train.epochs: the train split is empty", cfg->source);
+    int64_t U = (int64_t)cfg->train.epochs * ((n + G - 1) / G);
+    if (U > (1 << 24))
+        return error("%s: train.epochs %d x %lld windows per epoch = %lld updates, more than train.updates allows (%d)",
+                     cfg->source, cfg->train.epochs, (long long)((n + G - 1) / G), (long long)U, 1 << 24);
+    if (cfg->train.interrupt_at > U)
+        return error("%s: train.interrupt_at (%d) must not exceed the %lld updates of train.epochs %d (%lld windows per epoch)",
+                     cfg->source, cfg->train.interrupt_at, (long long)U, cfg->train.epochs, (long long)((n + G - 1) / G));
+    cfg->train.updates = (int)U;
+    return 0;
+}
+
 int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
     if (cfg->train.sampler == SAMPLER_GLOBAL) return NULL;
     int U = cfg->train.updates, W = cfg->train.world_size, A, B;
@@ -179,7 +194,7 @@ int plan_write(const char *path, const Config *cfg, const Corpus *corpus, const 
         rc = h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler]) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_i64(o.file, "n_train", s.n_pool) || h5_attr_i64(o.file, "train_begin", s.train_begin) ||
              h5_attr_i64(o.file, "global_batch", cfg->train.global_batch) ||
-             h5_attr_i64(o.file, "windows_per_epoch", s.per_epoch) || h5_attr_i64(o.file, "updates", cfg->train.updates);
+             h5_attr_i64(o.file, "windows_per_epoch", s.per_epoch);
         sampler_free(&s);
     } else {
         hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
@@ -198,7 +213,7 @@ static int plan_check_global(hid_t f, const char *path, const Config *cfg, const
         const char *name;
         int64_t want;
     } attrs[] = {{"seed", cfg->seed}, {"n_train", s.n_pool}, {"train_begin", s.train_begin},
-                 {"global_batch", cfg->train.global_batch}, {"windows_per_epoch", s.per_epoch}, {"updates", cfg->train.updates}};
+                 {"global_batch", cfg->train.global_batch}, {"windows_per_epoch", s.per_epoch}};
     sampler_free(&s);
     char *sampler = h5_attr_read_str(f, path, "sampler");
     int bad = !sampler;
