@@ -4,7 +4,11 @@
 // (sequences at data.max_length), in bytes; the letters as in report.h, n = the sequences
 // of all splits, Lmax = data.max_length, E = EVALUATE_BATCH (evaluate's 16 sequences).
 // With train.sampler: bands (B = train.batch_size_per_rank):
-//   corpus        n·(Lmax·4 + 9)                 tokens, offsets, split
+//   corpus        n·(Lmax·4 + 9)                 tokens, offsets, split; an imported corpus
+//                                                whose file exists (paths.outputs/data/corpus.h5):
+//                                                2 x its size in bytes (the reader holds the file's
+//                                                image and HDF5's copy of it at once; uncompressed
+//                                                datasets: the arrays are within the file's size)
 //   chain         V·S·12                         successors and probabilities
 //   plan          U·W·A·B·4                      prepare, check-checkpoints (plan.h5's ids)
 //   parameters    P·4·18                         the most P-vectors one command holds at once:
@@ -26,6 +30,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/mem.h"
 
@@ -36,6 +41,16 @@ typedef struct {
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
+// An imported corpus's file, when it exists: its size in bytes (stat only: the file is not
+// read), else 0 (data.splits.* then estimate it, as before the import).
+static uint64_t imported_corpus_bytes(const Config *cfg) {
+    char path[PATH_MAX_LEN + 32];
+    struct stat st;
+    if (cfg->data.source != DATA_SOURCE_IMPORTED) return 0;
+    snprintf(path, sizeof path, "%s/data/corpus.h5", cfg->paths.outputs);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+}
+
 uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     uint64_t V = (uint64_t)cfg->data.vocab_size, S = (uint64_t)cfg->data.markov_support, D = (uint64_t)cfg->model.embed_dim,
              H = (uint64_t)cfg->model.hidden, k = (uint64_t)cfg->model.context, W = (uint64_t)cfg->train.world_size,
@@ -45,8 +60,10 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     uint64_t P = size_add(size_add(size_mul(V, D), size_mul(size_mul(H, k), D)), size_add(size_mul(V, H), size_add(H, V)));
     uint64_t per_position = size_add(size_mul(size_mul(2, k), D), size_add(size_mul(4, H), V));
     uint64_t batch_k3 = size_mul(size_mul(Lmax, size_add(k, 3)), 4);  // one sequence's slots in a Batch
+    uint64_t file = imported_corpus_bytes(cfg);
     const Term common[] = {
-        {"corpus n*(Lmax*4+9)", "data.splits.* x data.max_length", size_mul(n, size_add(size_mul(Lmax, 4), 9))},
+        file ? (Term){"corpus 2 x its file", "the imported corpus (paths.outputs/data/corpus.h5)", size_mul(file, 2)}
+             : (Term){"corpus n*(Lmax*4+9)", "data.splits.* x data.max_length", size_mul(n, size_add(size_mul(Lmax, 4), 9))},
         {"chain V*S*12", "data.vocab_size x data.markov_support", size_mul(size_mul(V, S), 12)},
         {"parameters (V*D+H*k*D+V*H+H+V)*72", "data.vocab_size, model.embed_dim, model.hidden, model.context",
          size_mul(P, 72)},
