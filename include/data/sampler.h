@@ -61,7 +61,7 @@ void sampler_position(const Sampler *s, uint64_t k, int64_t *epoch, int64_t *win
 #define SAMPLER_HASH_DOMAIN "ddptok-sampler-windows v1"
 void window_hash_init(char h[65]);
 void window_hash_add(char h[65], const int32_t *ids, size_t n);
-// The shape (A, B) of one window as sampler_next draws it (and a checkpoint's history holds it).
+// The shape (A, B) of one window as sampler_next draws it (a checkpoint's /sampler/last).
 void sampler_window_shape(const Config *cfg, int *A, int *B);
 
 // train.epochs E >= 1 (global sampler): sets train.updates = E x ceil(n_train / G) from the corpus
