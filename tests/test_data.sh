@@ -121,3 +121,34 @@ assert have == run(w[:6]) and have != run(w[1:7]), (have, run(w[:6]))
 assert (f["sampler/last"][0] == w[5]).all()
 PY
 }
+# plan refuses what it cannot print, in one line, exit 2: steps not a..b with 1 <= a <= b, and
+# another world size under the bands sampler (its windows are per rank); controls: the same
+# commands with valid values print the windows.
+case_plan_refusals() {
+  local tiny="$CONFIGS/tiny.yaml" v
+  one prepare --config "$tiny" >/dev/null
+  for v in 3..1 0..2 1..x ..4; do
+    expect_rc "plan --steps $v refused (exit 2)" 2 one plan --config "$tiny" --steps "$v"
+    expect_grep "plan --steps $v: one line saying what is expected" "^ddptok: error: plan: --steps $v: expected a\.\.b with 1 <= a <= b" "$OUT"
+  done
+  expect_rc "plan --world-size 3 under the bands sampler refused (exit 2)" 2 one plan --config "$tiny" --steps 1..2 --world-size 3
+  expect_grep "plan --world-size 3 under the bands sampler: says why" "the bands sampler's windows are drawn per rank of train.world_size 2" "$OUT"
+  expect_rc "control: plan --steps 2..3 (bands) prints" 0 one plan --config "$tiny" --steps 2..3
+  [ "$(grep -c '^step [23] rank [01]:' <<<"$OUT")" -eq 4 ] && ok "control: plan --steps 2..3 (bands): 2 steps x 2 ranks, A x B = 6 ids each" \
+    || bad "control: plan --steps 2..3 (bands): 2 steps x 2 ranks, A x B = 6 ids each"
+  echo "$OUT" > plan.txt
+  cat > same.py <<'PY'
+import re, sys
+import h5py
+ids = h5py.File(sys.argv[1] + "/data/plan.h5")["ids"][()]
+n = 0
+for line in sys.stdin:
+    m = re.fullmatch(r"step (\d+) rank (\d+):((?: -?\d+)*)\n?", line)
+    if m:
+        u, r = int(m.group(1)), int(m.group(2))
+        assert [int(x) for x in m.group(3).split()] == list(ids[u - 1, r].ravel()), (u, r)
+        n += 1
+assert n == 4
+PY
+  /usr/bin/python3 same.py outputs < plan.txt && ok "control: plan's bands windows equal plan.h5's steps 2..3" || bad "control: plan's bands windows equal plan.h5's steps 2..3"
+}
