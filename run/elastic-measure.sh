@@ -17,6 +17,7 @@ run() { timeout -k 5 300 mpirun -np "$1" "$ROOT/ddptok" "${@:2}" >/dev/null 2>&1
 max=0
 printf '%6s %3s %3s %14s\n' seed W "W'" "max|dtheta|"
 for seed in "${seeds[@]}"; do
+  mkdir -p "$work/$seed" && cd "$work/$seed" || exit 2  # one lineage per seed (a second seed's run in a1/ was refused)
   base=(--config "$ROOT/configs/tiny.yaml" --set seed="$seed" --set train.sampler=global --set train.rank_bands=auto
         --set train.global_batch=12 --set train.partition=balanced)
   "$ROOT/ddptok" prepare "${base[@]}" >/dev/null || exit 2

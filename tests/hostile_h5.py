@@ -15,21 +15,21 @@ import h5py
 import numpy as np
 
 # configs/tiny.yaml's lock fields (corpus_lock in src/data/corpus.c), format 2.
-CHUNK = 4096
+TOKEN_CHUNK, OFFSET_CHUNK = 1024, 512
 FIELDS = ("ddptok-data-lock-v2\nseed=99\nvocab=24\nsplits=96,8,32\nlengths=8,24\nlabels=0,-1,0\n"
           "support=3\nworld=2\nbatch=3\naccumulation=2\nbands=8-15;16-24;")
 
 
-def sums(a, dtype):
+def sums(a, dtype, chunk):
     b = np.ascontiguousarray(a).astype(dtype)
-    return np.array([list(hashlib.sha256(b[i:i + CHUNK].tobytes()).digest()) for i in range(0, len(b), CHUNK)],
+    return np.array([list(hashlib.sha256(b[i:i + chunk].tobytes()).digest()) for i in range(0, len(b), chunk)],
                     dtype=np.uint8).reshape(-1, 32)
 
 
 def content(tokens, offsets, split):
-    h = hashlib.sha256(f"ddptok-corpus-v2 sequences={len(split)} tokens={len(tokens)} chunk={CHUNK}\n".encode())
-    h.update(sums(tokens, "<i4").tobytes())
-    h.update(sums(offsets, "<i8").tobytes())
+    h = hashlib.sha256(f"ddptok-corpus-v2 sequences={len(split)} tokens={len(tokens)} chunks={TOKEN_CHUNK},{OFFSET_CHUNK}\n".encode())
+    h.update(sums(tokens, "<i4", TOKEN_CHUNK).tobytes())
+    h.update(sums(offsets, "<i8", OFFSET_CHUNK).tobytes())
     h.update(np.ascontiguousarray(split).astype("u1").tobytes())
     return h.hexdigest()
 
@@ -66,7 +66,7 @@ def main():
     with h5py.File(path, "r+") as f:  # attrs.modify keeps the attribute's own string type
         t32 = tokens.astype(np.int32)
         for name, data in (("tokens", tokens.astype(ttype)), ("offsets", offsets), ("split", split),
-                           ("token_sha256", sums(t32, "<i4")), ("offset_sha256", sums(offsets, "<i8"))):
+                           ("token_sha256", sums(t32, "<i4", TOKEN_CHUNK)), ("offset_sha256", sums(offsets, "<i8", OFFSET_CHUNK))):
             del f[name]
             f[name] = data
         f.attrs.modify("content_sha256", content(t32, offsets, split).encode())

@@ -20,9 +20,11 @@ case_good() {
 import h5py
 f = h5py.File("artifacts/checkpoints/step-0006/rank-0001.h5")
 a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-assert a["format"] == "ddptok-checkpoint" and a["version"] == 2 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
+assert a["format"] == "ddptok-checkpoint" and a["version"] == 3 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
 assert len(a["checksum"]) == 64 and len(a["data_lock"]) == 64 and "optimizer:" in a["config"]
-assert f["sampler/history"].shape == (6, 2, 3) and f["model/w1"].shape == (16, 24)
+assert set(f["sampler"]) == {"last"} and f["sampler/last"].shape == (2, 3) and f["model/w1"].shape == (16, 24)
+sa = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["sampler"].attrs.items()}
+assert len(sa["windows_sha256"]) == 64 and sa["epoch"] == 0 and sa["window"] == 6, sa
 assert set(f["optimizer"]) == {"momentum"} and set(f["optimizer/momentum"]) == {"embedding", "w1", "b1", "w2", "b2"} and set(f["rng"]) == {"sampler", "dropout"}
 o = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["optimizer"].attrs.items()}
 assert o["name"] == "sgd" and o["step"] == 6 and o["lr"] == 0.2 and o["momentum"] == 0.9 and o["weight_decay"] == 0.01, o
@@ -120,16 +122,18 @@ cf='artifacts/checkpoints/step-0006/rank-000[01].h5: '
 case_tamper_sgd_step() { tampered "tampered: SGD optimizer step 6 -> 0 (drops the momentum)" "$cf/optimizer step is 0, expected 6 \(the checkpoint's step" @optimizer:step=0; }
 case_tamper_lr() { tampered "tampered: stored lr 0.3, its config 0.2" "$cf/optimizer lr is 0.3, expected 0.2 \(its stored config's train.optimizer.lr\)" @optimizer:lr=0.3; }
 case_tamper_lr_removed() { tampered "tampered, guard (exit, not the message): the lr attribute removed (takes the default 0.1, its config says 0.2)" "$cf/optimizer lr is 0.1, expected 0.2" -@optimizer:lr; }
-case_tamper_unknown_attribute() { tampered "tampered: an /optimizer attribute this ddptok does not know" "$cf/optimizer attribute 'nesterov' is not one of format 2's" @optimizer:nesterov=1; }
+case_tamper_unknown_attribute() { tampered "tampered: an /optimizer attribute this ddptok does not know" "$cf/optimizer attribute 'nesterov' is not one of format 3's" @optimizer:nesterov=1; }
 case_tamper_dropout_key_rank() { tampered "tampered: dropout key's rank word (rank 1 -> 2)" "rank-0001.h5: /rng/dropout/key is \(99, 0x4000002\), expected \(99, 0x4000001\)" 1:rng/dropout/key[1]=67108866; }
 case_tamper_dropout_counter() { tampered "tampered: dropout counter 12 -> 11" "$cf/rng/dropout/counter is 11, expected 12 \(one block per microbatch: step 6 x A = 2\)" rng/dropout/counter[0]=11; }
 case_tamper_sampler_key() { tampered "tampered: sampler key's seed 99 -> 100" "$cf/rng/sampler/key is \(100, 0x3000000\), expected \(99, 0x3000000\)" 0:rng/sampler/key[0]=100 1:rng/sampler/key[0]=100; }
 case_tamper_sampler_counter() { tampered "tampered: sampler counter +1" "$cf/rng/sampler/counter is 37, expected 36 \(where the sampler's 6 windows, replayed from seed 99, leave it\)" 0:rng/sampler/counter[0]=37; }
-case_tamper_history_id() { tampered "tampered: a sampler history id changed (guard in check-checkpoints: the plan)" "$cf/sampler/history\[0\] slot 0 is 5, expected [0-9]+ \(window 1 of the sampler replayed" 0:sampler/history[0]=5; }
+case_tamper_last_window_id() { tampered "tampered: an id of the last window changed (guard in check-checkpoints: the plan)" "$cf/sampler/last slot 0 is 5, expected [0-9]+ \(window 6 of the sampler replayed" 0:sampler/last[0]=5; }
+case_tamper_windows_hash() { tampered "tampered: the running hash of the windows (a past window's ids)" "$cf/sampler windows_sha256 is 000000000000…, expected [0-9a-f]{12}… \(the running hash of the 6 windows replayed from seed 99\)" 0:@sampler:windows_sha256=0000000000000000000000000000000000000000000000000000000000000000; }
+case_tamper_bands_position() { tampered "tampered: the bands sampler's position (0, 6) -> (0, 7)" "$cf/sampler epoch, window are \(0, 7\), expected \(0, 6\) \(the bands sampler has no epochs\)" @sampler:window=7; }
 case_tamper_nan_momentum() { tampered "tampered: NaN in the momentum" "$cf/optimizer/momentum/w1\[7\] is nan, expected a finite number" optimizer/momentum/w1[7]=nan; }
 case_tamper_inf_model() { tampered "tampered: inf in the model" "$cf/model/b2\[0\] is inf, expected a finite number" model/b2[0]=inf; }
 case_tamper_w1_shape() { tampered "tampered: w1 stored (24, 16) instead of (16, 24)" "${cf}dataset model/w1 has shape \(24, 16\), expected \(16, 24\)" model/w1:shape=24,16; }
-case_tamper_history_dtype() { tampered "tampered: the history stored as int64" "${cf}dataset sampler/history is int64, expected int32" sampler/history:dtype=int64; }
+case_tamper_last_window_dtype() { tampered "tampered: the last window stored as int64" "${cf}dataset sampler/last is int64, expected int32" sampler/last:dtype=int64; }
 case_tamper_momentum_dtype() { tampered "tampered: a momentum tensor stored as float64" "${cf}dataset optimizer/momentum/b1 is float64, expected float32" optimizer/momentum/b1:dtype=float64; }
 case_tamper_counter_dtype() { tampered "tampered: the dropout counter stored as uint32" "${cf}dataset rng/dropout/counter is uint32, expected uint64" rng/dropout/counter:dtype=uint32; }
 case_tamper_step_float() { tampered "tampered: the step stored as a float" "${cf}attribute step is not an integer" @/:step=6.0; }
@@ -174,7 +178,9 @@ case_gtamper_adamw_step() { gtampered "global + AdamW tampered: AdamW step 6 -> 
 case_gtamper_dropout_key() { gtampered "global + AdamW tampered: keyed dropout's key" "$gf/rng/dropout/key is \(99, 0x6000001\), expected \(99, 0x6000000\)" rng/dropout/key[1]=100663297; }
 case_gtamper_dropout_counter() { gtampered "global + AdamW tampered: keyed dropout's counter 0 -> 3" "$gf/rng/dropout/counter is 3, expected 0 \(keyed dropout advances no counter\)" rng/dropout/counter[0]=3; }
 case_gtamper_stream_key() { gtampered "global + AdamW tampered: the global stream's key" "$gf/rng/sampler/key is \(99, 0x5000001\), expected \(99, 0x5000000\)" rng/sampler/key[1]=83886081; }
-case_gtamper_stream_counter() { gtampered "global + AdamW tampered: the global stream's counter +1" "$gf/rng/sampler/counter is 97, expected 96" rng/sampler/counter[0]=97; }
+case_gtamper_stream_counter() { gtampered "global + AdamW tampered: the global stream's counter (windows drawn) +1" "$gf/rng/sampler/counter is 7, expected 6" rng/sampler/counter[0]=7; }
+case_gtamper_epoch() { gtampered "global + AdamW tampered: the epoch of the next window" "$gf/sampler epoch, window are \(5, [0-9]+\), expected \([0-9]+, [0-9]+\) \(where window 7 lies: [0-9]+ windows per epoch\)" @sampler:epoch=5; }
+case_gtamper_windows_hash() { gtampered "global + AdamW tampered: the running hash of the global windows" "$gf/sampler windows_sha256 is 000000000000…, expected" @sampler:windows_sha256=0000000000000000000000000000000000000000000000000000000000000000; }
 case_gtamper_exp_avg_sq_negative() { gtampered "global + AdamW tampered: -1 in AdamW's exp_avg_sq" "$gf/optimizer/exp_avg_sq/w1\[3\] is -1, expected a finite number >= 0" optimizer/exp_avg_sq/w1[3]=-1; }
 case_gtamper_exp_avg_inf() { gtampered "global + AdamW tampered: inf in AdamW's exp_avg" "$gf/optimizer/exp_avg/b1\[0\] is inf, expected a finite number" optimizer/exp_avg/b1[0]=inf; }
 case_gtamper_beta2() { gtampered "global + AdamW tampered: stored beta2 0.99, its config 0.999" "$gf/optimizer beta2 is 0.99, expected 0.999 \(its stored config's train.optimizer.betas\[1\]\)" @optimizer:beta2=0.99; }
@@ -228,4 +234,31 @@ case_evaluate_checkpoint() {
     && ok "evaluate --checkpoint: outputs/evaluate.json names the checkpoint and its step" || bad "evaluate --checkpoint: outputs/evaluate.json names the checkpoint and its step" "— $(cat outputs/evaluate.json)"
   expect_rc "evaluate --checkpoint of a missing directory: refused" 2 one evaluate --config "$cfg" --checkpoint artifacts/nope
   expect_grep "evaluate --checkpoint of a missing directory: one line naming it" '^ddptok: error: evaluate --checkpoint artifacts/nope: no checkpoint there' "$OUT"
+}
+# Bounded sampler state (docs/checkpoints.md "Sampler state"): a checkpoint at step 100000 is
+# the size of one at step 10 (within 4 KiB; format 2's history would have added 100000 x G x 4
+# = 800 kB here), and check-checkpoints replays its 100000 windows in O(1) memory and accepts
+# it; the same file with one id of its last window changed is refused (the replay really ran).
+case_bounded_size() {
+  local small=(--set train.world_size=1 --set train.rank_bands=auto --set train.sampler=global --set train.global_batch=2
+    --set train.accumulation=1 --set model.hidden=4 --set model.embed_dim=2 --set model.context=1 --set data.max_length=8
+    --set data.min_length=8 --set model.dropout=0 --set train.interrupt_at=0 --set train.log_every=100000
+    --set train.optimizer.lr=0.01 --set paths.outputs=os --set paths.artifacts=as)
+  local s10 s100k
+  one prepare --config "$cfg" "${small[@]}" >/dev/null
+  expect_rc "bounded state: train 10 updates" 0 one train --config "$cfg" "${small[@]}" --set train.updates=10 || return
+  s10=$(stat -c %s as/checkpoints/step-0010/rank-0000.h5)
+  rm -rf as
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "bounded state: train 100000 updates (within 60 s)" 0 one train --config "$cfg" "${small[@]}" --set train.updates=100000 || return
+  s100k=$(stat -c %s as/checkpoints/step-100000/rank-0000.h5)
+  [ $((s100k - s10)) -le 4096 ] && [ $((s10 - s100k)) -le 4096 ] \
+    && ok "bounded state: the step-100000 rank file is the size of the step-10 one" "($s100k vs $s10 bytes)" \
+    || bad "bounded state: the step-100000 rank file is the size of the step-10 one" "— $s100k vs $s10 bytes"
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "bounded state: check-checkpoints replays 100000 windows and accepts step 100000" 0 \
+    one check-checkpoints --config "$cfg" "${small[@]}" --set train.updates=100000
+  mv as/checkpoints/step-100000 s100k.good
+  /usr/bin/python3 "$RESEAL" s100k.good as/checkpoints/step-100000 "sampler/last[1]=-1" >/dev/null
+  expect_rc "bounded state, negative control: step 100000 with its last window's second id emptied is refused" 1 \
+    one check-checkpoints --config "$cfg" "${small[@]}" --set train.updates=100000
+  expect_grep "bounded state, negative control: the refusal names the field" 'rank-0000.h5: /sampler/last slot 1 is -1, expected [0-9]+ \(window 100000 of the sampler replayed' "$OUT"
 }

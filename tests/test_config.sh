@@ -60,7 +60,8 @@ case_set_key_suggestions() {
     read -r key want <<<"$c"
     bad_case "--set $key suggests $want" "^ddptok: error: --set $key=1: unknown key '$key' \(did you mean '$want'\?\)$" prepare --config good.yaml --set "$key=1"
   done
-  bad_case "--set train.epochs suggests train.updates and says why" "unknown key 'train.epochs' \(did you mean 'train.updates'\? ddptok counts optimizer updates, not epochs\)$" prepare --config good.yaml --set train.epochs=3
+  bad_case "--set epochs suggests train.epochs" "unknown key 'epochs' \(did you mean 'train.epochs'\?\)$" prepare --config good.yaml --set epochs=3
+  bad_case "train.epochs under the bands sampler is refused, naming both keys" "train.epochs \(3\) needs train.sampler: global" prepare --config good.yaml --set train.epochs=3
   printf 'train:\n  learning_rate: 0.1\n' > lr.yaml
   bad_case "learning_rate in a config file suggests train.optimizer.lr" "^ddptok: error: lr.yaml:2: train.learning_rate: unknown key \(did you mean 'train.optimizer.lr'\?\)$" prepare --config lr.yaml
   bad_case "a key close to no key gets no suggestion (control)" "unknown key 'train.frobnicate'$" prepare --config good.yaml --set train.frobnicate=1

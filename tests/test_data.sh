@@ -99,3 +99,101 @@ case_truncated_corpus() {
   expect_rc "a truncated corpus is refused" 2 one reference --config "$cfg"
   expect_grep "a truncated corpus is refused, naming the file" 'corpus.h5: not a readable HDF5 file' "$OUT"
 }
+# Epochs of the global sampler (docs/sampling.md "Epochs"): `ddptok plan` prints 3 epochs of
+# tiny's 96 train sequences in windows of G = 10 (Q = 10 windows, the last holding 6) for
+# W = 1, 2, 3; tests/epoch_coverage.py checks from the printed ids alone that each epoch
+# visits every train id exactly once, each rank's shares partition each window, and the
+# epochs' orders differ; the windows are the same for every W. Negative controls: the same
+# output with one window dropped, and with one id drawn twice in an epoch (a with-replacement
+# draw), are refused by the same check.
+ge=(--set train.sampler=global --set train.global_batch=10 --set train.rank_bands=auto --set paths.outputs=oe --set paths.artifacts=ae)
+case_epoch_coverage() {
+  local tiny="$CONFIGS/tiny.yaml" w out first=""
+  one prepare --config "$tiny" "${ge[@]}" >/dev/null || { bad "epochs: prepare (global sampler, G = 10)"; return; }
+  for w in 1 2 3; do
+    one plan --config "$tiny" "${ge[@]}" --steps 1..30 --world-size $w > plan-w$w.txt || { bad "epochs: plan --steps 1..30 --world-size $w"; continue; }
+    out=$(/usr/bin/python3 "$ROOT/tests/epoch_coverage.py" 0 96 10 $w 3 < plan-w$w.txt) \
+      && ok "epochs W = $w: every train sequence exactly once per epoch (3 epochs of 10 windows, the last holding 6), the ranks' shares a partition" \
+      || { bad "epochs W = $w: every train sequence exactly once per epoch"; echo "$out" | head -5; }
+    [ -z "$first" ] && first=$out
+    [ "$out" = "$first" ] && ok "epochs W = $w: the same windows as W = 1" || bad "epochs W = $w: the same windows as W = 1"
+  done
+  sed '/^step 7 /,/^step 8 /{/^step 8 /!d}' plan-w2.txt > dropped.txt
+  ! grep -q '^step 7 ' dropped.txt && ! /usr/bin/python3 "$ROOT/tests/epoch_coverage.py" 0 96 10 2 3 < dropped.txt >/dev/null \
+    && ok "epochs negative control: a window dropped (step 7) is caught" || bad "epochs negative control: a window dropped (step 7) is caught"
+  # Step 2's first id replaced by step 1's first id, in the window and in the rank share holding it.
+  /usr/bin/python3 - plan-w2.txt > replaced.txt <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+w1 = next(l for l in lines if l.startswith("step 1 ")).split(":")[1].split()
+i2 = next(i for i, l in enumerate(lines) if l.startswith("step 2 "))
+old = lines[i2].split(":")[1].split()[0]
+lines[i2] = lines[i2].replace(f": {old} ", f": {w1[0]} ", 1)
+for i in range(i2 + 1, len(lines)):
+    if not lines[i].startswith("  rank"):
+        break
+    ids = lines[i].split(":")[1].split()
+    if old in ids:
+        ids[ids.index(old)] = w1[0]
+        lines[i] = lines[i].split(":")[0] + ": " + " ".join(ids)
+print("\n".join(lines))
+PY
+  ! /usr/bin/python3 "$ROOT/tests/epoch_coverage.py" 0 96 10 2 3 < replaced.txt >/dev/null \
+    && ok "epochs negative control: one id drawn twice in an epoch (with replacement) is caught" \
+    || bad "epochs negative control: one id drawn twice in an epoch (with replacement) is caught"
+}
+# The trainer draws what `plan` prints: the running hash of a W = 2 run's step-6 checkpoint
+# (its own draws) equals the hash of plan's steps 1..6, computed here from the printed ids as
+# docs/checkpoints.md defines it; plan's steps 2..7 (a control: shifted by one) do not give it.
+case_epoch_trainer_draws() {
+  local tiny="$CONFIGS/tiny.yaml"
+  one prepare --config "$tiny" "${ge[@]}" >/dev/null && ddp 2 train --config "$tiny" "${ge[@]}" >/dev/null 2>&1 \
+    || { bad "epochs: train W = 2 to step 6 (global sampler, G = 10)"; return; }
+  one plan --config "$tiny" "${ge[@]}" --steps 1..7 > plan.txt || { bad "epochs: plan --steps 1..7"; return; }
+  /usr/bin/python3 - <<'PY' && ok "epochs: the step-6 checkpoint's running hash is plan's steps 1..6 (and not steps 2..7)" \
+    || bad "epochs: the step-6 checkpoint's running hash is plan's steps 1..6 (and not steps 2..7)"
+import hashlib, re
+import h5py, numpy as np
+w = [np.array(l.split(":")[1].split(), dtype="<i4") for l in open("plan.txt") if re.match(r"step \d+ ", l)]
+def run(ws):
+    h = hashlib.sha256(b"ddptok-sampler-windows v1").hexdigest()
+    for x in ws:
+        h = hashlib.sha256(h.encode() + x.tobytes()).hexdigest()
+    return h
+f = h5py.File("ae/checkpoints/step-0006/rank-0001.h5")
+have = f["sampler"].attrs["windows_sha256"].decode()
+assert have == run(w[:6]) and have != run(w[1:7]), (have, run(w[:6]))
+assert (f["sampler/last"][0] == w[5]).all()
+PY
+}
+# plan refuses what it cannot print, in one line, exit 2: steps not a..b with 1 <= a <= b, and
+# another world size under the bands sampler (its windows are per rank); controls: the same
+# commands with valid values print the windows.
+case_plan_refusals() {
+  local tiny="$CONFIGS/tiny.yaml" v
+  one prepare --config "$tiny" >/dev/null
+  for v in 3..1 0..2 1..x ..4; do
+    expect_rc "plan --steps $v refused (exit 2)" 2 one plan --config "$tiny" --steps "$v"
+    expect_grep "plan --steps $v: one line saying what is expected" "^ddptok: error: plan: --steps $v: expected a\.\.b with 1 <= a <= b" "$OUT"
+  done
+  expect_rc "plan --world-size 3 under the bands sampler refused (exit 2)" 2 one plan --config "$tiny" --steps 1..2 --world-size 3
+  expect_grep "plan --world-size 3 under the bands sampler: says why" "the bands sampler's windows are drawn per rank of train.world_size 2" "$OUT"
+  expect_rc "control: plan --steps 2..3 (bands) prints" 0 one plan --config "$tiny" --steps 2..3
+  [ "$(grep -c '^step [23] rank [01]:' <<<"$OUT")" -eq 4 ] && ok "control: plan --steps 2..3 (bands): 2 steps x 2 ranks, A x B = 6 ids each" \
+    || bad "control: plan --steps 2..3 (bands): 2 steps x 2 ranks, A x B = 6 ids each"
+  echo "$OUT" > plan.txt
+  cat > same.py <<'PY'
+import re, sys
+import h5py
+ids = h5py.File(sys.argv[1] + "/data/plan.h5")["ids"][()]
+n = 0
+for line in sys.stdin:
+    m = re.fullmatch(r"step (\d+) rank (\d+):((?: -?\d+)*)\n?", line)
+    if m:
+        u, r = int(m.group(1)), int(m.group(2))
+        assert [int(x) for x in m.group(3).split()] == list(ids[u - 1, r].ravel()), (u, r)
+        n += 1
+assert n == 4
+PY
+  /usr/bin/python3 same.py outputs < plan.txt && ok "control: plan's bands windows equal plan.h5's steps 2..3" || bad "control: plan's bands windows equal plan.h5's steps 2..3"
+}

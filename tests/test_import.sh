@@ -176,3 +176,21 @@ PY
     && ok "fortunes: interrupted at 10 and resumed, bit-identical to the uninterrupted step-20 run" "($d)" \
     || bad "fortunes: interrupted at 10 and resumed, bit-identical to the uninterrupted step-20 run" "— ${d:-a train failed}"
 }
+# The memory budget of an imported corpus is what its file says once it exists (2 x its size:
+# src/config/budget.c), not data.splits.*, which an import does not follow: with
+# data.splits.train = 2^24 and data.max_length = 2^16 the estimate is 4 TiB, refused by
+# --check train under DDPTOK_MEMORY_LIMIT=4G before the import (negative control: no file
+# yet, the message names data.splits.*) and accepted once the corpus file exists.
+case_budget_from_file() {
+  # The corpus is read on demand: its size is not in the training budget, before the import
+  # (data.splits.* would say 4 TiB) or after it. The control, prepare (which builds a corpus
+  # of that size in memory), is refused: hostile:workload_sizes.
+  own_ompi; fixture w || return
+  local big=(--set data.splits.train=16777216 --set data.max_length=65536 --set train.sampler=global)
+  rm -rf outputs
+  DDPTOK_MEMORY_LIMIT=4G expect_rc "budget: no corpus file yet, data.splits.train = 2^24 of 65536 tokens: --check train accepted" 0 \
+    one --check train --config t.yaml "${big[@]}"
+  expect_rc "budget: import jsonl" 0 one import --config t.yaml --set data.max_length=65536 --set train.sampler=global --format jsonl --input w/jsonl || return
+  DDPTOK_MEMORY_LIMIT=4G expect_rc "budget: the imported corpus exists: --check train accepted" 0 \
+    one --check train --config t.yaml "${big[@]}"
+}

@@ -72,11 +72,20 @@ resume_on() {  # NP NAME ENV: resumes a copy of step-0006 on NP ranks into e-NAM
   expect_rc "resume W=2 -> W=$np ($name)" 0 with_env "$e" ddp $np train --config "$cfg" "${G[@]}" --set train.world_size=$np \
     --set paths.artifacts="e-$name" --resume latest
 }
+# The windows a run drew, as its step-12 checkpoint proves them (docs/checkpoints.md "Sampler
+# state"): the running hash over all 12 and the last one, rank 0's file of DIR.
+windows_of() { /usr/bin/python3 -c "
+import h5py, sys
+f = h5py.File(sys.argv[1] + '/rank-0000.h5')
+print(f['sampler'].attrs['windows_sha256'].decode(), *f['sampler/last'][()].ravel())" "$1"; }
 elastic() {  # NP
   local np=$1 bound d
   fixture trained || return
   bound=$(bound)
   resume_on $np w$np DDPTOK_NONE=1
+  [ "$(windows_of e-w$np/checkpoints/step-0012)" = "$(windows_of artifacts/continuous/step-0012)" ] \
+    && ok "W=2 -> W=$np: the same 12 windows as the uninterrupted W=2 run (running hash and last window of step 12)" \
+    || bad "W=2 -> W=$np: the same 12 windows as the uninterrupted W=2 run (running hash and last window of step 12)"
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 "e-w$np/checkpoints/step-0012" artifacts/continuous/step-0012)
   /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "W=2 -> W=$np: step 12 within the bound" "(max |dtheta| = $d <= $bound)" \
     || bad "W=2 -> W=$np: step 12 within the bound" "— max |dtheta| = $d > $bound"
@@ -101,7 +110,12 @@ elastic_ctl() {  # NAME=VALUE: a resume on W=1 with that test hook must break th
   /usr/bin/python3 -c "import sys; sys.exit(not ($d > $bound))" && ok "negative control $ctl on W=1 breaks the bound" "(max |dtheta| = $d)" \
     || bad "negative control $ctl on W=1 breaks the bound" "— $d <= $bound"
 }
-case_ctl_resume_skip_sampler() { elastic_ctl DDPTOK_TEST_RESUME_SKIP=sampler; }
+case_ctl_resume_skip_sampler() {
+  elastic_ctl DDPTOK_TEST_RESUME_SKIP=sampler
+  [ "$(windows_of e-ctl-DDPTOK_TEST_RESUME_SKIP/checkpoints/step-0012)" != "$(windows_of artifacts/continuous/step-0012)" ] \
+    && ok "negative control: without the sampler's counter restored, the windows of step 12 differ (the windows check can fail)" \
+    || bad "negative control: without the sampler's counter restored, the windows of step 12 differ (the windows check can fail)"
+}
 case_ctl_resume_partition_drop() { elastic_ctl DDPTOK_TEST_PARTITION_DROP=1; }
 # The factored first layer (train.first_layer): the invariance table against the same
 # (dense) reference, and an elastic resume W=2 -> W=1 within the same bound of its own

@@ -146,6 +146,32 @@ case_v2_checkpoint_before_dampening() {
 # A failure stops every rank with one line each: the failed rank names the file and what
 # to do, the others name the failed rank; nothing else from ddptok.
 lines() { grep -c '^ddptok: ' <<<"$OUT"; }
+# Bounded sampler state (docs/checkpoints.md "Sampler state"): a format-2 file's whole history
+# becomes the last window and a running hash when read. One id of one past window (window 2 of
+# 6, slot 0, rank 0) changed in the history before conversion, both checksums recomputed: the
+# replayed sampler's hash differs and check-checkpoints and --resume refuse it, naming the
+# file; the same fixture resealed untouched passes (fixture_case above, and here).
+case_v2_past_window_changed() {
+  local f2="$ROOT/tests/fixtures/checkpoint-v2-tiny" was v
+  rm -rf outputs artifacts
+  one prepare --config "$cfg" >/dev/null
+  was=$(/usr/bin/python3 -c "import h5py; print(int(h5py.File('$f2/rank-0000.h5')['sampler/history'][1, 0, 0]))")
+  v=$(( was == 5 ? 6 : 5 ))
+  expect_rc "past window: the format-2 fixture resealed untouched (negative control)" 0 \
+    /usr/bin/python3 "$ROOT/tests/reseal_ckpt.py" "$f2" artifacts/checkpoints/step-0006
+  expect_rc "past window: resealed untouched, check-checkpoints accepts it" 0 one check-checkpoints --config "$cfg"
+  rm -rf artifacts/checkpoints/step-0006
+  expect_rc "past window: window 2's first id $was -> $v in rank 0's history, resealed" 0 \
+    /usr/bin/python3 "$ROOT/tests/reseal_ckpt.py" "$f2" artifacts/checkpoints/step-0006 "0:sampler/history[6]=$v"
+  expect_rc "past window changed: check-checkpoints refuses" 1 one check-checkpoints --config "$cfg"
+  expect_grep "past window changed: check-checkpoints names the file and the running hash" \
+    'step-0006/rank-0000.h5: /sampler windows_sha256 is [0-9a-f]{12}…, expected [0-9a-f]{12}… \(the running hash of the 6 windows replayed from seed 99\): a window drawn before differs' "$OUT"
+  DDPTOK_TEST_TIMEOUT=60 expect_rc "past window changed: --resume refused on every rank" 2 ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006
+  expect_grep "past window changed: --resume names the file" 'step-0006/rank-0000.h5: /sampler windows_sha256 is' "$OUT"
+  # The fixture itself, its history converted on reading, is accepted.
+  rm -rf artifacts/checkpoints/step-0006 && cp -r "$f2" artifacts/checkpoints/step-0006
+  expect_rc "past window: the format-2 fixture as it is: check-checkpoints accepts it (the conversion)" 0 one check-checkpoints --config "$cfg"
+}
 case_train_before_prepare() {
   expect_rc "train before prepare: every rank stops" 2 ddp 2 train --config "$cfg"
   [ "$(lines)" -eq 1 ] && [ "$(grep -c "^ddptok: ranks 0-1: error: outputs/data/corpus.h5: cannot open: No such file or directory: run \`$DDPTOK prepare --config .*tiny.yaml\` first" <<<"$OUT")" -eq 1 ] \

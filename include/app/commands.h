@@ -20,6 +20,7 @@
     X(check_env)           \
     X(bench_comm)          \
     X(check_checkpoints)   \
+    X(plan)                \
     X(clean)               \
     X(plot)
 

@@ -25,8 +25,11 @@ extern "C" {
 // the name and keys of the largest one, for messages.
 uint64_t budget_bytes(const Config *cfg, char *largest, size_t len);
 // The on-demand corpus reader's cache (src/data/corpus_file.c), from the config alone: chunks
-// of 4096 tokens (16 KiB) and of 4096 offsets (32 KiB).
-enum { CORPUS_CACHE_TOKEN_CHUNK = 4096 * 4, CORPUS_CACHE_OFFSET_CHUNK = 4096 * 8 };
+// of CORPUS_TOKEN_CHUNK tokens (4 KiB) and of CORPUS_OFFSET_CHUNK offsets (4 KiB): the unit
+// each corpus.h5 checksum covers (docs/file-formats.md), small enough that reading a short
+// sequence hashes little more than it needs.
+enum { CORPUS_TOKEN_CHUNK = 1024, CORPUS_OFFSET_CHUNK = 512 };
+enum { CORPUS_CACHE_TOKEN_CHUNK = CORPUS_TOKEN_CHUNK * 4, CORPUS_CACHE_OFFSET_CHUNK = CORPUS_OFFSET_CHUNK * 8 };
 void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offset_chunks);
 // The whole corpus in memory (what prepare and exercise build): n·(max_length·4 + 9) bytes.
 uint64_t budget_corpus_bytes(const Config *cfg);

@@ -92,7 +92,8 @@ typedef struct {
         int n_bands;                    // bands given in the file (before auto resolution)
         int batch_size_per_rank;        // B
         int accumulation;               // A
-        int updates;                    // U
+        int updates;                    // U (with train.epochs: E x windows per epoch, set once the corpus is read)
+        int epochs;                     // train.epochs E: 0, or whole epochs of the global sampler (sampler_resolve_epochs)
         int interrupt_at;
         int checkpoint_every;           // 0: only at interrupt_at and the end
         int log_every;                  // rank 0's progress line every n steps (0: automatic)

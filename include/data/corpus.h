@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/sha256.h"
+#include "config/budget.h"
 #include "config/config.h"
 
 #ifdef __cplusplus
@@ -24,10 +25,10 @@ enum { SPLIT_TRAIN = 0, SPLIT_VALIDATION = 1, SPLIT_TEST = 2 };
 // A corpus lives in memory (what prepare and import build before writing it, and small
 // test corpora) or on disk (corpus_read: what training and evaluation use). On disk it is
 // read on demand (docs/data.md "On disk"): a sequence's offsets and tokens are pread from
-// corpus.h5's contiguous datasets in chunks of CORPUS_CHUNK entries, each chunk checked
+// corpus.h5's contiguous datasets in chunks (CORPUS_TOKEN_CHUNK tokens, CORPUS_OFFSET_CHUNK
+// offsets: config/budget.h), each chunk checked
 // against its SHA-256 from the import before use and kept in a bounded cache, so a rank
 // holds the window it trains on, never the corpus.
-enum { CORPUS_CHUNK = 4096 };  // tokens (or offsets) per checksummed chunk
 typedef struct CorpusFile CorpusFile;
 
 typedef struct {
@@ -60,6 +61,10 @@ int corpus_tokens(const Corpus *c, int i, int32_t *out);
 // prefetch thread may call it while the training thread reads): errors are left for the
 // reader that needs the chunk to report.
 void corpus_warm(const Corpus *c, const int32_t *ids, int n);
+// On (1) for the calling thread: its reads are the prefetch's (not waits), and where the
+// training thread would stop on a failed check, corpus_len gives min_length and
+// corpus_tokens 0 tokens instead (the training thread then meets the same data and reports it).
+void corpus_warming(int on);
 // What reading has cost so far (on disk; zeros in memory): chunks read and checked, their
 // bytes and seconds (any thread), and the seconds a reader that needed a chunk spent loading
 // it (corpus_len, corpus_tokens: the waits a prefetch did not spare).
@@ -92,7 +97,7 @@ void corpus_free(Corpus *corpus);
 // chunk's checksum, which reading checks, so start-up hashes the checksums, not the tokens.
 void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]);
 // The content digest of an in-memory corpus (hex), and its chunk checksums: tokens
-// (ceil(n_tokens / CORPUS_CHUNK), 32), offsets (ceil((n + 1) / CORPUS_CHUNK), 32); caller frees.
+// (ceil(n_tokens / CORPUS_TOKEN_CHUNK), 32), offsets (ceil((n + 1) / CORPUS_OFFSET_CHUNK), 32); caller frees.
 void corpus_content_digest(const Corpus *corpus, char out[65], uint8_t **token_sums, uint8_t **offset_sums);
 // Whether a lock stored by a checkpoint or a file is this corpus's under `cfg`: the current
 // lock, or the format-1 lock older checkpoints carry (SHA-256 of the key lines and of every
@@ -118,9 +123,9 @@ int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char 
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
 
 // Shared by corpus.c (memory) and corpus_file.c (disk):
-static inline int64_t corpus_chunks(int64_t count) { return (count + CORPUS_CHUNK - 1) / CORPUS_CHUNK; }
-// The SHA-256 of each chunk of `count` elements of `elem` bytes (little-endian, as stored).
-void corpus_sums(const void *data, size_t elem, int64_t count, uint8_t *out);
+static inline int64_t corpus_chunks(int64_t count, int64_t chunk) { return (count + chunk - 1) / chunk; }
+// The SHA-256 of each chunk of `chunk` elements of `elem` bytes (little-endian, as stored).
+void corpus_sums(const void *data, size_t elem, int64_t count, int64_t chunk, uint8_t *out);
 // The content digest's first line; the caller adds the tables and the split bytes.
 void corpus_digest_begin(Sha256 **h, int64_t n, int64_t n_tokens);
 // The format-2 lock of a content digest (hex) under `cfg`.

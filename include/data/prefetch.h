@@ -15,8 +15,14 @@
 extern "C" {
 #endif
 
+// Which of a submitted window's ids this process will read (the global sampler's share of
+// this rank): out gets them, the count is returned. Runs on the prefetch thread.
+typedef int (*PrefetchShare)(void *ctx, const int32_t *window, int n, int32_t *out);
+
 typedef struct {
     const Corpus *corpus;
+    PrefetchShare share;
+    void *share_ctx;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -25,7 +31,8 @@ typedef struct {
 } Prefetch;
 
 // Starts the thread for an on-disk corpus (a corpus in memory needs none: submit does nothing).
-void prefetch_start(Prefetch *p, const Corpus *corpus, int cap);
+// `share` may be NULL (every submitted id is read).
+void prefetch_start(Prefetch *p, const Corpus *corpus, int cap, PrefetchShare share, void *share_ctx);
 // Hands ids[0..n-1] (-1 skipped) to the thread, replacing what it has not begun.
 void prefetch_submit(Prefetch *p, const int32_t *ids, int n);
 void prefetch_stop(Prefetch *p);

@@ -1,6 +1,6 @@
-// rank_file.h — one rank's checkpoint file (docs/file-formats.md): HDF5, format 2, the
-// model, the optimizer's named state tensors and hyper-parameters, the sampler history and
-// the RNG streams, a payload checksum over all of it, and the directory manifest entry
+// rank_file.h — one rank's checkpoint file (docs/file-formats.md): HDF5, format 3, the
+// model, the optimizer's named state tensors and hyper-parameters, the bounded sampler state
+// (the last window, the running hash of every window, the epoch position) and the RNG streams, a payload checksum over all of it, and the directory manifest entry
 // (SHA256SUMS) that covers every byte of the file.
 #ifndef DDPTOK_RANK_FILE_H
 #define DDPTOK_RANK_FILE_H
@@ -17,7 +17,8 @@ extern "C" {
 #endif
 
 #define CHECKPOINT_FORMAT "ddptok-checkpoint"
-#define CHECKPOINT_VERSION 2  // 2: generic optimizer state; version 1 (SGD momentum) still loads
+#define CHECKPOINT_VERSION 3  // 3: bounded sampler state; 2 (generic optimizer state, the whole sampler history)
+                              // and 1 (SGD momentum) still load, their history converted
 #define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
 
 typedef struct {
@@ -31,7 +32,10 @@ typedef struct {
     OptimizerSnapshot opt;  // kind, hyper-parameters, step count, state tensors (P each): /optimizer
     uint32_t hyper_stored;  // loaded: bit a, the file holds hyper-parameter attribute a (optimizer_hyper_attr);
                             // the others took the table's default. A file written holds them all.
-    int32_t *history;     // (step, A, B) the windows drawn (global: the global windows, every rank alike)
+    int32_t *last;        // (A, B) the last window drawn (global: the global window, every rank alike); -1 at step 0
+    char windows_hash[65];  // the running hash of the step windows drawn (window_hash_add), hex
+    int64_t epoch, window;  // where the next window lies (sampler_position of window `step`): global
+                            // (epoch, window in epoch), bands (0, step)
     RngStream sampler_rng, dropout_rng;
     Config cfg;           // loaded: the stored config, parsed
 } CheckpointState;
@@ -50,16 +54,15 @@ int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65
 // rank), the dropout counter = step x A (0 when keyed), every tensor finite (AdamW's v >= 0).
 // 0 or -1 with one line naming the file, the field, what was expected and what was found.
 int checkpoint_load(const char *path, CheckpointState *s);
-// The fields of a loaded file that take the corpus to derive: its sampler replayed (its
-// stored config, its rank) on `corpus` (the data its lock names: compare the locks first)
-// must draw the windows of /sampler/history and leave the stream at /rng/sampler/counter.
+// The fields of a loaded file that take the corpus to derive: its sampler replayed from step 0
+// (its stored config, its rank) on `corpus` (the data its lock names: compare the locks first),
+// in O(1) memory, must end on the window of /sampler/last with the running hash of
+// /sampler windows_sha256, at the epoch position /sampler epoch, window, and leave the stream at
+// /rng/sampler/counter.
 // 0, or -1 with one line naming the file and the field. Both check-checkpoints and a
 // resume call it after checkpoint_load.
 int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus);
 
-// Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
-// of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
-int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
 // Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
 // of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
 int checkpoint_verify_manifest(const char *path, const char *image, size_t len);

@@ -30,10 +30,11 @@ typedef struct {
     int step;            // windows completed (= optimizer updates applied)
     Sampler sampler;     // its stream state is checkpointed; sampler.A/B: the shape of a drawn window
     RngStream dropout;   // counter = next microbatch block (keyed dropout: the rank-free stream); checkpointed
-    int32_t *history;    // (updates, sampler.A, sampler.B) windows drawn so far, first `step` valid
-    int history_cap;     // windows
+    int32_t *last;       // (sampler.A, sampler.B) the last window drawn (-1 before the first); checkpointed
+    char windows_hash[65];  // the running hash of every window drawn so far (window_hash_add); checkpointed
     int global;          // train.sampler: global
     Partition part;      // global: the window's partition onto ranks
+    Partition part_next; // global: the next window's, on the prefetch thread (which reads this rank's share only)
     int32_t *window;     // global: (G) the window drawn for every rank
     int Bw;              // slots per microbatch of the current window (B, or global: ceil(n_r / A))
     int32_t *ids;        // (A, B), global: (A, ceil(G/A)) this rank's current window

@@ -49,6 +49,12 @@ void load_corpus_or_die(App *app, Corpus *corpus) {
     // Every rank missing the same corpus (the usual case: not prepared yet) says it once.
     if (!comm_agree(&app->comm, rc == 0)) die(EXIT_BAD_INPUT, "%s", why);
     if (rc) error("%s", why);
+    if (!rc) {  // train.epochs -> train.updates: the same on every rank (the same corpus), so every rank stops alike
+        error_capture(1);
+        int bad = sampler_resolve_epochs(&app->cfg, corpus);
+        const char *epochs_why = error_capture(0);
+        if (bad) die(EXIT_BAD_INPUT, "%s", epochs_why);
+    }
     char what[1100];
     snprintf(what, sizeof what, "reading %s", path);
     comm_stop_if_any(&app->comm, rc, EXIT_BAD_INPUT, what);

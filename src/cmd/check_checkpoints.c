@@ -39,7 +39,7 @@ static int check_one(App *app, const char *dir, int step, const Corpus *corpus, 
         if (s.world_size != W) problems++, error("%s: world size %d, rank 0 says %d", path, s.world_size, W);
         if (!corpus_lock_accepts(corpus, cfg, s.lock))
             problems++, error("%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
-        else if (checkpoint_check_draws(path, &s, corpus))  // the history and the sampler's counter, replayed
+        else if (checkpoint_check_draws(path, &s, corpus))  // the sampler replayed: last window, hash, counter
             problems++;
         if (config_from_yaml(&stored, s.config_yaml, path, err, sizeof err)) problems++, error("%s", err);
         else if (config_diff_training(&stored, cfg, what, sizeof what))
@@ -56,19 +56,15 @@ static int check_one(App *app, const char *dir, int step, const Corpus *corpus, 
                     if (memcmp(s.opt.state[i], s0.opt.state[i], s.m.total * sizeof(float)) != 0)
                         problems++, error("%s: optimizer %s differs from rank 0's replica", path, optimizers[s.opt.kind].state_names[i]);
         }
-        // Sampler history must be the plan's windows for this rank (global: the plan's
-        // global windows, whatever W wrote them).
+        // The last window must be the plan's window of this rank at this step (bands: plan.h5 holds
+        // them; the global sampler's windows are the replay's, checked above).
         size_t per = (size_t)s.A * s.B;
-        int cA, cB, global = cfg->train.sampler == SAMPLER_GLOBAL;
+        int cA, cB;
         sampler_window_shape(cfg, &cA, &cB);
-        if (plan && (global || s.world_size == cfg->train.world_size) && s.A == cA && s.B == cB) {
-            for (int u = 0; u < s.step && u < plan_steps; u++)
-                if (memcmp(s.history + u * per, plan + ((size_t)u * (global ? 1 : W) + (global ? 0 : r)) * per,
-                           per * sizeof(int32_t)) != 0) {
-                    problems++, error("%s: sampler history at step %d differs from plan.h5", path, u + 1);
-                    break;
-                }
-        }
+        if (plan && cfg->train.sampler != SAMPLER_GLOBAL && s.world_size == cfg->train.world_size && s.A == cA && s.B == cB &&
+            s.step >= 1 && s.step <= plan_steps &&
+            memcmp(s.last, plan + ((size_t)(s.step - 1) * W + r) * per, per * sizeof(int32_t)) != 0)
+            problems++, error("%s: the last window (step %d) differs from plan.h5's", path, s.step);
         if (r > 0) checkpoint_state_free(&s);
     }
     // No rank file beyond the world size.

@@ -126,8 +126,9 @@ static int import_run(App *app) {
     int64_t *document;
     ImportSummary s;
     if (import_corpus(&corpus, &document, cfg, &spec, files, n_files, &s)) stop(EXIT_BAD_INPUT);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
     int32_t *plan = plan_build(cfg, &corpus);
-    if (!plan) stop(EXIT_BAD_INPUT);
+    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
 
     // Where it came from, in corpus.h5: the format, the options, each file's SHA-256 and the counts.
     Buf list = {0}, summary = {0};
@@ -149,7 +150,7 @@ static int import_run(App *app) {
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write_provenance(&corpus, cfg, cpath, &prov) || plan_write(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    if (corpus_write_provenance(&corpus, cfg, cpath, &prov) || plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
 
     say("import: %d file%s, --format %s%s%s: %lld documents (%lld empty skipped), %lld tokens (ddptok id = source id + 1)\n",
         n_files, n_files == 1 ? "" : "s", text_safe(o->format), options[0] ? " " : "", options, (long long)s.documents, (long long)s.empty,

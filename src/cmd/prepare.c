@@ -13,12 +13,13 @@ static int prepare_run(App *app) {
             "synthetic one)", cfg->source, data_source_names[cfg->data.source]);
     Corpus corpus;
     corpus_generate(&corpus, cfg);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
     int32_t *plan = plan_build(cfg, &corpus);
-    if (!plan) stop(EXIT_BAD_INPUT);
+    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write(&corpus, cfg, cpath) || plan_write(ppath, cfg, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    if (corpus_write(&corpus, cfg, cpath) || plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
     int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
     for (int i = 0; i < corpus.n; i++) tok[corpus.split[i]] += corpus_len(&corpus, i), seqs[corpus.split[i]]++;
     say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", corpus.n,
@@ -34,9 +35,15 @@ static int prepare_run(App *app) {
             s.n_pool);
         sampler_free(&s);
     }
-    if (cfg->train.sampler == SAMPLER_GLOBAL)
-        say("  plan: %d update%s x %d sequences -> %s\n  data lock %s\n", cfg->train.updates, cfg->train.updates == 1 ? "" : "s",
-            cfg->train.global_batch, text_safe(ppath), corpus.lock);
+    if (cfg->train.sampler == SAMPLER_GLOBAL) {
+        Sampler s;
+        if (sampler_init(&s, cfg, &corpus, 0)) stop(EXIT_BAD_INPUT);
+        say("  epochs: %d train sequences, %d window%s of %d per epoch (the last holds %d); %d update%s = %.4g epochs; "
+            "key and geometry -> %s\n  data lock %s\n", s.n_pool, s.per_epoch, s.per_epoch == 1 ? "" : "s",
+            cfg->train.global_batch, s.n_pool - (s.per_epoch - 1) * cfg->train.global_batch, cfg->train.updates,
+            cfg->train.updates == 1 ? "" : "s", (double)cfg->train.updates / s.per_epoch, text_safe(ppath), corpus.lock);
+        sampler_free(&s);
+    }
     else
         say("  plan: %d update%s x %d rank%s x %d microbatch%s x %d sequence%s -> %s\n  data lock %s\n", cfg->train.updates,
             cfg->train.updates == 1 ? "" : "s", cfg->train.world_size, cfg->train.world_size == 1 ? "" : "s",

@@ -8,8 +8,7 @@
 //                                                corpus itself, n·(Lmax·4 + 9), only where
 //                                                it is built in memory (prepare, exercise)
 //   chain         V·S·12                         successors and probabilities
-//   plan          U·W·A·B·4                      prepare, check-checkpoints
-//   history       U·A·B·4                        the sampler history of a run / checkpoint
+//   plan          U·W·A·B·4                      prepare, check-checkpoints (plan.h5's ids)
 //   parameters    P·4·18                         the most P-vectors one command holds at once:
 //                                                plot and parity 16 (measured: 16.2 P·4 bytes
 //                                                beyond the start at V = H = 4096), e.g.
@@ -19,7 +18,8 @@
 //   microbatches  W·A·B·Lmax·(k + 3)·4           the reference builds every rank's window
 //   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
 // With train.sampler: global (G = train.global_batch; no rank or band enters the window):
-//   plan, history U·G·4                          one window of G ids per update
+//   (no plan, no history: the epochs' windows are computed on demand, a checkpoint holds
+//   the last window and a running hash — docs/sampling.md "Epochs")
 //   activations   max(G,E)·Lmax·(2·k·D + 4·H + V)·4   the reference's one batch of G sequences
 //   microbatches  (G + A·ceil(G/A))·Lmax·(k + 3)·4   that batch, and a rank's A microbatches
 // Counts held in an int must also fit in 31 bits: the positions of one batch (batch_build
@@ -28,6 +28,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/mem.h"
 
@@ -60,8 +61,6 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     const Term bands[] = {
         {"plan U*W*A*B*4", "train.updates x train.world_size x train.accumulation x train.batch_size_per_rank",
          size_mul(size_mul(size_mul(size_mul(U, W), A), B), 4)},
-        {"history U*A*B*4", "train.updates x train.accumulation x train.batch_size_per_rank",
-         size_mul(size_mul(size_mul(U, A), B), 4)},
         {"activations max(B,16)*Lmax*(2kD+4H+V)*4", "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
          size_mul(size_mul(size_mul(max_u64(B, EVALUATE_BATCH), Lmax), per_position), 4)},
         {"microbatches W*A*B*Lmax*(k+3)*4",
@@ -69,8 +68,6 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
          size_mul(size_mul(size_mul(W, A), B), batch_k3)},
     };
     const Term global[] = {
-        {"plan U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
-        {"history U*G*4", "train.updates x train.global_batch (train.sampler: global)", size_mul(size_mul(U, G), 4)},
         {"activations max(G,16)*Lmax*(2kD+4H+V)*4",
          "train.global_batch x data.max_length x (model.*, data.vocab_size) (train.sampler: global)",
          size_mul(size_mul(size_mul(max_u64(G, EVALUATE_BATCH), Lmax), per_position), 4)},
@@ -80,9 +77,10 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
     };
     int is_global = cfg->train.sampler == SAMPLER_GLOBAL;
     const Term *sampler = is_global ? global : bands;
+    size_t n_sampler = is_global ? sizeof global / sizeof *global : sizeof bands / sizeof *bands;
     uint64_t total = 0;
     const Term *big = &common[0];
-    for (size_t i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 4 + n_sampler; i++) {
         const Term *t = i < 4 ? &common[i] : &sampler[i - 4];
         total = size_add(total, t->bytes);
         if (t->bytes > big->bytes) big = t;
@@ -99,14 +97,14 @@ static int64_t clamp_slots(int64_t n, int64_t least, int64_t most) { return n < 
 
 void budget_corpus_cache(const Config *cfg, int64_t *token_chunks, int64_t *offset_chunks) {
     // A window's sequences (at least an evaluation batch), each over at most
-    // ceil(max_length / 4096) + 1 chunks, twice: a prefetched window is still there when used;
-    // at most 64 MiB of token chunks and 32 MiB of offset chunks (a larger window re-reads
-    // some chunks it prefetched: slower, never different).
+    // ceil(max_length / CORPUS_TOKEN_CHUNK) + 1 chunks, twice: a prefetched window is still
+    // there when used; at most 64 MiB of token chunks and 32 MiB of offset chunks (a larger
+    // window re-reads some chunks it prefetched: slower, never different).
     int64_t per = cfg->train.sampler == SAMPLER_GLOBAL ? cfg->train.global_batch
                                                       : (int64_t)cfg->train.accumulation * cfg->train.batch_size_per_rank;
     if (per < EVALUATE_BATCH) per = EVALUATE_BATCH;
-    *token_chunks = clamp_slots(2 * per * ((cfg->data.max_length + 4095) / 4096 + 1), 64, 4096);
-    *offset_chunks = clamp_slots(2 * per, 16, 1024);
+    *token_chunks = clamp_slots(2 * per * ((cfg->data.max_length + CORPUS_TOKEN_CHUNK - 1) / CORPUS_TOKEN_CHUNK + 1), 64, 16384);
+    *offset_chunks = clamp_slots(2 * per, 64, 8192);
 }
 
 uint64_t budget_corpus_bytes(const Config *cfg) {

@@ -61,6 +61,7 @@ const Field config_fields[] = {
     {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "2", "accumulation"},
     {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0, "100", NULL},
+    {"train.epochs", F_INT, OFF(train.epochs), 0, 1 << 24, 0, "a non-negative integer (0: train.updates decides)", NULL, 0, "0", NULL},
     {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
     {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
     {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
@@ -103,8 +104,8 @@ static const struct {
     {"iterations", "train.updates", NULL},
     {"iters", "train.updates", NULL},
     {"max_iters", "train.updates", NULL},
-    {"epochs", "train.updates", "ddptok counts optimizer updates, not epochs"},
-    {"num_epochs", "train.updates", "ddptok counts optimizer updates, not epochs"},
+    {"epochs", "train.epochs", NULL},
+    {"num_epochs", "train.epochs", NULL},
     {"gradient_accumulation_steps", "train.accumulation", NULL},
     {"grad_accum", "train.accumulation", NULL},
     {"accumulation_steps", "train.accumulation", NULL},
@@ -342,7 +343,10 @@ int config_finish(Config *cfg, char *err, int errlen) {
                     cfg->data.vocab_size);
     // The sizes these keys make (counts held in an int, bytes) are the budget's, for the
     // sampler in use: budget_check (src/config/budget.c).
-    if (cfg->train.interrupt_at > cfg->train.updates)
+    if (cfg->train.epochs && cfg->train.sampler != SAMPLER_GLOBAL)
+        return yaml_fail(&ctx, "%s: train.epochs (%d) needs train.sampler: global (the bands sampler draws with replacement: "
+                         "it has no epochs; count train.updates instead)", src, cfg->train.epochs);
+    if (cfg->train.interrupt_at > cfg->train.updates && !cfg->train.epochs)
         return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
                     cfg->train.updates);
     if (cfg->train.bands_auto) {

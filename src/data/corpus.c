@@ -130,30 +130,30 @@ static int lock_fields(const Config *cfg, const char *format, char *buf, size_t 
 }
 enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_WORLD * 24 };
 
-void corpus_sums(const void *data, size_t elem, int64_t count, uint8_t *out) {
+void corpus_sums(const void *data, size_t elem, int64_t count, int64_t chunk, uint8_t *out) {
     const char *p = data;
-    for (int64_t c = 0; c * CORPUS_CHUNK < count; c++) {
-        int64_t k = count - c * CORPUS_CHUNK < CORPUS_CHUNK ? count - c * CORPUS_CHUNK : CORPUS_CHUNK;
+    for (int64_t c = 0; c * chunk < count; c++) {
+        int64_t k = count - c * chunk < chunk ? count - c * chunk : chunk;
         Sha256 *h = sha256_begin();
-        sha256_add(h, p + (size_t)c * CORPUS_CHUNK * elem, (size_t)k * elem);
+        sha256_add(h, p + (size_t)(c * chunk) * elem, (size_t)k * elem);
         sha256_digest(h, out + 32 * c);
     }
 }
 
 void corpus_digest_begin(Sha256 **h, int64_t n, int64_t n_tokens) {
     char line[160];
-    int len = snprintf(line, sizeof line, "ddptok-corpus-v2 sequences=%lld tokens=%lld chunk=%d\n", (long long)n,
-                       (long long)n_tokens, CORPUS_CHUNK);
+    int len = snprintf(line, sizeof line, "ddptok-corpus-v2 sequences=%lld tokens=%lld chunks=%d,%d\n", (long long)n,
+                       (long long)n_tokens, CORPUS_TOKEN_CHUNK, CORPUS_OFFSET_CHUNK);
     *h = sha256_begin();
     sha256_add(*h, line, (size_t)len);
 }
 
 void corpus_content_digest(const Corpus *corpus, char out[65], uint8_t **token_sums, uint8_t **offset_sums) {
     ASSERT(!corpus->file);
-    int64_t nt = corpus_chunks(corpus->n_tokens), no = corpus_chunks((int64_t)corpus->n + 1);
+    int64_t nt = corpus_chunks(corpus->n_tokens, CORPUS_TOKEN_CHUNK), no = corpus_chunks((int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK);
     uint8_t *ts = xmalloc((size_t)(nt ? nt : 1) * 32), *os = xmalloc((size_t)no * 32);
-    corpus_sums(corpus->tokens, sizeof *corpus->tokens, corpus->n_tokens, ts);
-    corpus_sums(corpus->offsets, sizeof *corpus->offsets, (int64_t)corpus->n + 1, os);
+    corpus_sums(corpus->tokens, sizeof *corpus->tokens, corpus->n_tokens, CORPUS_TOKEN_CHUNK, ts);
+    corpus_sums(corpus->offsets, sizeof *corpus->offsets, (int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK, os);
     Sha256 *h;
     corpus_digest_begin(&h, corpus->n, corpus->n_tokens);
     sha256_add(h, ts, (size_t)nt * 32);
@@ -215,13 +215,15 @@ int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char 
     uint8_t *ts, *os;
     corpus_content_digest(corpus, content, &ts, &os);
     hsize_t nt = (hsize_t)corpus->n_tokens, no = (hsize_t)corpus->n + 1, ns = (hsize_t)corpus->n;
-    hsize_t dt[2] = {(hsize_t)corpus_chunks(corpus->n_tokens), 32}, dof[2] = {(hsize_t)corpus_chunks((int64_t)corpus->n + 1), 32};
+    hsize_t dt[2] = {(hsize_t)corpus_chunks(corpus->n_tokens, CORPUS_TOKEN_CHUNK), 32},
+            dof[2] = {(hsize_t)corpus_chunks((int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK), 32};
     int rc = h5_write(o.file, "tokens", H5T_STD_I32LE, 1, &nt, corpus->tokens) ||
              h5_write(o.file, "offsets", H5T_STD_I64LE, 1, &no, corpus->offsets) ||
              h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, corpus->split) ||
              h5_write(o.file, "token_sha256", H5T_NATIVE_UINT8, 2, dt, ts) ||
              h5_write(o.file, "offset_sha256", H5T_NATIVE_UINT8, 2, dof, os) || h5_attr_i64(o.file, "format", 2) ||
-             h5_attr_i64(o.file, "chunk", CORPUS_CHUNK) || h5_attr_str(o.file, "content_sha256", content) ||
+             h5_attr_i64(o.file, "token_chunk", CORPUS_TOKEN_CHUNK) || h5_attr_i64(o.file, "offset_chunk", CORPUS_OFFSET_CHUNK) ||
+             h5_attr_str(o.file, "content_sha256", content) ||
              h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
              h5_attr_str(o.file, "data_lock", corpus->lock);
     free(ts), free(os);

@@ -2,8 +2,8 @@
 //
 // corpus_read opens the file, checks what can be checked without the tokens (format,
 // shapes, where each dataset lies, the chunk checksums against the content digest, the data
-// lock) and keeps a descriptor. Every later read is a pread of whole chunks of CORPUS_CHUNK
-// tokens or offsets: a chunk is checked against its SHA-256 before any of it is used, then
+// lock) and keeps a descriptor. Every later read is a pread of whole chunks of tokens or
+// offsets (config/budget.h): a chunk is checked against its SHA-256 before any of it is used, then
 // kept in a direct-mapped cache of a size fixed by the config (never by the corpus). A
 // prefetch thread may warm chunks while the training thread reads (one mutex; the disk read
 // and the hash run outside it).
@@ -38,6 +38,7 @@ struct CorpusFile {
     int64_t at[2], sums_at[2], count[2];  // per kind: the data's and its checksums' byte addresses, element count
     int64_t split_at;
     size_t elem[2];
+    int64_t chunk[2];  // elements per checksummed chunk
     Cache cache[2];
     pthread_mutex_t mu;
     CorpusReads reads;
@@ -47,6 +48,11 @@ struct CorpusFile {
 };
 
 static const char *const kind_names[2] = {"tokens", "offsets"};
+
+// Set on the prefetch thread: its reads are not waits, and a chunk that fails its checks
+// gives it a harmless answer (the training thread meets the same chunk and reports it).
+static __thread int g_warming;
+void corpus_warming(int on) { g_warming = on; }
 
 static int pread_all(int fd, void *buf, size_t n, int64_t at) {
     char *p = buf;
@@ -60,18 +66,18 @@ static int pread_all(int fd, void *buf, size_t n, int64_t at) {
 }
 
 static int64_t chunk_count(const CorpusFile *f, int kind, int64_t c) {
-    int64_t left = f->count[kind] - c * CORPUS_CHUNK;
-    return left < CORPUS_CHUNK ? left : CORPUS_CHUNK;
+    int64_t left = f->count[kind] - c * f->chunk[kind];
+    return left < f->chunk[kind] ? left : f->chunk[kind];
 }
 
 // Reads chunk c of `kind` and checks it against its checksum: a fresh buffer, or NULL with
 // the reason in why.
 static void *chunk_load(CorpusFile *f, int kind, int64_t c, char *why, size_t whylen) {
     size_t bytes = (size_t)chunk_count(f, kind, c) * f->elem[kind];
-    void *buf = xmalloc((size_t)CORPUS_CHUNK * f->elem[kind]);
+    void *buf = xmalloc((size_t)f->chunk[kind] * f->elem[kind]);
     unsigned char want[32], got[32];
     double t0 = now_seconds();
-    if (pread_all(f->fd, buf, bytes, f->at[kind] + c * CORPUS_CHUNK * (int64_t)f->elem[kind]) ||
+    if (pread_all(f->fd, buf, bytes, f->at[kind] + c * f->chunk[kind] * (int64_t)f->elem[kind]) ||
         pread_all(f->fd, want, 32, f->sums_at[kind] + 32 * c)) {
         snprintf(why, whylen, "cannot read %s chunk %lld: %s", kind_names[kind], (long long)c, strerror(errno));
         free(buf);
@@ -86,7 +92,7 @@ static void *chunk_load(CorpusFile *f, int kind, int64_t c, char *why, size_t wh
     pthread_mutex_unlock(&f->mu);
     if (memcmp(want, got, 32) != 0) {
         snprintf(why, whylen, "%s %lld..%lld (chunk %lld) do not match their SHA-256 in /%s_sha256: altered after it was made",
-                 kind_names[kind], (long long)(c * CORPUS_CHUNK), (long long)(c * CORPUS_CHUNK + chunk_count(f, kind, c) - 1),
+                 kind_names[kind], (long long)(c * f->chunk[kind]), (long long)(c * f->chunk[kind] + chunk_count(f, kind, c) - 1),
                  (long long)c, kind == KIND_TOKENS ? "token" : "offset");
         free(buf);
         return NULL;
@@ -99,8 +105,9 @@ static void *chunk_load(CorpusFile *f, int kind, int64_t c, char *why, size_t wh
 static int copy_range(CorpusFile *f, int kind, int64_t first, int64_t count, void *out, char *why, size_t whylen) {
     Cache *k = &f->cache[kind];
     size_t e = f->elem[kind];
-    for (int64_t c = first / CORPUS_CHUNK; count > 0; c++) {
-        int64_t from = first - c * CORPUS_CHUNK, take = CORPUS_CHUNK - from < count ? CORPUS_CHUNK - from : count;
+    int64_t K = f->chunk[kind];
+    for (int64_t c = first / K; count > 0; c++) {
+        int64_t from = first - c * K, take = K - from < count ? K - from : count;
         int slot = (int)(c % k->n_slots);
         pthread_mutex_lock(&f->mu);
         int hit = k->chunk[slot] == c;
@@ -111,7 +118,7 @@ static int copy_range(CorpusFile *f, int kind, int64_t first, int64_t count, voi
             void *buf = chunk_load(f, kind, c, why, whylen);
             if (!buf) return -1;
             pthread_mutex_lock(&f->mu);
-            if (out) f->reads.waited += now_seconds() - t0;
+            if (out && !g_warming) f->reads.waited += now_seconds() - t0;
             free(k->data[slot]);
             k->data[slot] = buf, k->chunk[slot] = c;
             if (out) memcpy(out, (char *)buf + (size_t)from * e, (size_t)take * e);
@@ -140,7 +147,10 @@ int corpus_file_len(CorpusFile *f, int i) {
     int64_t o[2];
     char why[400];
     if (i < 0 || i >= f->n) die(EXIT_BAD_INPUT, "%s: sequence %d asked for, the corpus has %d (BUG?)", f->path, i, f->n);
-    if (span(f, i, o, why, sizeof why)) die(EXIT_BAD_INPUT, "%s: %s: run `%s`", f->path, why, f->remedy);
+    if (span(f, i, o, why, sizeof why)) {
+        if (g_warming) return f->lo;
+        die(EXIT_BAD_INPUT, "%s: %s: run `%s`", f->path, why, f->remedy);
+    }
     return (int)(o[1] - o[0]);
 }
 
@@ -153,13 +163,17 @@ int corpus_tokens(const Corpus *c, int i, int32_t *out) {
     CorpusFile *f = c->file;
     int64_t o[2];
     char why[400];
-    if (span(f, i, o, why, sizeof why) || copy_range(f, KIND_TOKENS, o[0], o[1] - o[0], out, why, sizeof why))
+    if (span(f, i, o, why, sizeof why) || copy_range(f, KIND_TOKENS, o[0], o[1] - o[0], out, why, sizeof why)) {
+        if (g_warming) return 0;
         die(EXIT_BAD_INPUT, "%s: read for sequence %d: %s: run `%s`", f->path, i, why, f->remedy);
+    }
     int len = (int)(o[1] - o[0]);
     for (int t = 0; t < len; t++)
-        if (out[t] < 1 || out[t] >= f->V)
+        if (out[t] < 1 || out[t] >= f->V) {
+            if (g_warming) return 0;
             die(EXIT_BAD_INPUT, "%s: sequence %d: token %d (at %lld) is %d, expected an id in [1, %d] (data.vocab_size - 1): "
                 "run `%s`", f->path, i, t, (long long)(o[0] + t), out[t], f->V - 1, f->remedy);
+        }
     return len;
 }
 
@@ -274,7 +288,7 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     int rc = -1;
     char *stored = NULL, *source = NULL, *content = NULL;
     int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    int64_t n = (int64_t)cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test, format = 0, chunk = 0;
+    int64_t n = (int64_t)cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test, format = 0, tchunk = 0, ochunk = 0;
     int64_t nt = h5_size(h5, path, "tokens", NULL, NULL), ns = h5_size(h5, path, "split", NULL, NULL),
             no = h5_size(h5, path, "offsets", NULL, NULL);
     if (nt < 0 || ns < 0 || no < 0) goto out;
@@ -290,12 +304,18 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
         error("%s: made by an older ddptok (no chunk checksums, which reading on demand checks): run `%s`", path, make);
         goto out;
     }
-    if (h5_attr_read_i64(h5, path, "format", &format) || h5_attr_read_i64(h5, path, "chunk", &chunk)) goto out;
-    if (format != 2 || chunk != CORPUS_CHUNK) {
-        error("%s: corpus format %lld with chunks of %lld, this ddptok reads format 2 with chunks of %d: run `%s`", path,
-              (long long)format, (long long)chunk, CORPUS_CHUNK, make);
+    if (h5_attr_read_i64(h5, path, "format", &format)) goto out;
+    if (format != 2) {
+        error("%s: corpus format %lld, this ddptok reads format 2: run `%s`", path, (long long)format, make);
         goto out;
     }
+    if (h5_attr_read_i64(h5, path, "token_chunk", &tchunk) || h5_attr_read_i64(h5, path, "offset_chunk", &ochunk)) goto out;
+    if (tchunk != CORPUS_TOKEN_CHUNK || ochunk != CORPUS_OFFSET_CHUNK) {
+        error("%s: chunks of %lld tokens and %lld offsets, this ddptok checks chunks of %d and %d: run `%s`", path,
+              (long long)tchunk, (long long)ochunk, CORPUS_TOKEN_CHUNK, CORPUS_OFFSET_CHUNK, make);
+        goto out;
+    }
+    f->chunk[KIND_TOKENS] = tchunk, f->chunk[KIND_OFFSETS] = ochunk;
     // Shapes from the config (an imported corpus: one offset more than sequences), before allocating.
     if (imported) n = ns;
     if (ns != n || no != n + 1 || n < 1 || n > INT32_MAX) {
@@ -315,8 +335,8 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     }
     f->n = (int)n, f->n_tokens = nt;
     f->count[KIND_TOKENS] = nt, f->count[KIND_OFFSETS] = n + 1;
-    hsize_t dt = (hsize_t)nt, dof = (hsize_t)(n + 1), dsp = (hsize_t)n, st[2] = {(hsize_t)corpus_chunks(nt), 32},
-            so[2] = {(hsize_t)corpus_chunks(n + 1), 32};
+    hsize_t dt = (hsize_t)nt, dof = (hsize_t)(n + 1), dsp = (hsize_t)n, st[2] = {(hsize_t)corpus_chunks(nt, tchunk), 32},
+            so[2] = {(hsize_t)corpus_chunks(n + 1, ochunk), 32};
     if (h5_raw_address(h5, path, "tokens", H5T_STD_I32LE, 1, &dt, size, &f->at[KIND_TOKENS]) ||
         h5_raw_address(h5, path, "offsets", H5T_STD_I64LE, 1, &dof, size, &f->at[KIND_OFFSETS]) ||
         h5_raw_address(h5, path, "split", H5T_NATIVE_UINT8, 1, &dsp, size, &f->split_at) ||

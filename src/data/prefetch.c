@@ -9,7 +9,8 @@
 
 static void *prefetch_loop(void *arg) {
     Prefetch *p = arg;
-    int32_t *ids = xmalloc((size_t)p->cap * sizeof *ids);
+    int32_t *ids = xmalloc((size_t)p->cap * sizeof *ids), *mine = xmalloc((size_t)p->cap * sizeof *mine);
+    corpus_warming(1);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->pending && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
@@ -18,17 +19,18 @@ static void *prefetch_loop(void *arg) {
         memcpy(ids, p->ids, (size_t)n * sizeof *ids);
         p->pending = 0;
         pthread_mutex_unlock(&p->mu);
-        corpus_warm(p->corpus, ids, n);
+        if (p->share) n = p->share(p->share_ctx, ids, n, mine);
+        corpus_warm(p->corpus, p->share ? mine : ids, n);
         pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
-    free(ids);
+    free(ids), free(mine);
     return NULL;
 }
 
-void prefetch_start(Prefetch *p, const Corpus *corpus, int cap) {
+void prefetch_start(Prefetch *p, const Corpus *corpus, int cap, PrefetchShare share, void *share_ctx) {
     memset(p, 0, sizeof *p);
-    p->corpus = corpus;
+    p->corpus = corpus, p->share = share, p->share_ctx = share_ctx;
     if (!corpus->file || cap < 1) return;
     p->cap = cap;
     p->ids = xmalloc((size_t)cap * sizeof *p->ids);

@@ -21,9 +21,9 @@
 void checkpoint_state_free(CheckpointState *s) {
     free(s->config_yaml);
     free(s->theta);
-    free(s->history);
+    free(s->last);
     optimizer_snapshot_free(&s->opt);
-    s->config_yaml = NULL, s->theta = NULL, s->history = NULL;
+    s->config_yaml = NULL, s->theta = NULL, s->last = NULL;
 }
 
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
@@ -34,8 +34,9 @@ void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank) {
 // optimizer's scalars as the file holds them: format 2 lists every hyper-parameter attribute
 // the file holds (s->hyper_stored), in the table's order (optimizer.h), so a file written
 // before a hyper-parameter existed still verifies; version 1 named SGD's fixed fields (kept
-// to verify old files).
-static void state_checksum(const CheckpointState *s, int version, char out[65]) {
+// to verify old files). Format 3 adds the sampler's epoch position and running hash to the
+// header and hashes the last window where formats 1 and 2 hashed the whole `history` (step, A, B).
+static void state_checksum(const CheckpointState *s, int version, const int32_t *history, char out[65]) {
     Sha256 *h = sha256_begin();
     const OptimizerSnapshot *o = &s->opt;
     char head[1024];
@@ -52,6 +53,9 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
         for (int a = 0; optimizer_hyper_attr(a, &at) == 0; a++)
             if (s->hyper_stored & 1u << a)
                 n += snprintf(head + n, sizeof head - (size_t)n, " %s=%.17g", at.name, optimizer_hyper_get(&o->h, a));
+        if (version >= 3)
+            n += snprintf(head + n, sizeof head - (size_t)n, " epoch=%lld window=%lld windows_sha256=%s", (long long)s->epoch,
+                          (long long)s->window, s->windows_hash);
         n += snprintf(head + n, sizeof head - (size_t)n, "\n");
     }
     sha256_add(h, head, (size_t)n);
@@ -59,7 +63,8 @@ static void state_checksum(const CheckpointState *s, int version, char out[65]) 
     sha256_add(h, s->lock, 64);
     sha256_add(h, s->theta, s->m.total * sizeof(float));
     for (int i = 0; i < optimizers[o->kind].n_states; i++) sha256_add(h, o->state[i], s->m.total * sizeof(float));
-    sha256_add(h, s->history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
+    if (version >= 3) sha256_add(h, s->last, (size_t)s->A * s->B * sizeof(int32_t));
+    else sha256_add(h, history, (size_t)s->step * s->A * s->B * sizeof(int32_t));
     sha256_add(h, &s->sampler_rng, sizeof s->sampler_rng);
     sha256_add(h, &s->dropout_rng, sizeof s->dropout_rng);
     sha256_hex(h, out);
@@ -221,17 +226,50 @@ static int read_rng(hid_t f, const char *path, const char *group, RngStream *r) 
     return h5_read_exact(f, path, name, H5T_NATIVE_UINT64, 1, &one, &r->counter);
 }
 
+// /sampler attributes: windows_sha256 (the running hash), epoch and window (the next window's position).
+static int write_sampler_attrs(hid_t f, const CheckpointState *s) {
+    hid_t g = H5Gopen2(f, "sampler", H5P_DEFAULT);
+    if (g < 0) return error("cannot open /sampler");
+    int rc = h5_attr_str(g, "windows_sha256", s->windows_hash) || h5_attr_i64(g, "epoch", s->epoch) ||
+             h5_attr_i64(g, "window", s->window);
+    H5Gclose(g);
+    return rc ? -1 : 0;
+}
+
+static int read_sampler_attrs(hid_t f, const char *path, CheckpointState *s) {
+    hid_t g = H5Gopen2(f, "sampler", H5P_DEFAULT);
+    if (g < 0) return error("%s: no /sampler group", path);
+    char *hash = h5_attr_read_str(g, path, "windows_sha256");
+    int bad = !hash || h5_attr_read_i64(g, path, "epoch", &s->epoch) || h5_attr_read_i64(g, path, "window", &s->window);
+    H5Gclose(g);
+    if (!bad && !is_sha256_hex(hash)) bad = error("%s: /sampler windows_sha256 is not a SHA-256 (damaged)", path);
+    if (!bad) snprintf(s->windows_hash, sizeof s->windows_hash, "%s", hash);
+    free(hash);
+    return bad ? -1 : 0;
+}
+
+// A format 1 or 2 file's whole history (step, A, B) in the bounded form of format 3: the last
+// window, the running hash over every window, the bands sampler's position (0, step). (A global
+// file of format <= 2 holds windows of the with-replacement sampler: checkpoint_check_draws refuses it.)
+static void history_to_bounded(CheckpointState *s, const int32_t *history) {
+    size_t per = (size_t)s->A * s->B;
+    window_hash_init(s->windows_hash);
+    for (int u = 0; u < s->step; u++) window_hash_add(s->windows_hash, history + (size_t)u * per, per);
+    for (size_t i = 0; i < per; i++) s->last[i] = s->step ? history[(size_t)(s->step - 1) * per + i] : -1;
+    s->epoch = 0, s->window = s->step;
+}
+
 int rank_file_write(const char *path, const CheckpointState *s, char file_sum[65]) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     char sum[65];
     CheckpointState every = *s;  // a file written now holds every hyper-parameter
     every.hyper_stored = (uint32_t)((1ull << optimizer_n_hyper_attrs()) - 1);
-    state_checksum(&every, CHECKPOINT_VERSION, sum);
-    hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
+    state_checksum(&every, CHECKPOINT_VERSION, NULL, sum);
+    hsize_t ld[2] = {(hsize_t)s->A, (hsize_t)s->B};
     hid_t f = o.file;
     int rc = h5_write_params(f, "model", &s->m, s->theta) || write_optimizer(f, &s->m, &s->opt) ||
-             h5_write(f, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
+             h5_write(f, "sampler/last", H5T_NATIVE_INT32, 2, ld, s->last) || write_sampler_attrs(f, s) ||
              write_rng(f, "sampler", &s->sampler_rng) || write_rng(f, "dropout", &s->dropout_rng);
     if (!rc)
         rc = h5_attr_str(f, "format", CHECKPOINT_FORMAT) || h5_attr_i64(f, "version", CHECKPOINT_VERSION) ||
@@ -325,6 +363,11 @@ static int check_derived(const char *path, const CheckpointState *s) {
                       : error("%s: /rng/dropout/counter is %llu, expected %llu (one block per microbatch: step %d x A = %d)",
                               path, (unsigned long long)s->dropout_rng.counter, (unsigned long long)blocks, s->step,
                               cc->train.accumulation);
+    // The bands sampler has no epochs: its position is (0, step) (the global sampler's takes the
+    // corpus: checkpoint_check_draws).
+    if (!global && (s->epoch != 0 || s->window != s->step))
+        return error("%s: /sampler epoch, window are (%lld, %lld), expected (0, %d) (the bands sampler has no epochs)", path,
+                     (long long)s->epoch, (long long)s->window, s->step);
     // The tensors: finite (nothing else is ever published), and AdamW's v >= 0.
     if (check_tensor(path, "/model", &s->m, s->theta, 0)) return -1;
     for (int i = 0; i < row->n_states; i++) {
@@ -336,19 +379,36 @@ static int check_derived(const char *path, const CheckpointState *s) {
 }
 
 int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus) {
+    int global = s->cfg.train.sampler == SAMPLER_GLOBAL;
+    if (global && s->version < 3)
+        return error("%s: a checkpoint of format %d holds windows of the with-replacement global sampler; this ddptok's "
+                     "global sampler draws epochs (docs/sampling.md \"Epochs\"): it cannot resume or verify it", path, s->version);
     Sampler sm;
-    if (sampler_init(&sm, &s->cfg, corpus, s->cfg.train.sampler == SAMPLER_GLOBAL ? 0 : s->rank))
-        return error("%s: its sampler cannot be replayed on this corpus", path);
+    if (sampler_init(&sm, &s->cfg, corpus, global ? 0 : s->rank)) return error("%s: its sampler cannot be replayed on this corpus", path);
     size_t per = (size_t)sm.A * sm.B;
     int32_t *ids = xmalloc(per * sizeof *ids);
-    int rc = sm.A == s->A && sm.B == s->B ? 0 : error("%s: BUG: history shape (%d, %d) vs sampler's (%d, %d)", path, s->A, s->B, sm.A, sm.B);
+    for (size_t i = 0; i < per; i++) ids[i] = -1;
+    char hash[65];
+    window_hash_init(hash);
+    int rc = sm.A == s->A && sm.B == s->B ? 0 : error("%s: BUG: window shape (%d, %d) vs sampler's (%d, %d)", path, s->A, s->B, sm.A, sm.B);
+    // The replay from step 0, in O(1) memory: only the window just drawn and the running hash.
     for (int u = 0; u < s->step && !rc; u++) {
         sampler_next(&sm, ids);
-        for (size_t i = 0; i < per && !rc; i++)
-            if (ids[i] != s->history[(size_t)u * per + i])
-                rc = error("%s: /sampler/history[%d] slot %zu is %d, expected %d (window %d of the sampler replayed from seed %u)",
-                           path, u, i, s->history[(size_t)u * per + i], ids[i], u + 1, s->cfg.seed);
+        window_hash_add(hash, ids, per);
     }
+    int64_t epoch, window;
+    sampler_position(&sm, (uint64_t)s->step, &epoch, &window);
+    for (size_t i = 0; i < per && !rc; i++)
+        if (ids[i] != s->last[i])
+            rc = error("%s: /sampler/last slot %zu is %d, expected %d (window %d of the sampler replayed from seed %u)", path, i,
+                       s->last[i], ids[i], s->step, s->cfg.seed);
+    if (!rc && strcmp(hash, s->windows_hash) != 0)
+        rc = error("%s: /sampler windows_sha256 is %.12s…, expected %.12s… (the running hash of the %d windows replayed from "
+                   "seed %u): a window drawn before differs", path, s->windows_hash, hash, s->step, s->cfg.seed);
+    if (!rc && (epoch != s->epoch || window != s->window))
+        rc = error("%s: /sampler epoch, window are (%lld, %lld), expected (%lld, %lld) (where window %d lies: %d windows per "
+                   "epoch)", path, (long long)s->epoch, (long long)s->window, (long long)epoch, (long long)window, s->step + 1,
+                   global ? sm.per_epoch : 0);
     if (!rc && sm.rng.counter != s->sampler_rng.counter)
         rc = error("%s: /rng/sampler/counter is %llu, expected %llu (where the sampler's %d windows, replayed from seed %u, leave it)",
                    path, (unsigned long long)s->sampler_rng.counter, (unsigned long long)sm.rng.counter, s->step, s->cfg.seed);
@@ -373,14 +433,15 @@ int checkpoint_load(const char *path, CheckpointState *s) {
     int rc = -1;
     char *format = NULL, *sum = NULL, *lock = NULL;
     int64_t version, step, world, rank;
+    int32_t *history = NULL;
     if (!(format = h5_attr_read_str(f, path, "format"))) goto out;
     if (strcmp(format, CHECKPOINT_FORMAT) != 0) {
         error("%s: format is '%s', expected '%s'", path, format, CHECKPOINT_FORMAT);
         goto out;
     }
     if (h5_attr_read_i64(f, path, "version", &version)) goto out;
-    if (version != 1 && version != CHECKPOINT_VERSION) {
-        error("%s: checkpoint version %lld, this ddptok reads versions 1 and %d", path, (long long)version, CHECKPOINT_VERSION);
+    if (version < 1 || version > CHECKPOINT_VERSION) {
+        error("%s: checkpoint version %lld, this ddptok reads versions 1 to %d", path, (long long)version, CHECKPOINT_VERSION);
         goto out;
     }
     s->version = (int)version;
@@ -408,16 +469,20 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         goto out;
     }
     model_shape(&s->m, &cc);
-    sampler_window_shape(&cc, &s->A, &s->B);  // the history's shape
+    sampler_window_shape(&cc, &s->A, &s->B);  // a window's shape
     if (step < 0 || step > cc.train.updates) {
         error("%s: step %lld outside [0, %d]", path, (long long)step, cc.train.updates);
         goto out;
     }
     s->theta = xmalloc(s->m.total * sizeof(float));
-    s->history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
+    s->last = xmalloc(((size_t)s->A * s->B + 1) * sizeof(int32_t));
+    // Formats 1 and 2 hold the whole history (step, A, B): read, checksummed, then converted to
+    // format 3's bounded state (history_to_bounded); format 3 holds the last window (A, B).
     hsize_t hd[3] = {(hsize_t)s->step, (hsize_t)s->A, (hsize_t)s->B};
+    if (s->version < 3) history = xmalloc(((size_t)s->step * s->A * s->B + 1) * sizeof(int32_t));
     if (h5_read_params(f, path, "model", &s->m, s->theta) || read_optimizer(f, path, s->version, &s->m, step, &s->opt, &s->hyper_stored) ||
-        h5_read_exact(f, path, "sampler/history", H5T_NATIVE_INT32, 3, hd, s->history) ||
+        (history ? h5_read_exact(f, path, "sampler/history", H5T_NATIVE_INT32, 3, hd, history)
+                 : h5_read_exact(f, path, "sampler/last", H5T_NATIVE_INT32, 2, hd + 1, s->last) || read_sampler_attrs(f, path, s)) ||
         read_rng(f, path, "sampler", &s->sampler_rng) || read_rng(f, path, "dropout", &s->dropout_rng))
         goto out;
     if (s->opt.kind != cc.train.optimizer) {
@@ -426,16 +491,17 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         goto out;
     }
     char want[65];
-    state_checksum(s, s->version, want);
+    state_checksum(s, s->version, history, want);
     if (strcmp(want, sum) != 0) {
         error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
         goto out;
     }
+    if (history) history_to_bounded(s, history);
     s->cfg = cc;
     if (check_derived(path, s)) goto out;
     rc = 0;
 out:
-    free(format), free(sum), free(lock);
+    free(format), free(sum), free(lock), free(history);
     h5_close(f);
     if (rc) checkpoint_state_free(s);
     return rc;

@@ -21,7 +21,9 @@ static void trainer_to_state(const Trainer *t, const char *lock, CheckpointState
     s->theta = xmalloc(t->m.total * sizeof(float));
     t->ops->get_params(t->cc, s->theta);
     optimizer_snapshot(t->opt, &s->opt);
-    s->history = t->history;  // borrowed
+    s->last = t->last;  // borrowed
+    snprintf(s->windows_hash, sizeof s->windows_hash, "%s", t->windows_hash);
+    sampler_position(&t->sampler, (uint64_t)t->step, &s->epoch, &s->window);
     s->sampler_rng = t->sampler.rng;
     s->dropout_rng = t->dropout;
 }
@@ -36,7 +38,8 @@ static void trainer_restore(Trainer *t, const CheckpointState *s) {
     t->step = s->step;
     t->ops->set_params(t->cc, s->theta);
     optimizer_restore(t->opt, &s->opt, skip);
-    memcpy(t->history, s->history, (size_t)s->step * t->sampler.A * t->sampler.B * sizeof *t->history);
+    memcpy(t->last, s->last, (size_t)t->sampler.A * t->sampler.B * sizeof *t->last);
+    snprintf(t->windows_hash, sizeof t->windows_hash, "%s", s->windows_hash);
     if (strcmp(skip, "sampler") != 0) t->sampler.rng = s->sampler_rng;
     if (strcmp(skip, "rng") != 0) t->dropout = s->dropout_rng;
     if (skip[0]) say("train: TEST HOOK: not restoring '%s' on resume (DDPTOK_TEST_RESUME_SKIP)\n", text_safe(skip));
@@ -60,7 +63,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     }
     double t0 = now_seconds();
     int rc = checkpoint_save(t->comm, dir, &s);
-    s.history = NULL;  // borrowed from the trainer
+    s.last = NULL;  // borrowed from the trainer
     checkpoint_state_free(&s);
     if (rc) {  // the ranks that failed have said why; rank 0 says what it means
         if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
@@ -99,7 +102,7 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
         else if (s.step >= t->cfg->train.updates)
             snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, t->cfg->train.updates);
         if (why[0]) error("%s", why), bad = 1;
-        else bad = checkpoint_check_draws(path, &s, t->corpus) != 0;  // the history and the sampler's counter
+        else bad = checkpoint_check_draws(path, &s, t->corpus) != 0;  // the sampler replayed: last window, hash, counter
     }
     char what[1200];
     snprintf(what, sizeof what, "resuming from %s", dir);

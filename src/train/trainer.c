@@ -31,6 +31,14 @@
 #include "base/mem.h"
 #include "base/report.h"
 
+// The prefetch thread's share of the next global window: this rank's ids of its partition.
+static int next_share(void *ctx, const int32_t *window, int n, int32_t *out) {
+    Trainer *t = ctx;
+    (void)n;
+    partition_assign(&t->part_next, window);
+    return t->A * partition_layout(&t->part_next, window, t->rank, out);
+}
+
 int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const ComputeOps *ops, Comm *comm,
                  const float *theta0) {
     memset(t, 0, sizeof *t);
@@ -52,8 +60,10 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
         t->B = partition_max_slots(cfg);
     }
     t->Bw = t->B;
-    t->history_cap = cfg->train.updates;
-    t->history = xmalloc((size_t)t->history_cap * t->sampler.A * t->sampler.B * sizeof *t->history);
+    size_t per = (size_t)t->sampler.A * t->sampler.B;
+    t->last = xmalloc(per * sizeof *t->last);
+    for (size_t i = 0; i < per; i++) t->last[i] = -1;
+    window_hash_init(t->windows_hash);
     t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
     int cap = t->B * cfg->data.max_length;
@@ -71,7 +81,15 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->next = xmalloc((size_t)t->sampler.A * t->sampler.B * sizeof *t->next);
     // DDPTOK_PREFETCH=off: every read waits (the control of `make bench`'s data-wait figures).
     const char *pf = getenv("DDPTOK_PREFETCH");
-    if (!pf || strcmp(pf, "off") != 0) prefetch_start(&t->prefetch, corpus, t->sampler.A * t->sampler.B);
+    if (!pf || strcmp(pf, "off") != 0) {
+        int per = t->sampler.A * t->sampler.B, cap = t->A * t->B > per ? t->A * t->B : per;
+        if (t->global) partition_init(&t->part_next, cfg, corpus, t->W);
+        prefetch_start(&t->prefetch, corpus, cap, t->global ? next_share : NULL, t);
+        if (t->prefetch.started) {  // window 1's reads (a resume's first window finds other chunks: slower, not different)
+            sampler_peek(&t->sampler, t->next);
+            prefetch_submit(&t->prefetch, t->next, per);
+        }
+    }
     t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
                  comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
     return 0;
@@ -87,7 +105,8 @@ void trainer_free(Trainer *t) {
     free(t->ids);
     free(t->window);
     if (t->global) partition_free(&t->part);
-    free(t->history);
+    if (t->part_next.owner) partition_free(&t->part_next);
+    free(t->last);
     count_exchange_free(&t->counts);
     free(t->staging);
     sampler_free(&t->sampler);
@@ -128,7 +147,8 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     int32_t *drawn = t->global ? t->window : t->ids;
     size_t per = (size_t)t->sampler.A * t->sampler.B;
     sampler_next(&t->sampler, drawn);
-    if (t->step < t->history_cap) memcpy(t->history + (size_t)t->step * per, drawn, per * sizeof *drawn);
+    memcpy(t->last, drawn, per * sizeof *drawn);  // the bounded sampler state: the last window and the running hash
+    window_hash_add(t->windows_hash, drawn, per);
     if (t->global) {
         partition_assign(&t->part, t->window);
         t->Bw = B = partition_layout(&t->part, t->window, t->rank, t->ids);
