@@ -24,12 +24,19 @@
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR
     int protocol;            // --protocol: the protocol's verdict (report.json)
+    const char *split;       // --split validation|test (NULL: test)
 } EvaluateOptions;
 
+static int evaluate_split_of(const App *app) {
+    const char *split = ((const EvaluateOptions *)app->opts)->split;
+    return split && !strcmp(split, "validation") ? SPLIT_VALIDATION : SPLIT_TEST;
+}
+static const char *split_name(int split) { return split == SPLIT_VALIDATION ? "validation" : "test"; }
+
 // The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
-// the train split (add-one smoothing), over the supervised test positions. An imported
+// the train split (add-one smoothing), over the supervised positions of `split`. An imported
 // corpus has no known process: its best loss and accuracy are NaN (null in JSON).
-static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss, double *best_acc, double *unigram) {
+static void baselines(const Config *cfg, const Corpus *corpus, int split, double *best_loss, double *best_acc, double *unigram) {
     int known = cfg->data.source == DATA_SOURCE_SYNTHETIC;
     Chain ch = {0};
     if (known) chain_build(&ch, cfg);
@@ -46,7 +53,7 @@ static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss
     int k = cfg->model.context;
     Batch b;
     batch_init(&b, cfg->data.max_length, k);
-    for (int32_t i = corpus_split_begin(corpus, SPLIT_TEST); i < corpus_split_end(corpus, SPLIT_TEST); i++) {
+    for (int32_t i = corpus_split_begin(corpus, split); i < corpus_split_end(corpus, split); i++) {
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
             int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
@@ -121,13 +128,15 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     evaluator_init(&e, &app->cfg, corpus, corpus_path, app->compute, &app->comm, &s.m);
     e.progress = 1;
     evaluator_set_params(&e, s.theta);
-    evaluator_run(&e, SPLIT_TEST, &r.t);
+    int split = evaluate_split_of(app);
+    const char *name = split_name(split);
+    evaluator_run(&e, split, &r.t);
     evaluator_free(&e);
     checkpoint_state_free(&s);
-    baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
-    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
-        (long long)r.t.sequences, (long long)r.t.tokens);
-    say("  test loss %.5f per token, token accuracy %.2f %%\n", r.t.loss, 100 * r.t.accuracy);
+    baselines(&app->cfg, corpus, split, &r.best_loss, &r.best_acc, &r.unigram);
+    say("evaluate: step-%d model of %s on %lld %s sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
+        (long long)r.t.sequences, name, (long long)r.t.tokens);
+    say("  %s loss %.5f per token, token accuracy %.2f %%\n", name, r.t.loss, 100 * r.t.accuracy);
     if (isnan(r.t.bits_per_byte)) say("  %.5f bits/token\n", r.t.bits_per_token);
     else say("  %.5f bits/token, %.5f bits/byte (byte-level data)\n", r.t.bits_per_token, r.t.bits_per_byte);
     if (isnan(r.best_loss)) say("  unigram baseline %.5f; best achievable unknown (imported data)\n", r.unigram);
@@ -170,7 +179,8 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     TestReport r = test_report(app, corpus, dir, hint);
     if (app->comm.rank == 0)
         write_json(app, "evaluate.json",
-                   json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step, "test", test_json(&r)));
+                   json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step,
+                             split_name(evaluate_split_of(app)), test_json(&r)));
     if (!named)
         say("evaluate: the protocol's verdict (resume vs continuous, parity, empty windows): run `%s`\n",
             hint_command(hint, sizeof hint, "evaluate", 0, " --protocol"));
@@ -326,6 +336,13 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
     return comm_agree(&app->comm, lead && !ok ? EXIT_CHECK_FAILED : 0);  // rank 0's verdict, on every rank
 }
 
+// --split with --protocol: refused (also under --check); the protocol judges the test split.
+static void evaluate_check(const App *app) {
+    const EvaluateOptions *o = app->opts;
+    if (o && o->protocol && o->split)
+        die(EXIT_BAD_INPUT, "evaluate --split %s: not with --protocol (the protocol's verdict is on the test split)", o->split);
+}
+
 static int evaluate_run(App *app) {
     const EvaluateOptions *o = app->opts;
     Corpus corpus;
@@ -338,6 +355,7 @@ static int evaluate_run(App *app) {
 const Command cmd_evaluate = {
     .name = "evaluate",
     .run = evaluate_run,
+    .check_options = evaluate_check,
     .distributed = DISTRIBUTED_ANY,
     .summary = "a model's test metrics and baselines (the newest checkpoint, or --checkpoint DIR) -> outputs/evaluate.json; "
                "--protocol: the protocol's verdict (resume vs continuous, parity, empty windows) -> outputs/report.json",
@@ -347,6 +365,8 @@ const Command cmd_evaluate = {
         OPTION_FLAG("--protocol", EvaluateOptions, protocol,
                     "the protocol's verdict on the resumed step-U model (resume vs continuous, parity, empty windows) -> "
                     "outputs/report.json", .excludes = "--checkpoint"),
+        OPTION_CHOICE("--split", EvaluateOptions, split, "validation|test", ((const char *const[]){"validation", "test", NULL}),
+                      "the split to score (default test); evaluate.json names it"),
         OPTION_END,
     },
     .opts_size = sizeof(EvaluateOptions),

@@ -12,6 +12,7 @@
 #include "base/report.h"
 #include "data/corpus.h"
 #include "job/lifecycle.h"
+#include "train/evaluation.h"
 #include "train/lineage.h"
 #include "train/progress.h"
 #include "train/runlog.h"
@@ -90,6 +91,19 @@ static int train_run(App *app) {
     if (!bad && !(log = runlog_create(log_path))) bad = 1;
     comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
 
+    // train.eval_every: the validation loss with the current parameters, on every rank, on
+    // a backend instance of its own (the trajectory is the same with it on or off).
+    Evaluator ev = {0};
+    int eval_every = cfg->train.eval_every;
+    if (eval_every) {
+        if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
+            die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
+                "data.import.validation_fraction): set train.eval_every: 0, or give the corpus a validation split",
+                app->config_path, eval_every);
+        char corpus_path[1024];
+        out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
+        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m);
+    }
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
@@ -107,6 +121,13 @@ static int train_run(App *app) {
         utc_timestamp(when, sizeof when);
         fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f\n", when, run, t.rank,
                 ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds);
+        SplitEval val;
+        progress.eval = NULL;
+        if (eval_every && (t.step % eval_every == 0 || t.step == stop_at)) {
+            evaluator_set_trainer(&ev, &t);
+            evaluator_run(&ev, SPLIT_VALIDATION, &val);
+            progress.eval = &val;
+        }
         train_progress_step(&progress, &ws, t.W, jsonl);
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
@@ -134,6 +155,7 @@ static int train_run(App *app) {
         say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
     else if (!rc && !train_options(app)->continuous)
         say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
+    if (eval_every) evaluator_free(&ev);
     trainer_free(&t);
     corpus_free(&corpus);
     return rc;

@@ -38,6 +38,7 @@ void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const
     e->test.drop_tail = getenv("DDPTOK_TEST_EVAL_DROP_TAIL") != NULL;
     e->test.padded = getenv("DDPTOK_TEST_EVAL_PADDED") != NULL;
     e->test.rank_sums = getenv("DDPTOK_TEST_EVAL_RANK_SUMS") != NULL;
+    e->test.disturb = getenv("DDPTOK_TEST_EVAL_DISTURB") != NULL;
 }
 
 void evaluator_free(Evaluator *e) {
@@ -52,6 +53,7 @@ void evaluator_set_params(Evaluator *e, const float *theta) { e->ops->set_params
 void evaluator_set_trainer(Evaluator *e, Trainer *t) {
     if (!e->theta) e->theta = xmalloc(e->P * sizeof *e->theta);
     t->ops->get_params(t->cc, e->theta);  // reads θ only: the trainer's buffers and streams are left as they were
+    if (e->test.disturb) t->dropout.counter++;  // DDPTOK_TEST_EVAL_DISTURB: as an evaluation drawing dropout from the trainer's stream
     e->ops->set_params(e->cc, e->theta);
 }
 
