@@ -51,7 +51,8 @@ typedef struct {
     // Negative controls of the tests, read at evaluator_init: DDPTOK_TEST_EVAL_DROP_TAIL (only
     // the first W·floor(n/W) sequences: the tail dropped), DDPTOK_TEST_EVAL_PADDED (padded
     // slots counted in the denominator), DDPTOK_TEST_EVAL_RANK_SUMS (each rank sums its own
-    // chunks and the W sums are added: the order of the additions then depends on W),
+    // chunks and the W sums travel as float32, as through the gradient all-reduce, and are
+    // added: the result then depends on W),
     // DDPTOK_TEST_EVAL_DISTURB (evaluator_set_trainer advances the trainer's dropout stream).
     struct { int drop_tail, padded, rank_sums, disturb; } test;
 } Evaluator;

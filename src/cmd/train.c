@@ -56,6 +56,20 @@ static int train_run(App *app) {
                      "setting up training");
     free(theta0);
 
+    // train.eval_every: the validation loss with the current parameters, on every rank, on
+    // a backend instance of its own (the trajectory is the same with it on or off).
+    Evaluator ev = {0};
+    int eval_every = cfg->train.eval_every;
+    if (eval_every) {
+        if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
+            die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
+                "data.import.validation_fraction): set train.eval_every: 0, or give the corpus a validation split",
+                app->config_path, eval_every);
+        char corpus_path[1024];
+        out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
+        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m);
+    }
+
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
@@ -65,6 +79,7 @@ static int train_run(App *app) {
                               .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size};
     int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
+        if (eval_every) evaluator_free(&ev);
         trainer_free(&t);
         corpus_free(&corpus);
         return 0;
@@ -91,19 +106,6 @@ static int train_run(App *app) {
     if (!bad && !(log = runlog_create(log_path))) bad = 1;
     comm_stop_if_any(&app->comm, bad, EXIT_BAD_INPUT, "opening its training log");
 
-    // train.eval_every: the validation loss with the current parameters, on every rank, on
-    // a backend instance of its own (the trajectory is the same with it on or off).
-    Evaluator ev = {0};
-    int eval_every = cfg->train.eval_every;
-    if (eval_every) {
-        if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
-            die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
-                "data.import.validation_fraction): set train.eval_every: 0, or give the corpus a validation split",
-                app->config_path, eval_every);
-        char corpus_path[1024];
-        out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
-        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m);
-    }
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);

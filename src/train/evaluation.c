@@ -101,7 +101,7 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) {
         else x[c] = bits_of(s);
         if (e->progress && rank == 0) work_progress(&progress, (c + 1) * EVALUATE_BATCH, n);
     }
-    if (e->test.rank_sums) x[rank] = bits_of(mine);
+    if (e->test.rank_sums) x[rank] = bits_of((double)(float)mine);  // as the float gradient all-reduce would carry it
     // One int64 sum: each loss slot is non-zero on one rank only, so its bits arrive exact.
     if (W > 1 && slots + 2 > 0) e->comm->ops->allreduce_sum_i64(e->comm, x, (int)(slots + 2));
     for (int64_t c = 0; c < slots; c++) out->loss_sum += double_of(x[c]);  // in chunk order, on every rank
