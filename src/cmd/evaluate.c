@@ -43,16 +43,24 @@ static void baselines(const Config *cfg, const Corpus *corpus, int split, double
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
-    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++)
-        for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) freq[corpus->tokens[p]] += 1, total += 1;
+    int k = cfg->model.context;
+    Batch b;
+    batch_init(&b, EVALUATE_BATCH * cfg->data.max_length, k);
+    // Every token of the train split, read through batch_build (the corpus's one reader)
+    // under a rule that labels every position: its targets are the sequence's tokens.
+    const LabelRule every = {0, -1, 0};
+    int32_t ids[EVALUATE_BATCH];
+    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN), end = corpus_split_end(corpus, SPLIT_TRAIN); i < end;) {
+        int m = 0;
+        while (m < EVALUATE_BATCH && i < end) ids[m++] = i++;
+        batch_build(&b, corpus, ids, m, &every, UNIT_TOKEN);
+        for (int p = 0; p < b.T; p++) freq[b.target[p]] += 1, total += 1;
+    }
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
     // The supervised positions are the ones batch_build labels (the model is scored on the
     // same); the last context token is the previous one (0 at the start).
-    int k = cfg->model.context;
-    Batch b;
-    batch_init(&b, cfg->data.max_length, k);
     for (int32_t i = corpus_split_begin(corpus, split); i < corpus_split_end(corpus, split); i++) {
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
