@@ -194,3 +194,25 @@ case_bytes_bits_per_byte() {
     && ok "control: the same bytes imported as token ids (jsonl) have no bits/byte" \
     || bad "control: the same bytes imported as token ids (jsonl) have no bits/byte" "— $(cat outputs/evaluate.json)"
 }
+
+# evaluate --protocol under 3 ranks: the same report.json, bit for bit, and the same exit
+# code on every rank as one process; with a resumed model that differs (the negative
+# control of the resume check), exit 1 under 3 ranks too.
+fixture_protocol() {
+  prep_ref "$cfg" && ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+}
+case_protocol_under_three_ranks() {
+  fixture protocol || return
+  expect_rc "evaluate --protocol, one process" 0 one evaluate --config "$cfg" --protocol
+  local one1=$OUT
+  cp outputs/report.json one.json
+  expect_rc "evaluate --protocol under 3 ranks" 0 ddp 3 evaluate --config "$cfg" --protocol
+  cmp -s one.json outputs/report.json && [ "$OUT" = "$one1" ] \
+    && ok "evaluate --protocol under 3 ranks: report.json and the printed verdict identical to one process's" \
+    || bad "evaluate --protocol under 3 ranks: report.json and the printed verdict identical to one process's" "— $(diff one.json outputs/report.json | head -4)"
+  rm -rf artifacts/checkpoints/step-0012
+  DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+  expect_rc "negative control: a resumed model that differs fails evaluate --protocol under 3 ranks" 1 ddp 3 evaluate --config "$cfg" --protocol
+}
