@@ -44,7 +44,8 @@ static const CommandOption common_options[] = {
 };
 
 static void command_usage(Buf *b, const Command *cmd) {
-    buf_printf(b, "%sddptok %s --config FILE [--set KEY=VALUE]...", cmd->distributed ? "mpirun -np W " : "", cmd->name);
+    buf_printf(b, "%sddptok %s --config FILE [--set KEY=VALUE]...", cmd->distributed == DISTRIBUTED_ANY ? "[mpirun -np N] "
+               : cmd->distributed ? "mpirun -np W " : "", cmd->name);
     Buf own = {0};
     options_usage(&own, cmd->options);
     if (own.n) buf_printf(b, " %s", own.s);
@@ -64,7 +65,7 @@ static void usage(FILE *f) {
             "commands:\n");
     for (int i = 0; i < N_COMMANDS; i++) {
         const Command *cmd = commands[i];
-        fprintf(f, "  %-18s %s %s\n", cmd->name, cmd->distributed ? "[W ranks]" : "[1 rank] ", cmd->summary);
+        fprintf(f, "  %-18s %s %s\n", cmd->name, cmd->distributed == DISTRIBUTED_ANY ? "[N ranks]" : cmd->distributed ? "[W ranks]" : "[1 rank] ", cmd->summary);
         options_help(f, cmd->options, 6);
     }
     fprintf(f, "\noptions (every command):\n");
@@ -210,7 +211,8 @@ int main(int argc, char **argv) {
         backend_select(&app, comm_name, -1);
         startup_end(&app.comm);
         say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, text_safe(hint_args()),
-            cmd->distributed ? "distributed: mpirun -np train.world_size" : "one process", app.cfg.train.world_size);
+            cmd->distributed == DISTRIBUTED_ANY ? "one process or mpirun -np N" : cmd->distributed ? "distributed: mpirun -np train.world_size"
+            : "one process", app.cfg.train.world_size);
         buf_free(&options);
         free(app.opts);
         MPI_Finalize();
@@ -219,7 +221,7 @@ int main(int argc, char **argv) {
 
     if (!cmd->distributed && world != 1)
         die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);
-    if (cmd->distributed && world != app.cfg.train.world_size)
+    if (cmd->distributed == 1 && world != app.cfg.train.world_size)
         die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d rank%s started (mpirun -np %d, or --set train.world_size=%d%s)",
             app.config_path, app.cfg.train.world_size, world, world == 1 ? " was" : "s were", app.cfg.train.world_size, world,
             app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto");

@@ -48,6 +48,8 @@ case_train() { fixture prepared || return; san "train (interrupted)" 0 runW 2 tr
 case_train_continuous() { fixture prepared || return; san "train --continuous" 0 runW 2 train --config "$cfg" --continuous; }
 case_train_resume() { fixture trained || return; san "train --resume latest" 0 runW 2 train --config "$cfg" --resume latest; }
 case_evaluate() { fixture protocol || return; san "evaluate" 0 run1 evaluate --config "$cfg"; }
+case_evaluate_w3() { fixture protocol || return; san "evaluate under 3 ranks" 0 runW 3 evaluate --config "$cfg" --split validation; }
+case_train_eval_every() { fixture prepared || return; san "train --continuous, train.eval_every=4" 0 runW 2 train --config "$cfg" --continuous --set train.eval_every=4; }
 case_evaluate_protocol() { fixture protocol || return; san "evaluate --protocol" 0 run1 evaluate --config "$cfg" --protocol; }
 case_export() { fixture protocol || return; san "export" 0 run1 export --config "$cfg"; }
 case_parity_factored() { fixture ref || return; san "parity W=2, factored first layer" 0 runW 2 parity --config "$cfg" --set train.first_layer=factored; }

@@ -46,10 +46,13 @@ typedef struct {
 // A command: src/cmd/<name>.c exports one `const Command cmd_<name>` and commands.h lists
 // it. main() parses the common options and the command's own (options.h: into zeroed
 // opts_size bytes at App.opts), loads the config and calls run.
+// Command.distributed: runs on any number of ranks, each doing a share of the same work
+// (evaluate: its numbers do not depend on how many).
+enum { DISTRIBUTED_ANY = 2 };
 typedef struct {
     const char *name;
     int (*run)(App *app);                  // returns the exit code
-    int distributed;                       // 1: runs on train.world_size ranks; 0: one process
+    int distributed;                       // 1: runs on train.world_size ranks; 0: one process; DISTRIBUTED_ANY: any number
     const char *summary;                   // `ddptok --help` and `ddptok CMD --help`
     const CommandOption *options;          // its options, up to {.kind = OPT_END}; NULL: none
     size_t opts_size;                      // the struct its options' offsets fill

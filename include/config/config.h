@@ -97,6 +97,7 @@ typedef struct {
         int interrupt_at;
         int checkpoint_every;           // 0: only at interrupt_at and the end
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
+        int eval_every;                 // the validation loss every n steps and at the last (0: off)
         Normalization normalization;
         LossUnit loss_unit;
         SamplerKind sampler;

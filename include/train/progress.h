@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "train/evaluation.h"
 #include "train/trainer.h"
 
 // This process's start-up, in seconds (the first JSONL line's "startup"; docs/scaling.md):
@@ -30,12 +31,14 @@ typedef struct {
     double loss;        // the last step's loss
     int step;           // the last step done
     StartupSplit startup;  // written into the first JSONL line when total > 0
+    const SplitEval *eval;  // this step's validation metrics (train.eval_every), NULL: none; set by the caller
 } TrainProgress;
 
 // log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.
 void train_progress_init(TrainProgress *p, int first_step, int stop_at, int updates, int log_every);
 // Records one step; writes its JSONL line when `jsonl` is not NULL (rank 0) and prints the
-// progress line (rank 0) when due.
+// progress line (rank 0) when due, and at a step with validation metrics (p->eval), which
+// both carry.
 void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *jsonl);
 // The end-of-run summary line (rank 0): steps, wall time, tokens/s, final loss.
 void train_progress_summary(const TrainProgress *p, const char *run);

@@ -17,72 +17,51 @@
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "store/checkpoint.h"
+#include "train/evaluation.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR
     int protocol;            // --protocol: the protocol's verdict (report.json)
+    const char *split;       // --split validation|test (NULL: test)
 } EvaluateOptions;
 
-typedef struct {
-    int64_t sequences, tokens, correct;
-    double loss_sum;
-} Metrics;
-
-// Loss and accuracy of θ over one split, in microbatches of up to 16 sequences.
-static Metrics evaluate_split(const App *app, const Corpus *corpus, const ModelShape *m, const float *theta, int split) {
-    const Config *cfg = &app->cfg;
-    enum { EB = EVALUATE_BATCH };  // its buffers are in the budget's activations term
-    Compute *cc = app->compute->create(m, EB * cfg->data.max_length, cfg->train.first_layer);
-    app->compute->set_params(cc, theta);
-    Batch b;
-    batch_init(&b, EB * cfg->data.max_length, m->k);
-    int32_t ids[EB];
-    int n = 0;
-    LabelRule rule = label_rule(cfg);
-    Metrics r = {0, 0, 0, 0};
-    WorkProgress progress;
-    work_progress_init(&progress, "evaluate: sequences");
-    int first = corpus_split_begin(corpus, split), end = corpus_split_end(corpus, split);
-    for (int i = first; i <= end; i++) {
-        if (i < end) ids[n++] = i, r.sequences++;
-        if (n == EB || (i == end && n > 0)) {
-            work_progress(&progress, i - first, end - first);
-            batch_build(&b, corpus, ids, n, &rule, UNIT_TOKEN);
-            r.loss_sum += app->compute->evaluate(cc, &b, &r.correct);
-            r.tokens += b.T;
-            n = 0;
-        }
-    }
-    batch_free(&b);
-    app->compute->destroy(cc);
-    return r;
+static int evaluate_split_of(const App *app) {
+    const char *split = ((const EvaluateOptions *)app->opts)->split;
+    return split && !strcmp(split, "validation") ? SPLIT_VALIDATION : SPLIT_TEST;
 }
+static const char *split_name(int split) { return split == SPLIT_VALIDATION ? "validation" : "test"; }
 
 // The generating process's own loss and argmax accuracy, and a unigram baseline fitted on
-// the train split (add-one smoothing), over the supervised test positions. An imported
+// the train split (add-one smoothing), over the supervised positions of `split`. An imported
 // corpus has no known process: its best loss and accuracy are NaN (null in JSON).
-static void baselines(const Config *cfg, const Corpus *corpus, double *best_loss, double *best_acc, double *unigram) {
+static void baselines(const Config *cfg, const Corpus *corpus, int split, double *best_loss, double *best_acc, double *unigram) {
     int known = cfg->data.source == DATA_SOURCE_SYNTHETIC;
     Chain ch = {0};
     if (known) chain_build(&ch, cfg);
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
-    int32_t *x = xmalloc((size_t)cfg->data.max_length * sizeof *x);
-    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++)
-        for (int len = corpus_tokens(corpus, i, x), p = 0; p < len; p++) freq[x[p]] += 1, total += 1;
-    free(x);
+    int k = cfg->model.context;
+    Batch b;
+    batch_init(&b, EVALUATE_BATCH * cfg->data.max_length, k);
+    // Every token of the train split, read through batch_build (the corpus's one reader)
+    // under a rule that labels every position: its targets are the sequence's tokens.
+    const LabelRule every = {0, -1, 0};
+    int32_t ids[EVALUATE_BATCH];
+    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN), end = corpus_split_end(corpus, SPLIT_TRAIN); i < end;) {
+        int m = 0;
+        while (m < EVALUATE_BATCH && i < end) ids[m++] = i++;
+        batch_build(&b, corpus, ids, m, &every, UNIT_TOKEN);
+        for (int p = 0; p < b.T; p++) freq[b.target[p]] += 1, total += 1;
+    }
     for (int v = 1; v < V; v++) freq[v] = (freq[v] + 1) / (total + V - 1);
     double ll = 0, lu = 0;
     int64_t hits = 0, n = 0;
     // The supervised positions are the ones batch_build labels (the model is scored on the
     // same); the last context token is the previous one (0 at the start).
-    int k = cfg->model.context;
-    Batch b;
-    batch_init(&b, cfg->data.max_length, k);
-    for (int32_t i = corpus_split_begin(corpus, SPLIT_TEST); i < corpus_split_end(corpus, SPLIT_TEST); i++) {
+    for (int32_t i = corpus_split_begin(corpus, split); i < corpus_split_end(corpus, split); i++) {
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
             int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
@@ -130,29 +109,44 @@ static double resume_diff(const char *a, const char *b) {
 }
 
 // The test metrics of one checkpoint's model (rank 0's replica), the baselines printed
-// beside them; dies (exit 2) when the checkpoint is unreadable or of other data.
+// beside them; dies (exit 2) when the checkpoint is unreadable or of other data. Every rank
+// loads the model and evaluates its share of the test split (evaluation.h): the numbers are
+// the same for any number of ranks.
 typedef struct {
-    Metrics t;
+    SplitEval t;
     int step;
-    double loss, acc, best_loss, best_acc, unigram;
+    double best_loss, best_acc, unigram;
 } TestReport;
 
 static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
-    char path[1200];
+    char path[1200], corpus_path[1024];
     checkpoint_rank_path(path, sizeof path, dir, 0);
     CheckpointState s;
-    if (access(path, F_OK) != 0) die(EXIT_BAD_INPUT, "%s", missing_hint);
-    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
-    if (!corpus_lock_accepts(corpus, &app->cfg, s.lock)) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+    int rc = access(path, F_OK) != 0 ? 1 : checkpoint_load(path, &s) ? 2 : !corpus_lock_accepts(corpus, &app->cfg, s.lock) ? 3 : 0;
+    // Every rank reads the same file: each says nothing more than rank 0 would, and all stop together.
+    if (!comm_agree(&app->comm, rc == 0)) {
+        if (rc == 1) die(EXIT_BAD_INPUT, "%s", missing_hint);
+        if (rc == 3) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+        stop(EXIT_BAD_INPUT);  // it said why
+    }
     TestReport r;
     r.step = s.step;
-    r.t = evaluate_split(app, corpus, &s.m, s.theta, SPLIT_TEST);
+    out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
+    Evaluator e;
+    evaluator_init(&e, &app->cfg, corpus, corpus_path, app->compute, &app->comm, &s.m);
+    e.progress = 1;
+    evaluator_set_params(&e, s.theta);
+    int split = evaluate_split_of(app);
+    const char *name = split_name(split);
+    evaluator_run(&e, split, &r.t);
+    evaluator_free(&e);
     checkpoint_state_free(&s);
-    baselines(&app->cfg, corpus, &r.best_loss, &r.best_acc, &r.unigram);
-    r.loss = r.t.tokens ? r.t.loss_sum / r.t.tokens : 0, r.acc = r.t.tokens ? (double)r.t.correct / r.t.tokens : 0;
-    say("evaluate: step-%d model of %s on %lld test sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
-        (long long)r.t.sequences, (long long)r.t.tokens);
-    say("  test loss %.5f per token, token accuracy %.2f %%\n", r.loss, 100 * r.acc);
+    baselines(&app->cfg, corpus, split, &r.best_loss, &r.best_acc, &r.unigram);
+    say("evaluate: step-%d model of %s on %lld %s sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
+        (long long)r.t.sequences, name, (long long)r.t.tokens);
+    say("  %s loss %.5f per token, token accuracy %.2f %%\n", name, r.t.loss, 100 * r.t.accuracy);
+    if (isnan(r.t.bits_per_byte)) say("  %.5f bits/token\n", r.t.bits_per_token);
+    else say("  %.5f bits/token, %.5f bits/byte (byte-level data)\n", r.t.bits_per_token, r.t.bits_per_byte);
     if (isnan(r.best_loss)) say("  unigram baseline %.5f; best achievable unknown (imported data)\n", r.unigram);
     else say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
              100 * r.best_acc);
@@ -160,9 +154,11 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
 }
 
 static json_t *test_json(const TestReport *r) {
-    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "loss", json_num(r->loss), "token_accuracy", json_num(r->acc),
-                     "sequences", (json_int_t)r->t.sequences, "tokens", (json_int_t)r->t.tokens, "unigram_loss",
-                     json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy", json_num(r->best_acc));
+    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o}", "loss", json_num(r->t.loss), "token_accuracy",
+                     json_num(r->t.accuracy), "sequences", (json_int_t)r->t.sequences, "tokens", (json_int_t)r->t.tokens,
+                     "unigram_loss", json_num(r->unigram), "best_loss", json_num(r->best_loss), "best_accuracy",
+                     json_num(r->best_acc), "bits_per_token", json_num(r->t.bits_per_token), "bits_per_byte",
+                     json_num(r->t.bits_per_byte));
 }
 
 // A model's test metrics -> outputs/evaluate.json (report.json is left alone): the
@@ -189,7 +185,10 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
         snprintf(hint, sizeof hint, "%s: no checkpoint there", dir);
     }
     TestReport r = test_report(app, corpus, dir, hint);
-    write_json(app, "evaluate.json", json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step, "test", test_json(&r)));
+    if (app->comm.rank == 0)
+        write_json(app, "evaluate.json",
+                   json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step,
+                             split_name(evaluate_split_of(app)), test_json(&r)));
     if (!named)
         say("evaluate: the protocol's verdict (resume vs continuous, parity, empty windows): run `%s`\n",
             hint_command(hint, sizeof hint, "evaluate", 0, " --protocol"));
@@ -294,16 +293,19 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
 
     // Everything is read before anything is printed: a report that cannot be read says so
     // (stderr) before the metrics, not between them.
+    // Under N ranks the reports are read and judged once, by rank 0; every rank evaluates its
+    // share of the test split.
+    int lead = app->comm.rank == 0;
     double diff = -1;
     char why[1024] = "";
     int have_continuous = access(cpath, F_OK) == 0;
-    if (have_continuous) {
+    if (have_continuous && lead) {
         error_capture(1);
         diff = resume_diff(resumed, continuous);
         snprintf(why, sizeof why, "%s", error_capture(0));
     }
-    ProtocolReports rep;
-    protocol_reports_read(app, &rep);
+    ProtocolReports rep = {0};
+    if (lead) protocol_reports_read(app, &rep);
     TestReport r = test_report(app, corpus, resumed, hint);
 
     Verdict v = {0, 0};
@@ -327,18 +329,26 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
     if (rep.cells) say("  negative-control matrix: %d/%d cells ok\n", rep.cells_ok, rep.cells);
     else say("  negative-control matrix: none (run/protocol.sh makes its cells; not required)\n");
     v.failed += rep.cells_ok != rep.cells;
-    int beats = r.loss < r.unigram;
+    int beats = r.t.loss < r.unigram;
     v.failed += !beats;
     say("  test loss below the unigram baseline: %s\n", beats ? "yes" : "NO");
     int ok = !v.missing && !v.failed;
-    write_json(app, "report.json",
-               json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(), "matrix",
-                         rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step", U, "empty",
-                         rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
+    if (lead)
+        write_json(app, "report.json",
+                   json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(),
+                             "matrix", rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step",
+                             U, "empty", rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
     if (ok) say("evaluate --protocol: OK\n");
     else if (!v.failed) say("evaluate --protocol: INCOMPLETE (%d part%s missing: run the command%s above)\n", v.missing, v.missing == 1 ? "" : "s", v.missing == 1 ? "" : "s");
     else say("evaluate --protocol: FAILED (%d part%s not ok%s)\n", v.failed, v.failed == 1 ? "" : "s", v.missing ? ", some missing" : "");
-    return ok ? 0 : EXIT_CHECK_FAILED;
+    return comm_agree(&app->comm, lead && !ok ? EXIT_CHECK_FAILED : 0);  // rank 0's verdict, on every rank
+}
+
+// --split with --protocol: refused (also under --check); the protocol judges the test split.
+static void evaluate_check(const App *app) {
+    const EvaluateOptions *o = app->opts;
+    if (o && o->protocol && o->split)
+        die(EXIT_BAD_INPUT, "evaluate --split %s: not with --protocol (the protocol's verdict is on the test split)", o->split);
 }
 
 static int evaluate_run(App *app) {
@@ -353,7 +363,8 @@ static int evaluate_run(App *app) {
 const Command cmd_evaluate = {
     .name = "evaluate",
     .run = evaluate_run,
-    .distributed = 0,
+    .check_options = evaluate_check,
+    .distributed = DISTRIBUTED_ANY,
     .summary = "a model's test metrics and baselines (the newest checkpoint, or --checkpoint DIR) -> outputs/evaluate.json; "
                "--protocol: the protocol's verdict (resume vs continuous, parity, empty windows) -> outputs/report.json",
     .options = (const CommandOption[]){
@@ -362,6 +373,8 @@ const Command cmd_evaluate = {
         OPTION_FLAG("--protocol", EvaluateOptions, protocol,
                     "the protocol's verdict on the resumed step-U model (resume vs continuous, parity, empty windows) -> "
                     "outputs/report.json", .excludes = "--checkpoint"),
+        OPTION_CHOICE("--split", EvaluateOptions, split, "validation|test", ((const char *const[]){"validation", "test", NULL}),
+                      "the split to score (default test); evaluate.json names it"),
         OPTION_END,
     },
     .opts_size = sizeof(EvaluateOptions),

@@ -12,6 +12,7 @@
 #include "base/report.h"
 #include "data/corpus.h"
 #include "job/lifecycle.h"
+#include "train/evaluation.h"
 #include "train/lineage.h"
 #include "train/progress.h"
 #include "train/runlog.h"
@@ -55,6 +56,20 @@ static int train_run(App *app) {
                      "setting up training");
     free(theta0);
 
+    // train.eval_every: the validation loss with the current parameters, on every rank, on
+    // a backend instance of its own (the trajectory is the same with it on or off).
+    Evaluator ev = {0};
+    int eval_every = cfg->train.eval_every;
+    if (eval_every) {
+        if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
+            die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
+                "data.import.validation_fraction): set train.eval_every: 0, or give the corpus a validation split",
+                app->config_path, eval_every);
+        char corpus_path[1024];
+        out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
+        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m);
+    }
+
     // The continuous run is the witness: its checkpoints live apart from the main lineage.
     char root[1024], dir[1100];
     art_path(app, root, sizeof root, train_options(app)->continuous ? "continuous" : "checkpoints");
@@ -64,6 +79,7 @@ static int train_run(App *app) {
                               .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size};
     int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
+        if (eval_every) evaluator_free(&ev);
         trainer_free(&t);
         corpus_free(&corpus);
         return 0;
@@ -107,6 +123,13 @@ static int train_run(App *app) {
         utc_timestamp(when, sizeof when);
         fprintf(log, "time=%s run=%s rank=%d step=%d N_r=%lld S_r=%.9g N=%lld loss=%.9g seconds=%.6f data_wait=%.6f\n", when, run,
                 t.rank, ws.step, (long long)ws.local.tokens, ws.S_r, (long long)ws.global.tokens, ws.loss, ws.seconds, ws.t_data);
+        SplitEval val;
+        progress.eval = NULL;
+        if (eval_every && (t.step % eval_every == 0 || t.step == stop_at)) {
+            evaluator_set_trainer(&ev, &t);
+            evaluator_run(&ev, SPLIT_VALIDATION, &val);
+            progress.eval = &val;
+        }
         train_progress_step(&progress, &ws, t.W, jsonl);
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
@@ -134,6 +157,7 @@ static int train_run(App *app) {
         say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
     else if (!rc && !train_options(app)->continuous)
         say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
+    if (eval_every) evaluator_free(&ev);
     trainer_free(&t);
     corpus_free(&corpus);
     return rc;

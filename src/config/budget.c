@@ -15,6 +15,7 @@
 //                                                reference.h5's 2 and grads.h5's 5 read whole,
 //                                                each copied by HDF5, and 2 working vectors
 //   activations   max(B,E)·Lmax·(2·k·D + 4·H + V)·4   the CPU backend's per-microbatch buffers
+//                                                ((B+E)·… with train.eval_every: the evaluator's own)
 //   microbatches  W·A·B·Lmax·(k + 3)·4           the reference builds every rank's window
 //   tables        k·V·H·8                        train.first_layer factored: P and G (0 when dense)
 // With train.sampler: global (G = train.global_batch; no rank or band enters the window):
@@ -58,19 +59,24 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
         {"factored tables k*V*H*8", "model.context x data.vocab_size x model.hidden (train.first_layer: factored)",
          cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
     };
+    // train.eval_every: the validation evaluator's E sequences beside the training window's
+    int ev = cfg->train.eval_every > 0;
+    uint64_t act_b = ev ? size_add(B, EVALUATE_BATCH) : max_u64(B, EVALUATE_BATCH),
+             act_g = ev ? size_add(G, EVALUATE_BATCH) : max_u64(G, EVALUATE_BATCH);
     const Term bands[] = {
         {"plan U*W*A*B*4", "train.updates x train.world_size x train.accumulation x train.batch_size_per_rank",
          size_mul(size_mul(size_mul(size_mul(U, W), A), B), 4)},
-        {"activations max(B,16)*Lmax*(2kD+4H+V)*4", "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
-         size_mul(size_mul(size_mul(max_u64(B, EVALUATE_BATCH), Lmax), per_position), 4)},
+        {ev ? "activations (B+16)*Lmax*(2kD+4H+V)*4" : "activations max(B,16)*Lmax*(2kD+4H+V)*4",
+         "train.batch_size_per_rank x data.max_length x (model.*, data.vocab_size)",
+         size_mul(size_mul(size_mul(act_b, Lmax), per_position), 4)},
         {"microbatches W*A*B*Lmax*(k+3)*4",
          "train.world_size x train.accumulation x train.batch_size_per_rank x data.max_length x model.context",
          size_mul(size_mul(size_mul(W, A), B), batch_k3)},
     };
     const Term global[] = {
-        {"activations max(G,16)*Lmax*(2kD+4H+V)*4",
+        {ev ? "activations (G+16)*Lmax*(2kD+4H+V)*4" : "activations max(G,16)*Lmax*(2kD+4H+V)*4",
          "train.global_batch x data.max_length x (model.*, data.vocab_size) (train.sampler: global)",
-         size_mul(size_mul(size_mul(max_u64(G, EVALUATE_BATCH), Lmax), per_position), 4)},
+         size_mul(size_mul(size_mul(act_g, Lmax), per_position), 4)},
         {"microbatches (G+A*ceil(G/A))*Lmax*(k+3)*4",
          "train.global_batch x data.max_length x model.context (train.sampler: global)",
          size_mul(size_add(G, size_mul(A, (G + A - 1) / A)), batch_k3)},

@@ -2,6 +2,7 @@
 #include "train/progress.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -19,6 +20,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->tokens = 0;
     p->loss = 0;
     p->startup = (StartupSplit){0};
+    p->eval = NULL;
 }
 
 // Seconds to the microsecond, as a JSON number.
@@ -55,17 +57,29 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                                              "setup", seconds_us(s->setup), "total", seconds_us(s->total)));
             p->startup.total = 0;
         }
+        if (p->eval && record) {  // train.eval_every: the whole validation split, exact (evaluation.h)
+            const SplitEval *e = p->eval;
+            json_object_set_new(record, "validation",
+                                json_pack("{s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "loss", json_num(e->loss), "bits_per_token",
+                                          json_num(e->bits_per_token), "bits_per_byte", json_num(e->bits_per_byte),
+                                          "token_accuracy", json_num(e->accuracy), "tokens", (json_int_t)e->tokens,
+                                          "sequences", (json_int_t)e->sequences, "seconds", seconds_us(e->seconds)));
+        }
         // A failed write shows in the stream's error flag, which the caller checks (log_check).
         json_write_line(jsonl, record, 9);
     }
-    if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at) {
+    if (p->step == p->first_step + 1 || p->step % p->every == 0 || p->step == p->stop_at || p->eval) {
         int since = p->step - p->last_print_step;
         double ms = since > 0 ? 1e3 * (now - p->last_print) / since : 0;  // over the steps since the last line
         char eta_text[32];
         format_duration(eta_text, sizeof eta_text, eta);
         int width = snprintf(NULL, 0, "%d", p->updates);
-        say("  step %*d/%d  loss %.5f  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s\n", width, p->step,
-            p->updates, ws->loss, (long long)ws->global.tokens, tokens_per_s, ms, eta_text);
+        char val[96] = "";
+        if (p->eval && isnan(p->eval->bits_per_byte))
+            snprintf(val, sizeof val, "  val %.5f (%.4f bits/token)", p->eval->loss, p->eval->bits_per_token);
+        else if (p->eval) snprintf(val, sizeof val, "  val %.5f (%.4f bits/byte)", p->eval->loss, p->eval->bits_per_byte);
+        say("  step %*d/%d  loss %.5f  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s%s\n", width, p->step,
+            p->updates, ws->loss, (long long)ws->global.tokens, tokens_per_s, ms, eta_text, val);
         p->last_print = now;
         p->last_print_step = p->step;
     }

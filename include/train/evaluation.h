@@ -1,0 +1,80 @@
+// evaluation.h — a model's loss over a whole split, exact and the same for any number of
+// ranks (docs/commands.md "evaluate", docs/config.md train.eval_every).
+//
+// The split's sequences are cut into fixed chunks of EVALUATE_BATCH sequences (the last one
+// shorter), whose size does not depend on W; rank r evaluates the chunks c with c mod W = r,
+// one microbatch each, laid out by batch_build under the label rule (the supervised
+// positions of training: no padded position is computed or counted). The per-chunk loss
+// sums are gathered exactly (each chunk's double comes from one rank, the others add 0) and
+// added in chunk order on every rank, so the loss is bit-identical for W = 1, 2, 3, ... and
+// equals the one-process sum of the same microbatches in the same order.
+#ifndef DDPTOK_EVALUATION_H
+#define DDPTOK_EVALUATION_H
+
+#include <stdint.h>
+
+#include "config/config.h"
+#include "data/corpus.h"
+#include "job/comm.h"
+#include "model/model.h"
+#include "train/trainer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int split;
+    int64_t sequences;  // of the split
+    int64_t chunks;     // of EVALUATE_BATCH sequences
+    int64_t tokens;     // supervised positions (the denominator)
+    int64_t correct;    // argmax hits among them
+    double loss_sum;    // Σ nats over them: the chunks' sums added in chunk order
+    double loss;        // nats per supervised token (0 when there is none)
+    double bits_per_token;
+    double bits_per_byte;  // byte-level corpora (each supervised target is one byte): = bits/token; NaN otherwise
+    double accuracy;
+    double seconds;     // this rank's wall time of the evaluation
+} SplitEval;
+
+typedef struct {
+    const Config *cfg;
+    const Corpus *corpus;
+    const ComputeOps *ops;
+    Comm *comm;
+    Compute *cc;        // its own backend instance (EVALUATE_BATCH sequences): a trainer's is left alone
+    Batch b;
+    float *theta;       // (P) host staging of a trainer's parameters
+    size_t P;
+    int byte_level;     // the corpus was imported byte-level (--format bytes or jsonl-text)
+    int progress;       // 1: "evaluate: sequences" progress of long work (rank 0)
+    // Negative controls of the tests, read at evaluator_init: DDPTOK_TEST_EVAL_DROP_TAIL (only
+    // the first W·floor(n/W) sequences: the tail dropped), DDPTOK_TEST_EVAL_PADDED (padded
+    // slots counted in the denominator), DDPTOK_TEST_EVAL_RANK_SUMS (each rank sums its own
+    // chunks and the W sums travel as float32, as through the gradient all-reduce, and are
+    // added: the result then depends on W),
+    // DDPTOK_TEST_EVAL_DISTURB (evaluator_set_trainer advances the trainer's dropout stream).
+    struct { int drop_tail, padded, rank_sums, disturb; } test;
+} Evaluator;
+
+// An evaluator for models of shape `m` over `corpus`; `corpus_path` is the corpus.h5 it was
+// read from (whether it is byte-level; NULL: not). Every rank of `comm` takes part.
+void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const char *corpus_path, const ComputeOps *ops,
+                    Comm *comm, const ModelShape *m);
+void evaluator_free(Evaluator *e);
+// The model to evaluate: θ (P), host memory.
+void evaluator_set_params(Evaluator *e, const float *theta);
+// The trainer's current parameters (copied; the trainer's state is not touched).
+void evaluator_set_trainer(Evaluator *e, Trainer *t);
+// Every rank: the metrics of the model over split `split` (SPLIT_VALIDATION, SPLIT_TEST), the
+// same on every rank. A collective: every rank calls it at the same point.
+void evaluator_run(Evaluator *e, int split, SplitEval *out);
+
+// 1 when the corpus at `path` was imported byte-level (its import_format attribute is bytes
+// or jsonl-text); 0 otherwise or when it cannot be read.
+int corpus_file_byte_level(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,115 @@
+// evaluation.c — a model's exact loss over a whole split on any number of ranks (see
+// evaluation.h).
+#include "train/evaluation.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/report.h"
+#include "config/budget.h"
+#include "io/h5io.h"
+
+int corpus_file_byte_level(const char *path) {
+    if (!path) return 0;
+    error_capture(1);  // a corpus without provenance (prepare's) is simply not byte-level
+    hid_t f = h5_open_read(path, NULL);
+    char *format = f < 0 ? NULL : h5_attr_read_str(f, NULL, "import_format");
+    error_capture(0);
+    int byte_level = format && (!strcmp(format, "bytes") || !strcmp(format, "jsonl-text"));
+    free(format);
+    if (f >= 0) h5_close(f);
+    return byte_level;
+}
+
+void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const char *corpus_path, const ComputeOps *ops,
+                    Comm *comm, const ModelShape *m) {
+    memset(e, 0, sizeof *e);
+    e->cfg = cfg, e->corpus = corpus, e->ops = ops, e->comm = comm;
+    int cap = EVALUATE_BATCH * cfg->data.max_length;  // its buffers are in the budget's activations term
+    e->cc = ops->create(m, cap, cfg->train.first_layer);
+    batch_init(&e->b, cap, m->k);
+    e->P = m->total;
+    // Rank 0 reads the attribute; every rank learns it (the same metrics on every rank).
+    e->byte_level = comm_agree(comm, comm->rank == 0 && cfg->data.source == DATA_SOURCE_IMPORTED &&
+                                         corpus_file_byte_level(corpus_path)) != 0;
+    e->test.drop_tail = getenv("DDPTOK_TEST_EVAL_DROP_TAIL") != NULL;
+    e->test.padded = getenv("DDPTOK_TEST_EVAL_PADDED") != NULL;
+    e->test.rank_sums = getenv("DDPTOK_TEST_EVAL_RANK_SUMS") != NULL;
+    e->test.disturb = getenv("DDPTOK_TEST_EVAL_DISTURB") != NULL;
+}
+
+void evaluator_free(Evaluator *e) {
+    if (e->cc) e->ops->destroy(e->cc);
+    batch_free(&e->b);
+    free(e->theta);
+    memset(e, 0, sizeof *e);
+}
+
+void evaluator_set_params(Evaluator *e, const float *theta) { e->ops->set_params(e->cc, theta); }
+
+void evaluator_set_trainer(Evaluator *e, Trainer *t) {
+    if (!e->theta) e->theta = xmalloc(e->P * sizeof *e->theta);
+    t->ops->get_params(t->cc, e->theta);  // reads θ only: the trainer's buffers and streams are left as they were
+    if (e->test.disturb) t->dropout.counter++;  // DDPTOK_TEST_EVAL_DISTURB: as an evaluation drawing dropout from the trainer's stream
+    e->ops->set_params(e->cc, e->theta);
+}
+
+// A double through the int64 sum exactly: its bits, on the one rank that has it (0 elsewhere).
+static int64_t bits_of(double x) {
+    int64_t v;
+    memcpy(&v, &x, sizeof v);
+    return v;
+}
+static double double_of(int64_t v) {
+    double x;
+    memcpy(&x, &v, sizeof x);
+    return x;
+}
+
+void evaluator_run(Evaluator *e, int split, SplitEval *out) {
+    double t0 = now_seconds();
+    const Corpus *corpus = e->corpus;
+    int W = e->comm->world, rank = e->comm->rank;
+    int first = corpus_split_begin(corpus, split), n = corpus_split_count(corpus, split);
+    int64_t C = (n + EVALUATE_BATCH - 1) / EVALUATE_BATCH;
+    memset(out, 0, sizeof *out);
+    out->split = split, out->sequences = n, out->chunks = C;
+    // The exchange: [the C chunks' loss sums as bits | tokens, correct]; with the rank-sums
+    // control the W ranks' sums instead of the chunks'.
+    int64_t slots = e->test.rank_sums ? W : C;
+    int64_t *x = xcalloc((size_t)slots + 2, sizeof *x);
+    LabelRule rule = label_rule(e->cfg);
+    int32_t ids[EVALUATE_BATCH];
+    double mine = 0;
+    WorkProgress progress;
+    work_progress_init(&progress, "evaluate: sequences");
+    // DDPTOK_TEST_EVAL_DROP_TAIL, the negative control of "no dropped tail": only the first
+    // W·floor(n/W) sequences, as a sampler that drops the last uneven share would.
+    int keep = e->test.drop_tail ? n - n % W : n;
+    for (int64_t c = rank; c < C; c += W) {
+        int from = first + (int)(c * EVALUATE_BATCH), m = keep - (int)(c * EVALUATE_BATCH);
+        if (m > EVALUATE_BATCH) m = EVALUATE_BATCH;
+        if (m <= 0) continue;
+        for (int i = 0; i < m; i++) ids[i] = from + i;
+        batch_build(&e->b, corpus, ids, m, &rule, UNIT_TOKEN);
+        double s = e->ops->evaluate(e->cc, &e->b, &x[slots + 1]);
+        x[slots] += e->test.padded ? e->b.padded : e->b.T;  // DDPTOK_TEST_EVAL_PADDED: padding in the denominator
+        if (e->test.rank_sums) mine += s;
+        else x[c] = bits_of(s);
+        if (e->progress && rank == 0) work_progress(&progress, (c + 1) * EVALUATE_BATCH, n);
+    }
+    if (e->test.rank_sums) x[rank] = bits_of((double)(float)mine);  // as the float gradient all-reduce would carry it
+    // One int64 sum: each loss slot is non-zero on one rank only, so its bits arrive exact.
+    if (W > 1 && slots + 2 > 0) e->comm->ops->allreduce_sum_i64(e->comm, x, (int)(slots + 2));
+    for (int64_t c = 0; c < slots; c++) out->loss_sum += double_of(x[c]);  // in chunk order, on every rank
+    out->tokens = x[slots], out->correct = x[slots + 1];
+    free(x);
+    out->loss = out->tokens ? out->loss_sum / (double)out->tokens : 0;
+    out->accuracy = out->tokens ? (double)out->correct / (double)out->tokens : 0;
+    out->bits_per_token = out->loss / log(2.0);
+    out->bits_per_byte = e->byte_level ? out->bits_per_token : NAN;
+    out->seconds = now_seconds() - t0;
+}

@@ -1,0 +1,218 @@
+# evaluation: a model's loss over a whole split, exact for any number of ranks (evaluate
+# under 1, 2, 3 ranks; train.eval_every during training), docs/commands.md "evaluate".
+# The split is cut into chunks of 16 sequences whatever W is; each chunk is evaluated by
+# one rank and the chunk sums are added in chunk order, so the numbers are bit-identical
+# for every W. The denominator is checked against an independent count of the label rule's
+# positions (from corpus.h5 alone). Each check has a negative control: the tail dropped
+# (DDPTOK_TEST_EVAL_DROP_TAIL), padding in the denominator (DDPTOK_TEST_EVAL_PADDED), the
+# ranks' own sums carried as float32 and added (DDPTOK_TEST_EVAL_RANK_SUMS), an evaluation that
+# draws from the trainer's dropout stream (DDPTOK_TEST_EVAL_DISTURB).
+cfg="$CONFIGS/tiny.yaml"
+# 300 validation and 1000 test sequences (63 chunks, 1000 = 3·333 + 1), a label rule with
+# a prefix, an ignored token and a cap, so padding and unlabelled positions are many.
+E=(--config "$cfg" --set data.splits.validation=300 --set data.splits.test=1000 --set data.unsupervised_prefix=3
+   --set data.ignore_token=4 --set data.max_labels=12)
+fixture_ev_trained() { one prepare "${E[@]}" >/dev/null && ddp 2 train "${E[@]}" --continuous >/dev/null 2>&1; }
+CK=artifacts/continuous/step-0012
+
+# supervised SPLIT: the label rule's positions of a split of outputs/data/corpus.h5, counted
+# here (t >= 3, token != 4, at most 12 per sequence), and its sequences.
+supervised() {
+  /usr/bin/python3 - "$1" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File("outputs/data/corpus.h5") as f:
+    tok, off, split = f["tokens"][()], f["offsets"][()], f["split"][()]
+s = {"validation": 1, "test": 2}[sys.argv[1]]
+ids = np.nonzero(split == s)[0]
+n = sum(min(sum(1 for t in range(3, off[i + 1] - off[i]) if tok[off[i] + t] != 4), 12) for i in ids)
+print(n, len(ids))
+PY
+}
+# ev_json NP [ENV=VALUE...] -- ARGS...: evaluate under NP ranks; prints the split's loss (all
+# 17 digits), tokens, sequences and token accuracy from outputs/evaluate.json.
+ev_json() {
+  local np=$1; shift
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  rm -f outputs/evaluate.json
+  if [ "$np" = 1 ]; then env "${envs[@]}" "$DDPTOK" evaluate "${E[@]}" --checkpoint "$CK" "$@" >/dev/null 2>&1
+  else env "${envs[@]}" timeout -k 5 120 mpirun -np "$np" "$DDPTOK" evaluate "${E[@]}" --checkpoint "$CK" "$@" >/dev/null 2>&1; fi \
+    || { echo "exit $?"; return; }
+  json outputs/evaluate.json "' '.join(repr(v[k]) for v in [j.get('validation') or j['test']] for k in ('loss', 'tokens', 'sequences', 'token_accuracy'))"
+}
+# same_for_w SPLIT [ENV=VALUE...]: 0 when evaluate under 1, 2 and 3 ranks gives the same
+# bits and the independent count of supervised tokens and sequences; says what it saw.
+same_for_w() {
+  local split=$1; shift
+  local a b c want
+  a=$(ev_json 1 "$@" -- --split "$split") b=$(ev_json 2 "$@" -- --split "$split") c=$(ev_json 3 "$@" -- --split "$split")
+  want=$(supervised "$split")
+  echo "W=1: $a; W=2: $b; W=3: $c; counted: $want"
+  [ "$a" = "$b" ] && [ "$a" = "$c" ] && [ "$(cut -d' ' -f2,3 <<<"$a")" = "$want" ]
+}
+
+case_split_exact_for_any_w() {
+  fixture ev_trained || return
+  local split out
+  for split in test validation; do
+    out=$(same_for_w "$split") && ok "evaluate --split $split: the same loss bits for W = 1, 2, 3, the label rule's tokens counted independently" "— $out" \
+      || bad "evaluate --split $split: the same loss bits for W = 1, 2, 3, the label rule's tokens counted independently" "— $out"
+  done
+  out=$(same_for_w test DDPTOK_TEST_EVAL_DROP_TAIL=1) \
+    && bad "negative control: a dropped tail (W·floor(n/W) sequences) is caught" "— it passed: $out" \
+    || ok "negative control: a dropped tail (W·floor(n/W) sequences) is caught" "— $out"
+  out=$(same_for_w test DDPTOK_TEST_EVAL_PADDED=1) \
+    && bad "negative control: padded positions in the denominator are caught" "— it passed: $out" \
+    || ok "negative control: padded positions in the denominator are caught" "— $out"
+  out=$(same_for_w test DDPTOK_TEST_EVAL_RANK_SUMS=1) \
+    && bad "negative control: per-rank sums carried as float32 are caught (not bit-identical across W)" "— it passed: $out" \
+    || ok "negative control: per-rank sums carried as float32 are caught (not bit-identical across W)" "— $out"
+}
+
+# The printed metrics and evaluate.json: bits/token = nats/token / ln 2; no bits/byte for
+# synthetic data; the same lines under 3 ranks as in one process.
+case_metrics_printed() {
+  fixture ev_trained || return
+  local one3
+  expect_rc "evaluate (one process)" 0 one evaluate "${E[@]}" --checkpoint "$CK"
+  local one1=$OUT
+  expect_grep "evaluate prints bits/token (no bits/byte for synthetic data)" '^  [0-9]+\.[0-9]{5} bits/token$' "$OUT"
+  [ "$(json outputs/evaluate.json "abs(j['test']['bits_per_token'] * __import__('math').log(2) - j['test']['loss']) <= 1e-15 * j['test']['loss'], j['test']['bits_per_byte']")" = "True None" ] \
+    && ok "evaluate.json: bits_per_token = loss / ln 2, bits_per_byte null (synthetic data)" \
+    || bad "evaluate.json: bits_per_token = loss / ln 2, bits_per_byte null (synthetic data)" "— $(cat outputs/evaluate.json)"
+  one3=$(timeout -k 5 120 mpirun -np 3 "$DDPTOK" evaluate "${E[@]}" --checkpoint "$CK" 2>&1)
+  [ "$one3" = "$one1" ] && ok "evaluate under 3 ranks prints what one process prints, once" \
+    || bad "evaluate under 3 ranks prints what one process prints, once" "— $(diff <(echo "$one1") <(echo "$one3") | head -6)"
+  expect_rc "evaluate under 2 ranks of a missing checkpoint: refused" 2 ddp 2 evaluate "${E[@]}" --checkpoint artifacts/nope
+  [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && expect_grep "evaluate under 2 ranks of a missing checkpoint: one line" \
+    '^ddptok: (ranks 0-1: )?error: evaluate --checkpoint artifacts/nope: no checkpoint there' "$OUT" \
+    || bad "evaluate under 2 ranks of a missing checkpoint: one line" "— $OUT"
+  expect_rc "evaluate --split with --protocol: refused" 2 one evaluate "${E[@]}" --protocol --split validation
+  expect_grep "evaluate --split with --protocol: one line naming both" '^ddptok: error: evaluate --split validation: not with --protocol' "$OUT"
+}
+
+# train.eval_every: the validation split evaluated every 5 updates and at the last; the
+# trajectory bit for bit as with it off; each value is evaluate --split validation's of
+# that step's model.
+case_train_eval_every() {
+  fixture ev_trained || return
+  local d
+  expect_rc "train --continuous with train.eval_every=5" 0 ddp 2 train "${E[@]}" --continuous --set train.eval_every=5 \
+    --set paths.artifacts=on --set train.checkpoint_every=5
+  local printed=$OUT
+  [ "$(grep -cE '^  step +(5|10|12)/12  loss .*  val [0-9.]+ \([0-9.]+ bits/token\)$' <<<"$printed")" -eq 3 ] \
+    && [ "$(grep -c '  val ' <<<"$printed")" -eq 3 ] && ok "progress lines of steps 5, 10 and 12 carry the validation loss and bits/token" \
+    || bad "progress lines of steps 5, 10 and 12 carry the validation loss and bits/token" "— $(grep step <<<"$printed" | head -12)"
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$CK" on/continuous/step-0012) \
+    && ok "train.eval_every=5: the step-12 model and optimizer state bit-identical to eval off" "($d)" \
+    || bad "train.eval_every=5: the step-12 model and optimizer state bit-identical to eval off" "— $d"
+  local want; want=$(supervised validation)
+  /usr/bin/python3 - outputs/train/continuous.jsonl outputs/train/continuous.*.jsonl "$want" <<'PY' \
+    && ok "JSONL: the validation entry at steps 5, 10, 12 only (loss, bits/token, counted tokens), every training loss as with eval off" \
+    || bad "JSONL: the validation entry at steps 5, 10, 12 only (loss, bits/token, counted tokens), every training loss as with eval off"
+import json, math, sys
+on, off = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
+tokens, seqs = map(int, sys.argv[3].split())
+assert [l["loss"] for l in on] == [l["loss"] for l in off], "training losses differ"
+assert [l["step"] for l in on if "validation" in l] == [5, 10, 12], [l["step"] for l in on if "validation" in l]
+assert not any("validation" in l for l in off)
+for l in on:
+    v = l.get("validation")
+    if v:
+        assert v["tokens"] == tokens and v["sequences"] == seqs, v
+        assert abs(v["bits_per_token"] - v["loss"] / math.log(2)) < 1e-8 * v["loss"] and v["bits_per_byte"] is None, v
+assert on[4]["validation"]["loss"] > on[11]["validation"]["loss"], "validation loss did not fall"
+PY
+  # Each value is what evaluate --split validation says of that step's checkpoint (W = 3 here).
+  local step ok_steps=""
+  for step in 5 10 12; do
+    local v e
+    v=$(/usr/bin/python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][$step - 1]['validation']['loss'])" outputs/train/continuous.jsonl)
+    e=$(CK=on/continuous/step-$(printf %04d $step); ev_json 3 -- --split validation | cut -d' ' -f1)
+    [ "$(/usr/bin/python3 -c "print(float('%.9g' % $e) == $v)")" = True ] && ok_steps+="$step "
+  done
+  [ "$ok_steps" = "5 10 12 " ] && ok "the logged validation loss of steps 5, 10, 12 is evaluate --split validation's (W = 3) of that checkpoint" \
+    || bad "the logged validation loss of steps 5, 10, 12 is evaluate --split validation's (W = 3) of that checkpoint" "— agree at: $ok_steps"
+  # Negative control: an evaluation that draws from the trainer's dropout stream.
+  DDPTOK_TEST_EVAL_DISTURB=1 ddp 2 train "${E[@]}" --continuous --set train.eval_every=5 --set paths.artifacts=dist >/dev/null 2>&1
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$CK" dist/continuous/step-0012) \
+    && bad "negative control: an evaluation that advances the dropout stream changes the trajectory, and the check sees it" "— it passed ($d)" \
+    || ok "negative control: an evaluation that advances the dropout stream changes the trajectory, and the check sees it" "($d)"
+}
+
+# train.eval_every without a validation split: one line naming the key, nothing trained;
+# the same config with eval off trains.
+case_eval_every_empty_validation() {
+  fixture prepared_noval || return
+  local v=(--config "$cfg" --set data.splits.validation=0)
+  expect_rc "train.eval_every=4 with an empty validation split: refused" 2 ddp 2 train "${v[@]}" --set train.eval_every=4
+  [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && expect_grep "train.eval_every with an empty validation split: one line naming the key" \
+    'train\.eval_every is 4 but the validation split is empty' "$OUT" || bad "train.eval_every with an empty validation split: one line naming the key" "— $OUT"
+  [ ! -e artifacts/checkpoints ] && ok "train.eval_every refused: no checkpoint written" || bad "train.eval_every refused: no checkpoint written"
+  expect_rc "control: the same config with train.eval_every=0 trains" 0 ddp 2 train "${v[@]}"
+}
+fixture_prepared_noval() { one prepare --config "$cfg" --set data.splits.validation=0 >/dev/null; }
+
+# Byte-level data (import --format bytes): bits/byte = bits/token (one supervised byte per
+# token); the same bytes imported as token ids (--format jsonl) have no bits/byte.
+fixture_bytes() {
+  /usr/bin/python3 - <<'PY' || return 1
+import json, random
+r = random.Random(7)
+words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "away", "home"]
+lines = [" ".join(r.choice(words) for _ in range(r.randint(4, 12))) for _ in range(400)]
+open("text.txt", "w").write("\n".join(lines) + "\n")
+open("ids.jsonl", "w").write("".join(json.dumps(list(l.encode())) + "\n" for l in lines))
+open("b.yaml", "w").write("""seed: 5
+data:
+  vocab_size: 257
+  min_length: 8
+  max_length: 64
+  source: imported
+  import: {split_seed: 3, validation_fraction: 0.2, test_fraction: 0.2}
+model: {context: 4, embed_dim: 8, hidden: 32, dropout: 0.0}
+train: {world_size: 2, rank_bands: auto, batch_size_per_rank: 4, accumulation: 1, updates: 8, interrupt_at: 0}
+""")
+PY
+  one import --config b.yaml --format bytes --delimiter '\n' --input text.txt >/dev/null \
+    && ddp 2 train --config b.yaml --set train.eval_every=4 >/dev/null 2>&1
+}
+case_bytes_bits_per_byte() {
+  fixture bytes || return
+  expect_rc "byte-level: evaluate" 0 one evaluate --config b.yaml
+  expect_grep "byte-level: evaluate prints bits/token and bits/byte" '^  [0-9.]+ bits/token, [0-9.]+ bits/byte \(byte-level data\)$' "$OUT"
+  [ "$(json outputs/evaluate.json "j['test']['bits_per_byte'] == j['test']['bits_per_token'] > 0")" = True ] \
+    && ok "byte-level: evaluate.json bits_per_byte = bits_per_token" || bad "byte-level: evaluate.json bits_per_byte = bits_per_token" "— $(cat outputs/evaluate.json)"
+  [ "$(/usr/bin/python3 -c "import json; l=[json.loads(x) for x in open('outputs/train/interrupted.jsonl')]; print([x['step'] for x in l if (x.get('validation') or {}).get('bits_per_byte')])")" = "[4, 8]" ] \
+    && ok "byte-level: the JSONL's validation entries at steps 4 and 8 carry bits/byte" \
+    || bad "byte-level: the JSONL's validation entries at steps 4 and 8 carry bits/byte" "— $(grep -o '"validation".*' outputs/train/interrupted.jsonl | head -2)"
+  # Control: the same bytes as token ids (jsonl) are not byte-level for ddptok.
+  rm -rf outputs artifacts
+  one import --config b.yaml --format jsonl --input ids.jsonl >/dev/null && ddp 2 train --config b.yaml >/dev/null 2>&1
+  expect_rc "token ids (jsonl): evaluate" 0 one evaluate --config b.yaml
+  [ "$(json outputs/evaluate.json "j['test']['bits_per_byte']")" = None ] && ! grep -q 'bits/byte' <<<"$OUT" \
+    && ok "control: the same bytes imported as token ids (jsonl) have no bits/byte" \
+    || bad "control: the same bytes imported as token ids (jsonl) have no bits/byte" "— $(cat outputs/evaluate.json)"
+}
+
+# evaluate --protocol under 3 ranks: the same report.json, bit for bit, and the same exit
+# code on every rank as one process; with a resumed model that differs (the negative
+# control of the resume check), exit 1 under 3 ranks too.
+fixture_protocol() {
+  prep_ref "$cfg" && ddp 2 parity --config "$cfg" >/dev/null 2>&1 && ddp 2 check-empty --config "$cfg" >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" >/dev/null 2>&1 && ddp 2 train --config "$cfg" --continuous >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+}
+case_protocol_under_three_ranks() {
+  fixture protocol || return
+  expect_rc "evaluate --protocol, one process" 0 one evaluate --config "$cfg" --protocol
+  local one1=$OUT
+  cp outputs/report.json one.json
+  expect_rc "evaluate --protocol under 3 ranks" 0 ddp 3 evaluate --config "$cfg" --protocol
+  cmp -s one.json outputs/report.json && [ "$OUT" = "$one1" ] \
+    && ok "evaluate --protocol under 3 ranks: report.json and the printed verdict identical to one process's" \
+    || bad "evaluate --protocol under 3 ranks: report.json and the printed verdict identical to one process's" "— $(diff one.json outputs/report.json | head -4)"
+  rm -rf artifacts/checkpoints/step-0012
+  DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
+  expect_rc "negative control: a resumed model that differs fails evaluate --protocol under 3 ranks" 1 ddp 3 evaluate --config "$cfg" --protocol
+}
