@@ -143,7 +143,7 @@ const Command cmd_train = {
     .name = "train",
     .run = train_run,
     .distributed = 1,
-    .summary = "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
+    .summary = "SGD or AdamW updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
                "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
     .options = (const CommandOption[]){
         OPTION_FLAG("--continuous", TrainOptions, continuous,
