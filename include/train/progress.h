@@ -30,6 +30,7 @@ typedef struct {
     double loss;        // the last step's loss
     int step;           // the last step done
     StartupSplit startup;  // written into the first JSONL line when total > 0
+    char config_digest[65];  // config_run_digest of the run's config: each JSONL line's "config_digest" ("": none)
 } TrainProgress;
 
 // log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.

@@ -19,6 +19,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->tokens = 0;
     p->loss = 0;
     p->startup = (StartupSplit){0};
+    p->config_digest[0] = 0;
 }
 
 // Seconds to the microsecond, as a JSON number.
@@ -55,6 +56,7 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                                              "setup", seconds_us(s->setup), "total", seconds_us(s->total)));
             p->startup.total = 0;
         }
+        if (p->config_digest[0] && record) json_object_set_new(record, "config_digest", json_string(p->config_digest));
         // A failed write shows in the stream's error flag, which the caller checks (log_check).
         json_write_line(jsonl, record, 9);
     }
