@@ -236,6 +236,75 @@ case_plot_states_what_it_shows() {
   grep -q 'NOT identical (max |Δloss| = [0-9.e-]* over 12 steps)' $gp && ! grep -q ': identical' $gp \
     && ok "negative control: a witness differing at one step is NOT identical on the figure" || bad "negative control: a witness differing at one step is NOT identical on the figure" "— $(grep 'Training loss' $gp)"
 }
+# generate (issue 20, "the model out"): on a byte-level corpus (import --format bytes: byte b
+# is id b + 1), greedy generation equals an independent numpy forward of the exported
+# weights, id for id (tests/export_check.py generate); the same check rejects the weights
+# with one bias changed and the prompt taken without the + 1 (negative controls). Sampling
+# is the seed's: the same seed, the same text; another seed, another. Refused, one line,
+# exit 2: a corpus that is not byte-level, a prompt longer than the context allows, a bad
+# temperature, no prompt.
+fixture_bytes_trained() {
+  cat >bytes.yaml <<'Y'
+seed: 3
+data:
+  vocab_size: 257
+  min_length: 8
+  max_length: 64
+  source: imported
+  import: {split_seed: 0, validation_fraction: 0.1, test_fraction: 0.1}
+model: {context: 4, embed_dim: 8, hidden: 32, dropout: 0.0}
+train:
+  world_size: 2
+  rank_bands: auto
+  batch_size_per_rank: 4
+  accumulation: 1
+  updates: 40
+  interrupt_at: 0
+  optimizer: {name: adamw, lr: 0.02, weight_decay: 0.0}
+Y
+  /usr/bin/python3 -c "
+import random
+r = random.Random(1)
+w = 'the quick brown fox jumps over a lazy dog and then sleeps in the warm sun all day long'.split()
+print('\n%\n'.join(' '.join(r.choice(w) for _ in range(r.randint(4, 12))) for _ in range(200)))" >text.txt
+  one import --config bytes.yaml --format bytes --delimiter '\n%\n' --input text.txt && ddp 2 train --config bytes.yaml
+}
+case_generate() {
+  fixture bytes_trained || return
+  local b=(--config bytes.yaml) greedy a c
+  expect_rc "generate --temperature 0 (greedy) on the byte-level corpus" 0 one generate "${b[@]}" --prompt "the quick" --tokens 60 --temperature 0
+  greedy=$(one generate "${b[@]}" --prompt "the quick" --tokens 60 --temperature 0 2>/dev/null)
+  [[ $greedy == "the quick"* ]] && [ "${#greedy}" -eq 69 ] && ok "generate prints the prompt and its 60 bytes" "(${greedy:0:40}...)" \
+    || bad "generate prints the prompt and its 60 bytes" "— '$greedy'"
+  expect_rc "export of the same checkpoint" 0 one export "${b[@]}"
+  expect_rc "greedy generation = an independent numpy forward of the exported weights, id for id" 0 xc generate outputs/model.safetensors outputs/generate.json
+  echo "$OUT" | sed 's/^/       /'
+  expect_rc "negative control: the same check with one bias of the weights changed fails" 1 xc generate outputs/model.safetensors outputs/generate.json --tamper b2
+  expect_rc "negative control: the same check with the prompt's bytes taken as ids (no + 1) fails" 1 xc generate outputs/model.safetensors outputs/generate.json --tamper ids
+  a=$(one generate "${b[@]}" --prompt "the" --tokens 60 --seed 7 2>/dev/null); c=$(one generate "${b[@]}" --prompt "the" --tokens 60 --seed 7 2>/dev/null)
+  [ -n "$a" ] && [ "$a" = "$c" ] && ok "generate --seed 7 twice: the same text" || bad "generate --seed 7 twice: the same text" "— '$a' vs '$c'"
+  c=$(one generate "${b[@]}" --prompt "the" --tokens 60 --seed 8 2>/dev/null)
+  [ "$a" != "$c" ] && ok "negative control: --seed 8 samples another text" || bad "negative control: --seed 8 samples another text" "— '$c'"
+  a=$(one generate "${b[@]}" --prompt "$(printf 'a\tb\001\377\\')" --tokens 1 --temperature 0 2>/dev/null)
+  [[ $a == "$(printf 'a\tb')\\x01\\xff\\\\"? ]] && ok "generate escapes what is not printable (\\x01, \\xff, a backslash doubled; a tab kept)" "($a)" \
+    || bad "generate escapes what is not printable (\\x01, \\xff, a backslash doubled; a tab kept)" "— '$a'"
+  expect_rc "generate with a prompt of data.max_length bytes" 2 one generate "${b[@]}" --prompt "$(printf 'x%.0s' {1..64})"
+  expect_grep "generate with a prompt of data.max_length bytes: one line, longer than the context allows, the limit named" '^ddptok: error: generate --prompt: 64 bytes, longer than the context allows: .*data.max_length = 64 bytes, so a prompt of at most 63' "$OUT"
+  expect_rc "generate with a prompt of data.max_length - 1 bytes" 0 one generate "${b[@]}" --prompt "$(printf 'x%.0s' {1..63})" --tokens 1
+  expect_rc "generate --temperature -1" 2 one generate "${b[@]}" --prompt the --temperature -1
+  expect_grep "generate --temperature -1: one line naming the option and the range" '^ddptok: error: generate --temperature -1: expected a number from 0 to 100' "$OUT"
+  expect_rc "generate without --prompt" 2 one generate "${b[@]}"
+  expect_rc "generate before any corpus is refused" 2 one generate --config "$cfg" --set paths.outputs=syn --set paths.artifacts=syn-a --prompt the
+  one prepare --config "$cfg" --set paths.outputs=syn >/dev/null
+  expect_rc "generate on tiny.yaml's synthetic corpus" 2 one generate --config "$cfg" --set paths.outputs=syn --set paths.artifacts=syn-a --prompt the
+  [ "$(grep -c . <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: error: generate: syn/data/corpus.h5 is not a byte-level corpus (data.source: synthetic): .*import --format bytes' <<<"$OUT" \
+    && ok "generate on a synthetic corpus: one line, not byte-level, with the import to run" || bad "generate on a synthetic corpus: one line, not byte-level, with the import to run" "— $OUT"
+  printf '[5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n%.0s' {1..40} >tok.jsonl
+  local t=(--config bytes.yaml --set paths.outputs=tok --set train.world_size=1)
+  one import "${t[@]}" --format jsonl --input tok.jsonl >/dev/null
+  expect_rc "generate on a token corpus (import --format jsonl)" 2 one generate "${t[@]}" --prompt the
+  expect_grep "generate on a token corpus: one line, not byte-level (import --format jsonl)" '^ddptok: error: generate: tok/data/corpus.h5 is not a byte-level corpus \(import --format jsonl\)' "$OUT"
+}
 case_check_env() {
   expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
   expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
