@@ -332,13 +332,18 @@ static int plot_run(App *app) {
                     styles[i], what[i], (long long)cv[i].first, (long long)cv[i].last,
                     kind[i] == CURVE_OTHER ? " (ANOTHER CONFIG: not compared)" : ""),
                 first = 0;
-    // The parity panel: each mode's cluster is named with what it must do and what it did.
+    // The parity panel: each mode's cluster is named with what it must do and what it did;
+    // a decade above the highest bar leaves room for the verdicts at its top.
+    double top = 100;
+    for (int mode = 0; mode < NORM_COUNT; mode++)
+        for (int p = 0; p < N_PARAMS; p++)
+            if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
     fprintf(f, "\nset title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
                "set logscale y\nset format y '10^{%%L}'\n"
                "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-               "set key below horizontal maxcols 3\nset yrange [1e-6:*]\nset xtics font ',8' noenhanced (",
-            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol);
+               "set key below horizontal maxcols 3\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
+            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol, top);
     buf_free(&counts);
     int verdict_ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
