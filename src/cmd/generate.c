@@ -190,7 +190,7 @@ const Command cmd_generate = {
                    "how many bytes to generate (default 64)"),
         OPTION_STRING("--temperature", GenerateOptions, temperature, "T",
                       "from 0 to 100; 0: the most likely byte each time, else softmax(logits / T) (default 1)"),
-        OPTION_INT("--seed", GenerateOptions, seed, "S", 0, 2147483647, "a seed from 0 to 2147483647",
+        OPTION_INT("--seed", GenerateOptions, seed, "S", 0, 1000000000, "a seed from 0 to 1000000000",
                    "the sampling stream's seed (default 0)"),
         OPTION_END,
     },
