@@ -186,13 +186,15 @@ int main(int argc, char **argv) {
     if (cmd->opts_size) app.opts = xcalloc(1, cmd->opts_size);
     Buf options = {0};  // the command's own options as given, for agree_on_run
     buf_printf(&options, "%s", "");
-    CommonOptions common = {.comm_timeout = 300};
+    CommonOptions common = {.comm_timeout = -1};  // -1: not given (300)
     const OptionTable tables[2] = {{common_options, &common, NULL}, {cmd->options, app.opts, &options}};
     if (options_parse(cmd->name, argc, argv, 2, tables, 2)) {  // --help
         if (rank == 0) command_help(cmd);
         MPI_Finalize();
         return 0;
     }
+    int timeout_given = common.comm_timeout >= 0;
+    if (!timeout_given) common.comm_timeout = 300;
     app.config_path = common.config_path;
     app.backend = common.backend;
     app.comm_timeout = common.comm_timeout;
@@ -202,6 +204,13 @@ int main(int argc, char **argv) {
     int n_sets = common.sets.n;
 
     hint_args_set(app.config_path, sets, n_sets);
+    if (common.backend) hint_args_add("--backend", common.backend);
+    if (common.comm) hint_args_add("--comm", common.comm);
+    if (timeout_given) {
+        char sec[32];
+        snprintf(sec, sizeof sec, "%g", common.comm_timeout);
+        hint_args_add("--comm-timeout", sec);
+    }
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);

@@ -14,6 +14,13 @@ model of tests/torch/witness.py.
       the weights loaded into witness.py's model (float64) give evaluate's test loss within
       1e-6 over the same supervised test positions; --tamper first swaps the data of w1 and
       w2 (equal sizes) or changes one element of w2 by 4: a negative control that must fail.
+  export_check.py generate FILE GENERATE_JSON [--tamper b2|ids]
+      greedy generation by an independent numpy forward (float64) of the weights in FILE:
+      from generate.json's prompt_ids (byte b = id b + 1, pad 0 before the start), as many
+      ids as it holds, each the argmax of the logits over the byte ids 1..min(V, 257) - 1
+      given the last k ids; they must equal generate.json's ids exactly. --tamper b2 first
+      adds 3 to the bias of the id of ' ', --tamper ids takes the prompt's bytes as ids
+      (without the + 1): negative controls that must fail.
 Exit 0 when everything holds, 1 otherwise; prints what it compared."""
 import json
 import os
@@ -160,6 +167,37 @@ def check_loss(cfg_path, out, path, evaluate_json, how=None):
     return ok
 
 
+def check_generate(path, generate_json, how=None):
+    tensors, _ = read_safetensors(path)
+    emb, w1, b1, w2, b2 = (tensors[p].astype(np.float64) for p in PARAMS)
+    V, D = emb.shape
+    k = w1.shape[1] // D
+    if how == "b2":
+        b2 = b2.copy()
+        b2[ord(" ") + 1] += 3.0
+    with open(generate_json) as f:
+        gen = json.load(f)
+    seq = list(gen["prompt_ids"])
+    if how == "ids":
+        seq = [i - 1 for i in seq]
+    n_ids = min(V, 257)
+    mine = []
+    for _ in range(len(gen["ids"])):
+        ctx = [seq[len(seq) - k + j] if len(seq) - k + j >= 0 else 0 for j in range(k)]
+        h = np.tanh(w1 @ emb[ctx].reshape(-1) + b1)
+        logits = w2 @ h + b2
+        nxt = 1 + int(np.argmax(logits[1:n_ids]))
+        mine.append(nxt)
+        seq.append(nxt)
+    same = mine == list(gen["ids"])
+    first = next((i for i, (a, b) in enumerate(zip(mine, gen["ids"])) if a != b), None)
+    text = bytes(i - 1 for i in mine).decode("latin-1")
+    print(f"generate: numpy (float64) greedy from {len(gen['prompt_ids'])} prompt ids, {len(mine)} ids: {text!r}; "
+          f"ddptok's {gen['text']!r}: {'equal' if same else 'NOT equal, first difference at ' + str(first)}"
+          f"{' (' + how + ': they differ, as they must)' if how and not same else ''}")
+    return same and gen.get("temperature") == 0
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     try:
@@ -167,6 +205,8 @@ if __name__ == "__main__":
             good = check_format(*args)
         elif mode == "safetensors":
             good = check_safetensors(*args)
+        elif mode == "generate":
+            good = check_generate(args[0], args[1], args[3] if len(args) > 3 and args[2] == "--tamper" else None)
         else:
             how = args[5] if len(args) > 5 and args[4] == "--tamper" else None
             good = check_loss(*args[:4], how)

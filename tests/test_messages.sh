@@ -79,9 +79,15 @@ case_ddprun_adds() {
   ! grep -q oversubscribe <<<"$OUT" && ok "run/ddprun adds no --oversubscribe for 1 rank" || bad "run/ddprun adds no --oversubscribe for 1 rank"
 }
 # make without mpicc or a library: the packages to install, not a compiler error.
+# (As root, whoever runs the test: a stub id says uid 0 — an ordinary user gets the su/sudo
+# form, checked below; dpkg-query knows nothing installed.)
+fixture_root_stubs() {
+  mkdir -p fakebin; printf '#!/bin/sh\nexit 1\n' > fakebin/dpkg-query
+  printf '#!/bin/sh\n[ "$1" = -u ] && echo 0 || echo uid=0\n' > fakebin/id; chmod +x fakebin/dpkg-query fakebin/id
+}
 case_make_without_tools() {
   local rc
-  mkdir -p fakebin; printf '#!/bin/sh\nexit 1\n' > fakebin/dpkg-query; chmod +x fakebin/dpkg-query
+  fixture root_stubs || return
   OUT=$(PATH="$PWD/fakebin:$PATH" make -s -C "$ROOT" check-deps CC=no-such-mpicc 2>&1); rc=$?
   [ $rc -ne 0 ] && grep -q 'ddptok: cannot build: no-such-mpicc, pkg-config or a library' <<<"$OUT" \
     && grep -qE 'apt-get install -y --no-install-recommends build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev .*\(or: make deps\)' <<<"$OUT" \
@@ -97,14 +103,13 @@ case_make_check_deps() {
 # knows every package (or none), sudo is there or not.
 fixture_remedy_stubs() {
   local d t
-  mkdir -p nosudo withsudo fakebin
-  printf '#!/bin/sh\nexit 1\n' > fakebin/dpkg-query; chmod +x fakebin/dpkg-query
+  mkdir -p nosudo withsudo
   for d in nosudo withsudo; do
     for t in grep cat; do ln -sf "$(command -v $t)" "$d/$t"; done
     printf '#!/bin/sh\n[ "$1" = -u ] && echo 1000 || echo uid=1000\n' >"$d/id"
     printf '#!/bin/sh\nexit 1\n' >"$d/dpkg-query"
     printf '#!/bin/sh\n[ -n "$NO_LISTS" ] && exit 0\nshift; for p; do echo "$p:"; echo "  Candidate: 1.0-1"; done\n' >"$d/apt-cache"
-    chmod +x "$d"/*
+    chmod +x "$d/id" "$d/dpkg-query" "$d/apt-cache"  # not the links: chmod follows them (as root: /usr/bin/grep)
   done
   printf '#!/bin/sh\nexit 1\n' >withsudo/sudo; chmod +x withsudo/sudo
 }
@@ -132,8 +137,8 @@ case_install_deps_tests_update() {
     || bad "install-deps --tests, package lists empty: sudo sh -c 'apt-get update && apt-get install ... the test packages'" "— $r: $OUT"
 }
 case_install_deps_tests_root() {
-  fixture remedy_stubs || return
-  OUT=$(PATH="$PWD/fakebin:$PATH" bash "$ROOT/run/install-deps.sh" --check --tests 2>&1)
+  fixture root_stubs || return
+  OUT=$(PATH="$PWD/fakebin:$PATH" bash "$ROOT/run/install-deps.sh" --check --tests 2>&1)  # as root (stub id)
   grep -q '(or: make test-deps)$' <<<"$OUT" && grep -q 'python3-torch' <<<"$OUT" \
     && ok "install-deps --tests as root (--check) names make test-deps" || bad "install-deps --tests as root (--check) names make test-deps" "— $OUT"
 }
@@ -201,4 +206,33 @@ case_newcomer_path() {
     && ok "installed binary: the mpirun hint runs as printed" || { bad "installed binary: the mpirun hint runs as printed"; echo "$OUT" | tail -4 | sed 's/^/       /'; }
   OUT=$(PATH="$N/bin:$PATH" ddptok evaluate --config tiny.yaml 2>&1)
   [ "$(hint_of "$OUT")" = "ddptok evaluate --config tiny.yaml --protocol" ] && ok "on PATH: the hint names plain ddptok" || bad "on PATH: the hint names plain ddptok" "— '$(hint_of "$OUT")'"
+}
+# Hints repeat --backend, --comm and --comm-timeout as the user gave them, and name the
+# installed launcher (make install's layout: bin/ddprun beside bin/ddptok) as this user can
+# run it; each hint runs as printed. Negative controls: the same command without those
+# options gets a hint without them, and the binary alone (no ddprun beside it) gets mpirun,
+# which the same checks reject.
+case_hints_options_installed() {
+  local want
+  mkdir -p inst/bin alone && cp "$ROOT/ddptok" "$ROOT/run/ddprun" inst/bin/ && cp "$ROOT/ddptok" alone/ && cp "$CONFIGS/tiny.yaml" tiny.yaml
+  unset DDPTOK
+  export PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$ROOT" | paste -sd: -)
+  expect_rc "installed: prepare" 0 inst/bin/ddptok prepare --config tiny.yaml
+  expect_rc "installed: evaluate before training is refused" 2 inst/bin/ddptok evaluate --config tiny.yaml --backend cpu --comm-timeout 60
+  want="inst/bin/ddprun -np 2 train --config tiny.yaml --backend cpu --comm-timeout 60"
+  [ "$(hint_of "$OUT")" = "$want" ] && ok "installed: the train hint names bin/ddprun and repeats --backend, --comm-timeout" "(\`$want\`)" \
+    || bad "installed: the train hint names bin/ddprun and repeats --backend, --comm-timeout" "— '$(hint_of "$OUT")', expected '$want'"
+  follow "installed: the train hint runs as printed" 0 "$OUT"
+  OUT=$(PATH="$PWD/inst/bin:$PATH" ddptok export --config tiny.yaml --comm mpi --set paths.artifacts=empty 2>&1)
+  want="ddprun -np 2 train --config tiny.yaml --set paths.artifacts=empty --comm mpi"
+  [ "$(hint_of "$OUT")" = "$want" ] && ok "installed on PATH: the hint names plain ddprun, with --set and --comm" "(\`$want\`)" \
+    || bad "installed on PATH: the hint names plain ddprun, with --set and --comm" "— '$(hint_of "$OUT")', expected '$want'"
+  PATH="$PWD/inst/bin:$PATH" follow "installed on PATH: that hint runs as printed" 0 "$OUT"
+  expect_rc "negative control: export without the options is refused the same way" 2 inst/bin/ddptok export --config tiny.yaml --set paths.artifacts=empty2
+  [ "$(hint_of "$OUT")" = "inst/bin/ddprun -np 2 train --config tiny.yaml --set paths.artifacts=empty2" ] \
+    && ok "negative control: given no --backend/--comm/--comm-timeout, the hint has none" || bad "negative control: given no --backend/--comm/--comm-timeout, the hint has none" "— '$(hint_of "$OUT")'"
+  expect_rc "negative control: the binary alone is refused the same way" 2 alone/ddptok export --config tiny.yaml --set paths.artifacts=empty3
+  grep -q 'run `mpirun .*alone/ddptok train' <<<"$OUT" && ! grep -q ddprun <<<"$OUT" \
+    && ok "negative control: with no ddprun beside the binary the hint is mpirun (not a launcher that is not there)" \
+    || bad "negative control: with no ddprun beside the binary the hint is mpirun (not a launcher that is not there)" "— $OUT"
 }

@@ -16,6 +16,7 @@
     X(check_empty)         \
     X(evaluate)            \
     X(export)              \
+    X(generate)            \
     X(exercise)            \
     X(check_env)           \
     X(bench_comm)          \

@@ -18,6 +18,9 @@ const char *closest_name(const char *word, const char *const *names, int n);
 // Hints repeat the user's own command line: hint_args() is " --config FILE --set K=V ..."
 // as given (shell-quoted where needed), recorded once by main with hint_args_set().
 void hint_args_set(const char *config_path, char *const *sets, int n_sets);
+// Appends " OPTION VALUE" (quoted as needed) to those arguments: main's --backend, --comm and
+// --comm-timeout when the user gave them, so a hint runs the same way.
+void hint_args_add(const char *option, const char *value);
 const char *hint_args(void);
 
 // The command a hint tells the user to run, as they can run it from where they are, in
@@ -31,7 +34,9 @@ const char *hint_args(void);
 //   - in a checkout (run/ddprun beside this binary, and it runs this binary), the launcher is
 //     `DIR/run/ddprun -np W` written the way the binary was (`run/ddprun` in the checkout's
 //     root): it adds the flags this machine needs and ddprun runs the binary itself;
-//   - otherwise (an installed binary) `mpirun -np W BINARY`, plus --allow-run-as-root when
+//   - installed (make install: bin/ddprun beside bin/ddptok), that launcher: `ddprun -np W`
+//     when PATH finds it under that name, else its path;
+//   - otherwise (a binary alone) `mpirun -np W BINARY`, plus --allow-run-as-root when
 //     run as root and --oversubscribe when W exceeds the CPUs this process may use.
 // Words with characters the shell treats specially are single-quoted. Without
 // hint_args_set (a test program) the arguments read " --config FILE". `extra` (may be NULL

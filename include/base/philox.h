@@ -50,7 +50,7 @@ PHILOX_FN Philox4 philox4x32_10(Philox4 c, uint32_t k0, uint32_t k1) {
 // Stream purposes (the top byte of key word 1).
 // RNG_GLOBAL_SAMPLER and RNG_KEYED_DROPOUT are rank-free (rank word 0): the global sampler's
 // one stream, and dropout keyed by what it is about (see model.h, Dropout).
-enum { RNG_CORPUS = 1, RNG_INIT = 2, RNG_SAMPLER = 3, RNG_DROPOUT = 4, RNG_GLOBAL_SAMPLER = 5, RNG_KEYED_DROPOUT = 6 };
+enum { RNG_CORPUS = 1, RNG_INIT = 2, RNG_SAMPLER = 3, RNG_DROPOUT = 4, RNG_GLOBAL_SAMPLER = 5, RNG_KEYED_DROPOUT = 6, RNG_GENERATE = 7 };  // 7: generate's sampling (seed --seed)
 
 typedef struct {
     uint32_t key[2];   // (seed, purpose << 24 | rank)

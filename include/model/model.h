@@ -98,6 +98,11 @@ typedef struct {
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 } ComputeOps;
 
+// The model's logits (V) for one context of k ids (0 = pad/begin), in double precision from
+// θ (P): emb rows concatenated, tanh(w1 x + b1), w2 h + b2 (docs/spec.md §4; no dropout).
+// For sampling (generate); training and evaluation run on a ComputeOps backend.
+void model_logits(const ModelShape *m, const float *theta, const int32_t *ctx, double *logits);
+
 // Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<param> of an HDF5 file,
 // with the shapes of docs/spec.md §4 (checkpoints, reference.h5, grads.h5); read back only
 // with exactly those shapes, stored as float32.

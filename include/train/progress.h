@@ -32,6 +32,7 @@ typedef struct {
     int step;           // the last step done
     StartupSplit startup;  // written into the first JSONL line when total > 0
     const SplitEval *eval;  // this step's validation metrics (train.eval_every), NULL: none; set by the caller
+    char config_digest[65];  // config_run_digest of the run's config: each JSONL line's "config_digest" ("": none)
 } TrainProgress;
 
 // log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.

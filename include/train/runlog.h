@@ -4,8 +4,12 @@
 #ifndef DDPTOK_RUNLOG_H
 #define DDPTOK_RUNLOG_H
 
+#include <stddef.h>
 #include <stdio.h>
 
+// Renames the log at `path`, if there is one, as runlog_create does (into `aside`, len
+// bytes, when not NULL; "" when there was none). 0, or -1 with one line.
+int runlog_set_aside(const char *path, char *aside, size_t len);
 // The new log at `path` (its directory created), or NULL with one line.
 FILE *runlog_create(const char *path);
 // 0, or -1 with one line when a log line did not reach the file (a full disk).

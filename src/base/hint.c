@@ -64,6 +64,10 @@ void hint_args_set(const char *config_path, char *const *sets, int n_sets) {
         hint_word(g_hint_args, sizeof g_hint_args, "--set"), hint_word(g_hint_args, sizeof g_hint_args, sets[i]);
 }
 
+void hint_args_add(const char *option, const char *value) {
+    hint_word(g_hint_args, sizeof g_hint_args, option), hint_word(g_hint_args, sizeof g_hint_args, value);
+}
+
 const char *hint_args(void) { return g_hint_args; }
 
 // ---------------------------------------------------------------------------------------
@@ -131,7 +135,18 @@ static void resolve_program(void) {
     *slash = 0;
     snprintf(ddprun, sizeof ddprun, "%s/run/ddprun", dir);
     snprintf(beside, sizeof beside, "%s/ddptok", dir);
-    if (access(ddprun, X_OK) != 0 || !same_file(beside, exe)) return;
+    if (!same_file(beside, exe)) return;
+    if (access(ddprun, X_OK) != 0) {
+        // Installed (make install): bin/ddprun beside bin/ddptok runs the ddptok beside it;
+        // named as PATH finds it, else by its path.
+        snprintf(ddprun, sizeof ddprun, "%s/ddprun", dir);
+        if (access(ddprun, X_OK) != 0) return;
+        const char *cut = strrchr(g_binary, '/');  // the binary as typed: its folder holds ddprun
+        if (path_lookup("ddprun", found, sizeof found) == 0 && same_file(found, ddprun)) snprintf(g_launcher, sizeof g_launcher, "ddprun");
+        else if (cut) snprintf(g_launcher, sizeof g_launcher, "%.*s/ddprun", (int)(cut - g_binary), g_binary);
+        else relative_to_cwd(ddprun, g_launcher, sizeof g_launcher);
+        return;
+    }
     // Written the way the binary was: "./ddptok" -> "run/ddprun", "../ddptok" -> "../run/ddprun".
     char typed[PATH_MAX + 8];
     snprintf(typed, sizeof typed, "%s", g_binary);

@@ -18,17 +18,31 @@
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "method/objective.h"
+#include "method/optimizer.h"
 #include "model/model.h"
 
 // A line of a run's JSONL that is longer is not one of its records (ddptok writes ~400
 // bytes): it is skipped like a cut one, without holding it.
 #define JSONL_LINE_MAX (1 << 20)
 
+// What plot learns of one run's curve while streaming its JSONL: its points, its steps, the
+// config that made it (each record's "config_digest", config_run_digest of the run's
+// config; "" for a log written before it was recorded: a record without one changes
+// nothing) and, when `loss` is not NULL, the
+// loss of each step 1..U (NaN where it has none) to compare curves.
+typedef struct {
+    int64_t points, first, last;
+    char digest[65];
+    int mixed;     // records of more than one config: not one run
+    double *loss;  // (U + 1), or NULL
+    int U;
+} Curve;
+
 // The points of one run's JSONL, streamed (any length: nothing is read whole), written to
 // `out` as "step loss" lines when it is not NULL. Every line counts, whatever precedes it (a
 // blank line, a NUL byte); a step keeps its 64 bits; a line that is not a record is
 // skipped. Dies (exit 2) naming the file when it cannot be read.
-static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out) {
+static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out, Curve *cv) {
     size_t cap = 4096, n = 0;  // grows with the longest line, up to JSONL_LINE_MAX
     char *line = xmalloc(cap);
     int too_long = 0, c;
@@ -49,6 +63,14 @@ static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out) {
         json_t *j = n && !too_long ? json_loadb(line, n, 0, NULL) : NULL;
         if (j && !json_unpack(j, "{s:I, s:F}", "step", &step, "loss", &loss)) {
             if (out) fprintf(out, "%lld %.9g\n", (long long)step, loss);
+            if (cv) {
+                const char *d = json_string_value(json_object_get(j, "config_digest"));
+                if (d && d[0] && !cv->digest[0]) snprintf(cv->digest, sizeof cv->digest, "%s", d);  // a record without one: unknown
+                else if (d && d[0] && strcmp(cv->digest, d) != 0) cv->mixed = 1;
+                if (!points || step < cv->first) cv->first = step;
+                if (!points || step > cv->last) cv->last = step;
+                if (cv->loss && step >= 1 && step <= cv->U) cv->loss[step] = loss;
+            }
             points++;
         }
         json_decref(j);
@@ -56,6 +78,7 @@ static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out) {
     } while (c != EOF);
     free(line);
     if (ferror(in)) die(EXIT_BAD_INPUT, "%s: cannot read: %s", jsonl, strerror(errno));
+    if (cv) cv->points = points;
     return points;
 }
 
@@ -74,19 +97,27 @@ int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat) {
     if (!in) return 0;
     FILE *out = fopen_nofollow(dat, "w");
     if (!out) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
-    int64_t n = jsonl_points(in, jsonl, out);
+    int64_t n = jsonl_points(in, jsonl, out, NULL);
     fclose(in);
     if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
     return n;
 }
 
-// The points a run's JSONL holds (0 when it does not exist), nothing written.
-static int64_t jsonl_count(const char *jsonl) {
+// The curve a run's JSONL holds (no point when it does not exist), nothing written.
+static void jsonl_curve(const char *jsonl, Curve *cv) {
     FILE *in = jsonl_open(jsonl);
-    if (!in) return 0;
-    int64_t n = jsonl_points(in, jsonl, NULL);
+    if (!in) return;
+    jsonl_points(in, jsonl, NULL, cv);
     fclose(in);
-    return n;
+}
+
+// `s` with every character but [A-Za-z0-9 ._/,:=+-] replaced by '?': a user's string (the
+// config's path) that can go inside a quoted gnuplot string, read as plain text.
+static void plain_text(char *out, size_t len, const char *s) {
+    size_t n = 0;
+    for (; *s && n + 1 < len; s++, n++)
+        out[n] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._/,:=+-", *s) ? *s : '?';
+    out[n] = 0;
 }
 
 // Whether `name` is an executable in PATH (where posix_spawnp will look for it).
@@ -131,25 +162,42 @@ static int run_gnuplot(const char *dir, const char *script) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+// Which runs' curves the figure may draw together: a curve keeps its place only when the run
+// that wrote it had this config (the JSONL's config_digest = this config's; a log written
+// before the digest was recorded is taken as it is); another config's curve is labelled so
+// and left out of every comparison, and a log whose records come from two configs is two
+// runs appended: refused.
+enum { CURVE_THIS = 0, CURVE_UNKNOWN, CURVE_OTHER };
+
 static int plot_run(App *app) {
     const Config *cfg = &app->cfg;
     char dir[1024], path[1200], dat[1200];
     out_path(app, dir, sizeof dir, "plot");
     const char *runs[3] = {"continuous", "interrupted", "resumed"};
+    int U = cfg->train.updates;
 
     // 1. Inputs first, nothing written: the loss curves (a JSONL of no step draws nothing,
-    // and gnuplot refuses a plot of nothing), reference.h5, grads.h5 and gnuplot itself;
-    // every missing one is named in one line with the command that makes it.
+    // and gnuplot refuses a plot of nothing), reference.h5, grads.h5 and parity.json (what
+    // each normalization must do), and gnuplot itself; every missing one is named in one
+    // line with the command that makes it.
+    Curve cv[3];
     int64_t have[3], points = 0;
     for (int i = 0; i < 3; i++) {
         char rel[128];
         snprintf(rel, sizeof rel, "train/%s.jsonl", runs[i]);
         out_path(app, path, sizeof path, rel);
-        points += have[i] = jsonl_count(path);
+        cv[i] = (Curve){.U = U, .loss = xmalloc((size_t)(U + 1) * sizeof(double))};
+        for (int s = 0; s <= U; s++) cv[i].loss[s] = NAN;
+        jsonl_curve(path, &cv[i]);
+        points += have[i] = cv[i].points;
+        if (cv[i].mixed)
+            die(EXIT_BAD_INPUT, "%s: its records come from more than one config (config_digest changes): two runs in one log, "
+                                "which plot will not draw as one curve; move it aside", path);
     }
-    char gpath[1024], rpath[1024], train_dir[1024];
+    char gpath[1024], rpath[1024], jpath[1024], train_dir[1024];
     out_path(app, gpath, sizeof gpath, "grads.h5");
     out_path(app, rpath, sizeof rpath, "reference.h5");
+    out_path(app, jpath, sizeof jpath, "parity.json");
     out_path(app, train_dir, sizeof train_dir, "train");
     Buf missing = {0};
     int W = cfg->train.world_size;
@@ -158,12 +206,57 @@ static int plot_run(App *app) {
         buf_printf(&missing, "; %s (run `%s`)", rpath, hint_command(hint, sizeof hint, "reference", 0, NULL));
     if (access(gpath, F_OK) != 0)
         buf_printf(&missing, "; %s (run `%s`)", gpath, hint_command(hint, sizeof hint, "parity", W, NULL));
+    else if (access(jpath, F_OK) != 0)
+        buf_printf(&missing, "; %s (run `%s`)", jpath, hint_command(hint, sizeof hint, "parity", W, NULL));
     if (!points)
         buf_printf(&missing, "; a loss curve: no step in %s/continuous.jsonl, interrupted.jsonl or resumed.jsonl (run `%s`)",
                    train_dir, hint_command(hint, sizeof hint, "train", W, NULL));
     if (!in_path("gnuplot")) buf_printf(&missing, "; gnuplot (not in PATH: `apt-get install gnuplot-nox`)");
     if (missing.n) die(EXIT_BAD_INPUT, "plot needs what is missing: %s; nothing written", missing.s + 2);
     buf_free(&missing);
+
+    // What each normalization must do (parity.json's "expected": passes, coincides, rejected)
+    // and the window's counts, from the parity run that wrote grads.h5.
+    json_t *pj = json_read_file(jpath, 0);
+    json_t *modes = pj ? json_object_get(pj, "modes") : NULL;
+    const char *expected[NORM_COUNT];
+    for (int mode = 0; mode < NORM_COUNT; mode++) {
+        expected[mode] = json_string_value(json_object_get(json_object_get(modes, normalization_names[mode]), "expected"));
+        if (!expected[mode] || (strcmp(expected[mode], "passes") && strcmp(expected[mode], "coincides") && strcmp(expected[mode], "rejected")))
+            die(EXIT_BAD_INPUT, "%s: modes.%s.expected: expected passes, coincides or rejected (run `%s` again)", jpath,
+                normalization_names[mode], hint_command(hint, sizeof hint, "parity", W, NULL));
+    }
+    Buf counts = {0};  // "N = 153 + 437"
+    json_t *rc = json_object_get(pj, "rank_counts");
+    for (size_t r = 0; r < json_array_size(rc); r++)
+        buf_printf(&counts, "%s%lld", r ? " + " : "N = ", (long long)json_integer_value(json_array_get(rc, r)));
+
+    // Which config made each curve.
+    char digest[65];
+    config_run_digest(cfg, digest);
+    int kind[3];
+    for (int i = 0; i < 3; i++) {
+        kind[i] = !cv[i].digest[0] ? CURVE_UNKNOWN : strcmp(cv[i].digest, digest) ? CURVE_OTHER : CURVE_THIS;
+        if (have[i] && kind[i] == CURVE_OTHER)
+            say("plot: WARNING: %s/%s.jsonl was written by a run of another config (config_digest %.12s) than this "
+                "plot's%s (%.12s): labelled so and left out of the comparison\n", text_safe(train_dir), runs[i], cv[i].digest,
+                text_safe(hint_args()), digest);
+    }
+    // Interrupted + resumed against the uninterrupted run, step by step, where both are of
+    // this config: the exact resume shows as max |Δloss| = 0 (the logs keep 9 digits).
+    int64_t compared = 0;
+    double max_diff = 0;
+    int joinable = have[0] && kind[0] != CURVE_OTHER;
+    for (int s = 1; joinable && s <= U; s++) {
+        double other = NAN;
+        for (int i = 1; i < 3 && isnan(other); i++)
+            if (have[i] && kind[i] != CURVE_OTHER) other = cv[i].loss[s];
+        if (isnan(other) || isnan(cv[0].loss[s])) continue;
+        compared++;
+        double d = fabs(other - cv[0].loss[s]);
+        if (d > max_diff || isnan(d)) max_diff = d;
+    }
+    for (int i = 0; i < 3; i++) free(cv[i].loss);
 
     // Per-mode, per-tensor worst ratio |g - g_ref| / (atol + rtol |g_ref|) of grads.h5
     // against reference.h5: the parity test passes a tensor exactly when it is <= 1.
@@ -205,41 +298,97 @@ static int plot_run(App *app) {
     }
     if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
 
-    // gnuplot runs in the plot directory and its script names only fixed relative files:
-    // no user string (paths.outputs) enters the script or a command line.
-    char png[1024], tmp[1200], gp[1200];
+    // gnuplot runs in the plot directory and its script names only fixed relative files; the
+    // one user string in it (the config's path, in the title) is plain_text, printed with
+    // noenhanced: no user string reaches a command line or gnuplot's syntax.
+    char png[1024], tmp[1200], gp[1200], cfg_text[256];
+    plain_text(cfg_text, sizeof cfg_text, app->config_path);
     out_path(app, png, sizeof png, "figure.png");
     snprintf(tmp, sizeof tmp, "%s/figure.tmp.png", dir);
     snprintf(gp, sizeof gp, "%s/figure.gp", dir);
     FILE *f = fopen_nofollow(gp, "w");
     if (!f) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, write_error(errno));
-    fprintf(f,
-            "set terminal pngcairo size 1400,560 font 'sans,10'\nset output 'figure.tmp.png'\nset multiplot layout 1,2\n"
-            "set title 'Training loss (global token mean)'\nset xlabel 'update'\nset ylabel 'loss per token'\nset grid\n"
-            "plot ");
+    fprintf(f, "set encoding utf8\nset terminal pngcairo size 1400,680 font 'sans,10'\nset output 'figure.tmp.png'\n"
+               "set multiplot layout 1,2 title \"%s: W = %d ranks, A = %d, B = %d, %d updates, %s lr %g, %s unit\" noenhanced "
+               "font ',12'\n",
+            cfg_text, W, cfg->train.accumulation, cfg->train.batch_size_per_rank, U, optimizer_names[cfg->train.optimizer],
+            cfg->train.hyper.lr, loss_unit_names[cfg->train.loss_unit]);
+    // The comparison, where there is one, is the panel's second title line.
+    if (compared && max_diff == 0)
+        fprintf(f, "set title \"Training loss (global token mean)\\ninterrupted + resumed vs the uninterrupted run: identical "
+                   "(max |Δloss| = 0 over %lld steps)\" noenhanced tc rgb '#006400'\n", (long long)compared);
+    else if (compared)
+        fprintf(f, "set title \"Training loss (global token mean)\\ninterrupted + resumed vs the uninterrupted run: NOT identical "
+                   "(max |Δloss| = %.3g over %lld steps)\" noenhanced tc rgb '#b00000'\n", max_diff, (long long)compared);
+    else fprintf(f, "set title 'Training loss (global token mean)'\n");
+    fprintf(f, "set xlabel 'update'\nset ylabel 'loss per token'\nset grid\nset key top right noenhanced\nset bmargin 11\n");
+    fprintf(f, "plot ");
     const char *styles[3] = {"lw 3 lc rgb '#999999'", "lw 1.5 lc rgb '#1f77b4'", "lw 1.5 dt 2 lc rgb '#d62728'"};
+    const char *what[3] = {"continuous (uninterrupted witness)", "interrupted", "resumed"};
     int first = 1;
     for (int i = 0; i < 3; i++)
         if (have[i])
-            fprintf(f, "%s'loss-%s.dat' using 1:2 with lines %s title '%s'", first ? "" : ", ", runs[i], styles[i], runs[i]),
+            fprintf(f, "%s'loss-%s.dat' using 1:2 with lines %s title \"%s, steps %lld-%lld%s\"", first ? "" : ", ", runs[i],
+                    styles[i], what[i], (long long)cv[i].first, (long long)cv[i].last,
+                    kind[i] == CURVE_OTHER ? " (ANOTHER CONFIG: not compared)" : ""),
                 first = 0;
-    fprintf(f,
-            "\nset title 'Window-1 gradient error vs the single-process reference'\nset logscale y\nset format y '10^{%%L}'\n"
-            "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
-            "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\nset xtics rotate by -15\n"
-            "set key below horizontal maxrows 2\nset yrange [1e-6:*]\nset xtics font ',8'\n"
-            "plot 'parity.dat' using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), "
-            "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
-            "1 with lines lw 2 dt 2 lc rgb 'black' title 'bound (atol %g, rtol %g): passes below'\nunset multiplot\n",
-            cfg->parity.atol, cfg->parity.rtol);
+    // The parity panel: each mode's cluster is named with what it must do and what it did;
+    // a decade above the highest bar leaves room for the verdicts at its top.
+    double top = 100;
+    for (int mode = 0; mode < NORM_COUNT; mode++)
+        for (int p = 0; p < N_PARAMS; p++)
+            if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
+    fprintf(f, "\nset title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
+               "set logscale y\nset format y '10^{%%L}'\n"
+               "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
+               "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+               "set key below horizontal maxcols 3\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
+            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol, top);
+    buf_free(&counts);
+    int verdict_ok = 1;
+    for (int mode = 0; mode < NORM_COUNT; mode++) {
+        int pass = 1;
+        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        int must_pass = strcmp(expected[mode], "rejected") != 0, ok = pass == must_pass;
+        verdict_ok &= ok;
+        fprintf(f, "%s\"", mode ? ", " : "");
+        int line = 0;  // the name broken at hyphens into lines of about 6 to 14 characters
+        for (const char *c = normalization_names[mode]; *c; c++, line++) {
+            fputc(*c, f);
+            if (*c == '-' && line >= 5 && strlen(normalization_names[mode]) > 14 && strlen(c + 1) > 4) fputs("\\n", f), line = -1;
+        }
+        fprintf(f, "\\n%s\\n%s: %s\" %d",
+                !must_pass ? "MUST BE REJECTED" : !strcmp(expected[mode], "passes") ? "MUST PASS" : "must coincide (these counts)",
+                pass ? "passes" : "rejected", ok ? "ok" : "WRONG", mode);
+    }
+    fprintf(f, ")\n");
+    // Above each cluster, its verdict against what it must do: green when as it must be.
+    for (int mode = 0; mode < NORM_COUNT; mode++) {
+        int pass = 1;
+        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        int ok = pass == (strcmp(expected[mode], "rejected") != 0);
+        fprintf(f, "set label %d \"%s %s\" at %d, graph 0.96 center noenhanced font ',9' tc rgb '%s'\n", 10 + mode,
+                pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
+    }
+    fprintf(f, "plot 'parity.dat' using 2 title columnheader(2), '' using 3 title columnheader(3), "
+               "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
+               "1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
+    json_decref(pj);
     if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
     if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {
         unlink(tmp);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (its own message is above)", gp);
     }
     made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
-    say("plot: %s (loss curves of %s%s%s; gradient error per mode and tensor)\n", text_safe(png), have[0] ? "continuous " : "",
-        have[1] ? "interrupted " : "", have[2] ? "resumed" : "");
+    Buf drawn = {0};
+    for (int i = 0; i < 3; i++)
+        if (have[i]) buf_printf(&drawn, "%s%s", drawn.n ? ", " : "", runs[i]);
+    say("plot: %s (loss curves of %s; %s; gradient error per mode and tensor: %s)\n", text_safe(png), drawn.s,
+        !compared ? "no uninterrupted run of this config to compare with"
+        : max_diff == 0 ? "interrupted + resumed identical to the uninterrupted run (max |Δloss| = 0)"
+                        : "interrupted + resumed NOT identical to the uninterrupted run",
+        verdict_ok ? "every mode as it must be" : "a mode NOT as it must be");
+    buf_free(&drawn);
     return 0;
 }
 

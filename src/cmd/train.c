@@ -98,6 +98,23 @@ static int train_run(App *app) {
     // Logs: one JSON line per update (rank 0), one line per window per rank; per run.
     char jsonl_path[1200], log_path[1200], rel[256];
     FILE *jsonl = NULL, *log = NULL;
+    // A fresh start of the main lineage (--fresh, or an empty lineage) begins another run:
+    // the resumed logs an earlier run left go aside with its checkpoints, so no figure joins
+    // this run's interrupted curve to that run's resumed one (its interrupted logs go aside
+    // as this run creates its own).
+    if (!resuming && !train_options(app)->continuous) {
+        char aside[1300];
+        snprintf(rel, sizeof rel, "logs/resumed/rank-%d.log", t.rank);
+        out_path(app, log_path, sizeof log_path, rel);
+        int moved = runlog_set_aside(log_path, NULL, 0);
+        out_path(app, jsonl_path, sizeof jsonl_path, "train/resumed.jsonl");
+        if (!moved && app->comm.rank == 0) {
+            moved = runlog_set_aside(jsonl_path, aside, sizeof aside);
+            if (!moved && aside[0])
+                say("train: a fresh start: the earlier run's %s moved aside to %s\n", text_safe(jsonl_path), text_safe(aside));
+        }
+        comm_stop_if_any(&app->comm, moved, EXIT_BAD_INPUT, "moving the earlier run's logs aside");
+    }
     snprintf(rel, sizeof rel, "train/%s.jsonl", run);
     out_path(app, jsonl_path, sizeof jsonl_path, rel);
     snprintf(rel, sizeof rel, "logs/%s/rank-%d.log", run, t.rank);
@@ -109,6 +126,7 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
+    config_run_digest(cfg, progress.config_digest);  // which config made this run's curve (plot)
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
@@ -167,7 +185,7 @@ const Command cmd_train = {
     .name = "train",
     .run = train_run,
     .distributed = 1,
-    .summary = "SGD updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
+    .summary = "SGD or AdamW updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
                "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
     .options = (const CommandOption[]){
         OPTION_FLAG("--continuous", TrainOptions, continuous,

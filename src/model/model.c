@@ -2,6 +2,7 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "base/mem.h"
 #include "io/h5io.h"
@@ -73,4 +74,24 @@ int h5_read_params(hid_t f, const char *path, const char *group, const ModelShap
         if (h5_read_exact(f, path, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
     }
     return 0;
+}
+
+void model_logits(const ModelShape *m, const float *theta, const int32_t *ctx, double *logits) {
+    const float *emb = theta + m->offset[P_EMBEDDING], *w1 = theta + m->offset[P_W1], *b1 = theta + m->offset[P_B1];
+    const float *w2 = theta + m->offset[P_W2], *b2 = theta + m->offset[P_B2];
+    size_t kD = (size_t)m->k * m->D;
+    double *x = xmalloc(kD * sizeof *x), *h = xmalloc((size_t)m->H * sizeof *h);
+    for (int j = 0; j < m->k; j++)
+        for (int d = 0; d < m->D; d++) x[(size_t)j * m->D + d] = emb[(size_t)ctx[j] * m->D + d];
+    for (int i = 0; i < m->H; i++) {
+        double a = b1[i];
+        for (size_t c = 0; c < kD; c++) a += (double)w1[(size_t)i * kD + c] * x[c];
+        h[i] = tanh(a);
+    }
+    for (int v = 0; v < m->V; v++) {
+        double a = b2[v];
+        for (int i = 0; i < m->H; i++) a += (double)w2[(size_t)v * m->H + i] * h[i];
+        logits[v] = a;
+    }
+    free(x), free(h);
 }

@@ -21,6 +21,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->loss = 0;
     p->startup = (StartupSplit){0};
     p->eval = NULL;
+    p->config_digest[0] = 0;
 }
 
 // Seconds to the microsecond, as a JSON number.
@@ -65,6 +66,7 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                           "token_accuracy", json_num(e->accuracy), "tokens", (json_int_t)e->tokens,
                                           "sequences", (json_int_t)e->sequences, "seconds", seconds_us(e->seconds)));
         }
+        if (p->config_digest[0] && record) json_object_set_new(record, "config_digest", json_string(p->config_digest));
         // A failed write shows in the stream's error flag, which the caller checks (log_check).
         json_write_line(jsonl, record, 9);
     }

@@ -12,35 +12,35 @@
 #include "base/made.h"
 #include "base/report.h"
 
+int runlog_set_aside(const char *path, char *aside, size_t len) {
+    if (aside && len) aside[0] = 0;
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : error("%s: cannot read: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return error("%s: cannot write: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+    char stamp[32], to[1300];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+    int made = made_is(path);  // the earlier log keeps its record under its new name
+    for (int k = 1;; k++) {
+        char n[16] = "";
+        if (k > 1) snprintf(n, sizeof n, "-%d", k);
+        snprintf(to, sizeof to, "%.*s.%s%s%s", stem, path, stamp, n, path + stem);
+        if (renameat2(AT_FDCWD, path, AT_FDCWD, to, RENAME_NOREPLACE) == 0) {
+            if (made) made_note(to);
+            if (aside && len) snprintf(aside, len, "%s", to);
+            return 0;
+        }
+        if (errno != EEXIST || k > 99) return error("%s: cannot move the earlier run's log aside to %s: %s", path, to, strerror(errno));
+    }
+}
+
 FILE *runlog_create(const char *path) {
     char dir[1200];
     dir_of(path, dir, sizeof dir);
     if (mkdir_p(dir)) return NULL;
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode)) {
-            error("%s: cannot write: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-            return NULL;
-        }
-        char stamp[32], aside[1300];
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
-        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-        int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
-        int made = made_is(path);  // the earlier log keeps its record under its new name
-        for (int k = 1;; k++) {
-            char n[16] = "";
-            if (k > 1) snprintf(n, sizeof n, "-%d", k);
-            snprintf(aside, sizeof aside, "%.*s.%s%s%s", stem, path, stamp, n, path + stem);
-            if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) {
-                if (made) made_note(aside);
-                break;
-            }
-            if (errno != EEXIST || k > 99) {
-                error("%s: cannot move the earlier run's log aside to %s: %s", path, aside, strerror(errno));
-                return NULL;
-            }
-        }
-    }
+    if (runlog_set_aside(path, NULL, 0)) return NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) made_note_fd(path, fd);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;

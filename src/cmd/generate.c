@@ -1,0 +1,199 @@
+// generate.c — `generate`: text from a checkpoint's model, for a byte-level corpus (import
+// --format bytes: byte b is id b + 1, docs/data.md). The prompt's bytes become ids, each next
+// id comes from the logits of the last k ids (0 = pad/begin before the first byte, as in
+// training): the most likely one at --temperature 0, else drawn from softmax(logits / T)
+// with a Philox stream of --seed. The pad id (and any id that is no byte) is never drawn.
+// Prints the prompt and its continuation, escaped where not printable; writes the ids to
+// outputs/generate.json.
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/app.h"
+#include "base/buf.h"
+#include "base/hint.h"
+#include "base/mem.h"
+#include "base/philox.h"
+#include "base/report.h"
+#include "data/corpus.h"
+#include "io/h5io.h"
+#include "io/jsonio.h"
+#include "store/checkpoint.h"
+
+typedef struct {
+    const char *checkpoint;  // --checkpoint DIR (default: the newest intact of artifacts/checkpoints)
+    const char *prompt;      // --prompt TEXT
+    int tokens;              // --tokens N
+    const char *temperature; // --temperature T (0: greedy; default 1)
+    int seed;                // --seed S
+} GenerateOptions;
+
+// Bytes as text: printable ASCII as it is, newline and tab as they are, a backslash doubled,
+// anything else \xNN (so the text reads back to the same bytes).
+static void escape_bytes(Buf *b, const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = s[i];
+        if (c == '\\') buf_printf(b, "\\\\");
+        else if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) buf_printf(b, "%c", (char)c);
+        else buf_printf(b, "\\x%02x", c);
+    }
+}
+
+// The next id after the k ids ctx: argmax (T = 0; the lowest id of equal logits) or a draw
+// from softmax(logits / T) over ids 1..n_ids - 1, at the stream's block `step`.
+static int32_t next_id(const double *logits, int n_ids, double T, const RngStream *rng, uint64_t step) {
+    int32_t best = 1;
+    for (int32_t v = 2; v < n_ids; v++)
+        if (logits[v] > logits[best]) best = v;
+    if (T == 0) return best;
+    double z = 0, top = logits[best];
+    for (int32_t v = 1; v < n_ids; v++) z += exp((logits[v] - top) / T);
+    Philox4 r = rng_block(rng, step, 0, 0);
+    double u = (double)((((uint64_t)r.v[0] << 32) | r.v[1]) >> 11) * 0x1p-53, at = u * z, sum = 0;  // [0, 1)
+    for (int32_t v = 1; v < n_ids; v++) {
+        sum += exp((logits[v] - top) / T);
+        if (at < sum) return v;
+    }
+    return n_ids - 1;  // rounding: the last one
+}
+
+static int is_import_format(const char *name, void *ctx) {
+    (void)ctx;
+    return !strcmp(name, "import_format");
+}
+
+static int generate_run(App *app) {
+    const GenerateOptions *o = app->opts;
+    const Config *cfg = &app->cfg;
+    char dir[1100], path[1200], hint[HINT_MAX];
+    int tokens = o->tokens ? o->tokens : 64;  // 0: not given (its range starts at 1)
+    double T = 1.0;
+    if (o->temperature) {
+        char *end;
+        errno = 0;
+        T = strtod(o->temperature, &end);
+        if (end == o->temperature || *end || errno || !(T >= 0 && T <= 100))
+            die(EXIT_BAD_INPUT, "generate --temperature %s: expected a number from 0 to 100 (0: the most likely byte each time)",
+                o->temperature);
+    }
+
+    // The corpus first: byte-level, and the one of this config (its data lock).
+    char cpath[1024];
+    out_path(app, cpath, sizeof cpath, "data/corpus.h5");
+    Corpus corpus;
+    load_corpus_or_die(app, &corpus);
+    hid_t cf = h5_open_read(cpath, NULL);
+    if (cf < 0) stop(EXIT_BAD_INPUT);
+    int has_format = h5_attr_each(cf, is_import_format, NULL) == 1;  // a synthetic corpus has none
+    char *format = has_format ? h5_attr_read_str(cf, cpath, "import_format") : NULL;
+    if (has_format && !format) stop(EXIT_BAD_INPUT);  // it said why
+    h5_close(cf);
+    if (!format || strcmp(format, "bytes") != 0)
+        die(EXIT_BAD_INPUT, "generate: %s is not a byte-level corpus (%s%s): generate prints bytes, so it needs one imported "
+                            "with `import --format bytes` (byte b is id b + 1; configs/fortunes.yaml is such a config)", cpath,
+            format ? "import --format " : "data.source: ", format ? format : "synthetic");
+    free(format);
+
+    // The checkpoint: named, or the newest intact one; its data lock must be this corpus's.
+    if (o->checkpoint) {
+        snprintf(dir, sizeof dir, "%s", o->checkpoint);
+        for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
+    } else {
+        char root[1024];
+        art_path(app, root, sizeof root, "checkpoints");
+        int step = checkpoint_latest(&app->comm, root, 0, dir, sizeof dir);
+        if (step == -1)
+            die(EXIT_BAD_INPUT, "generate: no checkpoint under %s: train a model first: run `%s` (or name one: --checkpoint DIR)",
+                root, hint_command(hint, sizeof hint, "train", cfg->train.world_size, NULL));
+        if (step == -2) die(EXIT_BAD_INPUT, "generate: no intact checkpoint under %s (each one is damaged, see above)", root);
+    }
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    if (access(path, F_OK) != 0)
+        die(EXIT_BAD_INPUT, "generate --checkpoint %s: no checkpoint there (expected a step-NNNN directory with rank-0000.h5)", dir);
+    CheckpointState s;
+    if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
+    if (strcmp(s.lock, corpus.lock) != 0)
+        die(EXIT_BAD_INPUT, "generate --checkpoint %s: trained on other data than %s (data lock %.12s, this corpus and config: "
+                            "%.12s): its ids are not this corpus's bytes", dir, cpath, s.lock, corpus.lock);
+    const ModelShape *m = &s.m;
+    int n_ids = m->V < 257 ? m->V : 257;  // ids 1..n_ids - 1 are bytes 0..n_ids - 2
+
+    // The prompt: every byte must be an id of the model; at most data.max_length - 1 bytes,
+    // the longest sequence the model was trained on less the one it is to continue.
+    const unsigned char *prompt = (const unsigned char *)o->prompt;
+    size_t plen = strlen(o->prompt);
+    for (size_t i = 0; i < plen; i++)
+        if (prompt[i] + 1 >= n_ids)
+            die(EXIT_BAD_INPUT, "generate --prompt: byte %zu is 0x%02x, id %d: this model's ids end at %d (data.vocab_size %d holds "
+                                "bytes below 0x%02x)", i, prompt[i], prompt[i] + 1, m->V - 1, m->V, n_ids - 1);
+    if (plen > (size_t)cfg->data.max_length - 1)
+        die(EXIT_BAD_INPUT, "generate --prompt: %zu bytes, longer than the context allows: the model was trained on sequences of "
+                            "at most data.max_length = %d bytes, so a prompt of at most %d leaves one to continue (each byte is "
+                            "drawn from the last %d)", plen, cfg->data.max_length, cfg->data.max_length - 1, m->k);
+
+    // Generation: the sequence so far, its last k ids the context (pad 0 before the start).
+    size_t total = plen + (size_t)tokens;
+    int32_t *ids = xmalloc(total * sizeof *ids), *ctx = xmalloc((size_t)m->k * sizeof *ctx);
+    for (size_t i = 0; i < plen; i++) ids[i] = prompt[i] + 1;
+    double *logits = xmalloc((size_t)m->V * sizeof *logits);
+    RngStream rng = rng_stream((uint32_t)o->seed, RNG_GENERATE, 0);
+    for (size_t t = plen; t < total; t++) {
+        for (int j = 0; j < m->k; j++) {
+            int64_t at = (int64_t)t - m->k + j;
+            ctx[j] = at >= 0 ? ids[at] : 0;
+        }
+        model_logits(m, s.theta, ctx, logits);
+        ids[t] = next_id(logits, n_ids, T, &rng, t - plen);
+    }
+    unsigned char *bytes = xmalloc(total + 1);
+    for (size_t i = 0; i < total; i++) bytes[i] = (unsigned char)(ids[i] - 1);
+    Buf text = {0}, cont = {0};
+    escape_bytes(&text, bytes, plen);
+    escape_bytes(&cont, bytes + plen, (size_t)tokens);
+
+    int64_t *i64 = xmalloc(total * sizeof *i64);
+    int exact;  // a checkpoint path that is not UTF-8 is kept repaired: it names, it is not read back
+    for (size_t i = 0; i < total; i++) i64[i] = ids[i];
+    write_json(app, "generate.json",
+               json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:i, s:o, s:i, s:s}", "checkpoint",
+                         json_text(dir, &exact), "step", s.step, "prompt", json_string(text.n ? text.s : ""),
+                         "prompt_ids", json_int_array(i64, (int)plen), "ids", json_int_array(i64 + plen, tokens), "text",
+                         json_string(cont.n ? cont.s : ""), "tokens", tokens, "temperature", json_num(T), "seed", o->seed,
+                         "sampling", T == 0 ? "greedy" : "softmax(logits / temperature), Philox stream of the seed"));
+    if (app->comm.rank == 0) {
+        fprintf(stderr, "generate: step-%d model of %s, %d bytes after a prompt of %zu, %s (seed %d); the ids: outputs/generate.json\n",
+                s.step, text_safe(dir), tokens, plen, T == 0 ? "greedy (temperature 0)" : "sampled", o->seed);
+        printf("%s%s\n", text.n ? text.s : "", cont.n ? cont.s : "");
+        fflush(stdout);
+    }
+    buf_free(&text), buf_free(&cont);
+    free(i64), free(bytes), free(logits), free(ctx), free(ids);
+    checkpoint_state_free(&s);
+    corpus_free(&corpus);
+    return 0;
+}
+
+const Command cmd_generate = {
+    .name = "generate",
+    .run = generate_run,
+    .distributed = 0,
+    .summary = "text from a checkpoint's model on a byte-level corpus (import --format bytes): the prompt and N more bytes, "
+               "greedy at temperature 0, else sampled with the seed; escaped where not printable; the ids -> outputs/generate.json",
+    .options = (const CommandOption[]){
+        OPTION_STRING("--prompt", GenerateOptions, prompt, "TEXT", "the text to continue (its bytes; may be empty)", .required = 1),
+        OPTION_STRING("--checkpoint", GenerateOptions, checkpoint, "DIR", "that checkpoint instead of the newest intact one"),
+        OPTION_INT("--tokens", GenerateOptions, tokens, "N", 1, 1000000, "a number of bytes from 1 to 1000000",
+                   "how many bytes to generate (default 64)"),
+        OPTION_STRING("--temperature", GenerateOptions, temperature, "T",
+                      "from 0 to 100; 0: the most likely byte each time, else softmax(logits / T) (default 1)"),
+        OPTION_INT("--seed", GenerateOptions, seed, "S", 0, 1000000000, "a seed from 0 to 1000000000",
+                   "the sampling stream's seed (default 0)"),
+        OPTION_END,
+    },
+    .opts_size = sizeof(GenerateOptions),
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "generate.json", 0}, {0}},
+};
