@@ -32,6 +32,12 @@ int main(void) {
     CHECK(!strcmp(clean, "?2J ?? \xe2\x80\xa6 ??? ??"), "text_clean (UTF-8): '%s'", clean);
     text_clean(clean, 6, "abcd\xe2\x80\xa6", "");
     CHECK(!strcmp(clean, "abcd"), "text_clean cut a character in half: '%s'", clean);
+    // ... a bidi control (RLO U+202E, LRI U+2066, PDI U+2069, RLM U+200F) and a line
+    // separator (U+2028) too: each reorders or splits what a terminal shows; other letters kept
+    text_clean(clean, sizeof clean, "a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x81\xa9\xe2\x80\x8f" "d\xe2\x80\xa8" "\xe2\x80\xad\xe2\x80\xa9\xd8\x9c", "");
+    CHECK(!strcmp(clean, "a?b?c??d????"), "text_clean (bidi): '%s'", clean);
+    text_clean(clean, sizeof clean, "\xe2\x80\xa9\xe2\x81\xaa\xe2\x80\xa9\xe2\x80\xa7\xe2\x80\x8d", "");
+    CHECK(!strcmp(clean, "?\xe2\x81\xaa?\xe2\x80\xa7\xe2\x80\x8d"), "text_clean (bidi neighbours): '%s'", clean);
     const char *s1 = text_safe("step-1\n  ok\tx"), *s2 = text_safe("y\n");
     CHECK(!strcmp(s1, "step-1?  ok?x") && !strcmp(s2, "y?"), "text_safe: '%s', '%s'", s1, s2);
     uint32_t cp = 0;

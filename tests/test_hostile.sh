@@ -221,6 +221,16 @@ case_forged_config_name() {
     && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
     || { bad "--check with a config named like its own line: one line, the newline printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
 }
+# ... and a unicode bidi control (Trojan Source: U+202E RIGHT-TO-LEFT OVERRIDE reverses what
+# follows it on a terminal) or a line separator (U+2028) is '?' too
+case_bidi_config_name() {
+  local rc name; name=$(printf 'c\342\200\256lmay.\342\201\246x\342\200\250y.yaml')
+  cp "$cfg" "$name"
+  OUT=$(one --check prepare --config "$name" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?lmay.?x?y.yaml': ok (one process; train.world_size 2)" ] \
+    && ok "--check with a config named with bidi controls and a line separator: each printed as '?'" \
+    || { bad "--check with a config named with bidi controls and a line separator: each printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+}
 # ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
 case_non_utf8_checkpoint_name() {
   fixture trained || return
