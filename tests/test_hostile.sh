@@ -77,6 +77,12 @@ case_bench_comm_budget() {
   refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
     'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
     env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}"
+  local run_line=$OUT
+  refused "--check bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused as the run is (was ok)" 2 \
+    'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
+    env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" --check bench-comm --config "$cfg" "${w1[@]}"
+  [ "$OUT" = "$run_line" ] && ok "--check bench-comm and the run refuse with the same line" \
+    || bad "--check bench-comm and the run refuse with the same line" "— '$OUT' vs '$run_line'"
   expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
     env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
 }
