@@ -300,6 +300,7 @@ static int builder_end(DocSink *s) {
         if (b->n_seq == INT32_MAX) return error("import: more than 2^31 - 1 sequences (the corpus counts them in int)");
         grow((void **)&b->tokens, &b->tok_cap, b->n_tokens + len, sizeof *b->tokens);
         grow((void **)&b->offsets, &b->off_cap, b->n_seq + 2, sizeof *b->offsets);
+        b->offsets[0] = 0;  // grow does not clear: import_corpus reads offsets[0] for sequence 0
         grow((void **)&b->document, &b->doc_idx_cap, b->n_seq + 1, sizeof *b->document);
         grow((void **)&b->split, &b->split_cap, b->n_seq + 1, sizeof *b->split);
         memcpy(b->tokens + b->n_tokens, b->doc + from, (size_t)len * sizeof *b->tokens);
@@ -349,7 +350,6 @@ int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const I
     corpus->offsets = xmalloc((size_t)(n + 1) * sizeof *corpus->offsets);
     corpus->split = xmalloc((size_t)(n ? n : 1));
     int64_t *doc = xmalloc((size_t)(n ? n : 1) * sizeof *doc);
-    b.offsets[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         int k = b.split[i];
         int64_t j = seq_at[k]++, len = b.offsets[i + 1] - b.offsets[i];
