@@ -94,6 +94,19 @@ int main(void) {
     CHECK(!made_is(other) && symlink(path, link) == 0 && !made_is(link), "made: a user's file or a link taken for ddptok's");
     CHECK(unlink(path) == 0 && rename(other, path) == 0 && !made_is(path), "made: a file replaced under a recorded name still counts");
     CHECK(write_file_atomic(path, "again", 5) == 0 && made_is(path), "made: a rewrite is not recorded");
+    // ... and a line without a birth time (a file system that keeps none) proves nothing: a
+    // freed inode number is reused at once, so a user's file would have it
+    char rec[128], line[160], moved[96];
+    struct stat pst;
+    snprintf(rec, sizeof rec, "%s/" MADE_RECORD, sub), snprintf(moved, sizeof moved, "%s/a/b/made", dir);
+    snprintf(line, sizeof line, "f %llu 0 made\n", (unsigned long long)(stat(path, &pst) == 0 ? pst.st_ino : 0));
+    FILE *rf = fopen(rec, "a");
+    if (rf) fputs(line, rf), fclose(rf);
+    int sfd = open(sub, O_RDONLY | O_DIRECTORY);
+    CHECK(rename(path, moved) == 0 && !made_is(moved) && made_unproven_at(sfd, "made") && !made_unproven_at(sfd, "link"),
+          "made: a record line without a birth time counts as proof");
+    CHECK(rename(moved, path) == 0 && made_is(path), "made: renamed back");
+    close(sfd);
     int subfd = open(sub, O_RDONLY | O_DIRECTORY);
     CHECK(subfd >= 0 && unlink(link) == 0 && unlink(path) == 0 && made_compact_at(subfd, 0) == 0, "made_compact_at");
     struct stat st;
