@@ -86,6 +86,27 @@ case_bench_comm_budget() {
   expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
     env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
 }
+# import builds the corpus in memory from files of any size: through the same budget, from
+# the files' sizes before any is read, and a JSON line's parse per line.
+case_import_budget() {
+  cat > imp.yaml <<'YAML'
+seed: 5
+data: {vocab_size: 301, min_length: 4, max_length: 64, source: imported}
+model: {context: 3, embed_dim: 4, hidden: 8, dropout: 0.0}
+train: {world_size: 2, rank_bands: auto, batch_size_per_rank: 2, accumulation: 1, updates: 3, interrupt_at: 0}
+YAML
+  $PY -c "
+import numpy as np; r = np.random.default_rng(1)
+r.integers(0, 299, size=20_000_000).astype('<u2').tofile('big.bin')
+open('line.jsonl', 'w').write(''.join(f'[{i}, 2, 3, 4, 5]\n' for i in range(300)) + '[' + ','.join(map(str, r.integers(0, 299, size=2_000_000))) + ']\n')"
+  refused "import of a 40 MB nanoGPT file under DDPTOK_MEMORY_LIMIT=64M: refused before reading it (used 286 MB)" 2 \
+    '^ddptok: error: import of 1 file \(at most 20000001 tokens: the corpus built in memory\) needs [0-9.]+ MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\): import fewer or smaller files at once$' \
+    env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" import --config imp.yaml --format nanogpt --eot 7 --input big.bin
+  refused "import of a JSON line of 7 MB under DDPTOK_MEMORY_LIMIT=160M: its parse refused, naming the line (used 140 MB)" 2 \
+    '^ddptok: error: line.jsonl: offset [0-9]+: line 301 \([0-9]+ bytes, parsed whole\) beside the corpus needs [0-9.]+ MiB, more than the 160.0 MiB' \
+    env DDPTOK_MEMORY_LIMIT=160M "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
+  expect_rc "the same JSON lines within the budget: imported" 0 env DDPTOK_MEMORY_LIMIT=1G "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
+}
 # parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
 case_invariance_budget() {
   local inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)

@@ -53,7 +53,14 @@ case_format_jsonl_big() { fmt_case jsonl-big jsonl 301 w/jsonl-big; }
 # Every allocation filled with 0xa5 (glibc's MALLOC_PERTURB_): the corpus may not depend on
 # what fresh memory holds (the first sequence's offset was read uninitialized: this case
 # ended with SIGSEGV, exit 139, on main 6b24c39; ASan reported it for every format).
-case_format_bytes_perturbed() { MALLOC_PERTURB_=165 fmt_case bytes bytes 257 w/bytes --delimiter '\n%\n'; }
+case_format_bytes_perturbed() {
+  own_ompi; fixture w || return
+  expect_rc "import bytes with every allocation filled with 0xa5 (MALLOC_PERTURB_=165)" 0 \
+    env MALLOC_PERTURB_=165 "$DDPTOK" import --config t.yaml --set data.vocab_size=257 --format bytes --delimiter '\n%\n' --input w/bytes || return
+  local out; out=$(witness check bytes w outputs/data/corpus.h5 "${RULES[@]}") \
+    && ok "import bytes under MALLOC_PERTURB_: corpus.h5 equals the documented rules" "— ${out#*: }" \
+    || { bad "import bytes under MALLOC_PERTURB_: corpus.h5 equals the documented rules"; echo "$out" | sed 's/^/       /'; }
+}
 case_format_jsonl_text() {
   fmt_case jsonl-text jsonl-text 257 w/jsonl-text
   # Negative control: the same check under another split seed must find the corpus different.
