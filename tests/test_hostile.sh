@@ -258,6 +258,17 @@ case_bidi_config_name() {
     && ok "--check with a config named with bidi controls and a line separator: each printed as '?'" \
     || { bad "--check with a config named with bidi controls and a line separator: each printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
 }
+# A path option longer than its buffer was cut silently: its first 1099 bytes can name another
+# checkpoint (here step-0006 and 1068 slashes, before "../step-0099", which does not exist).
+case_export_long_checkpoint() {
+  fixture trained || return
+  local p; p="artifacts/checkpoints/step-0006$(printf '/%.0s' $(seq 1068))../step-0099"
+  refused "export --checkpoint of 1110 bytes whose first 1099 name step-0006: refused, not step-0006 exported (was exit 0)" 2 \
+    '^ddptok: error: export --checkpoint artifacts/checkpoints/step-0006/+\.\./step-0099: path too long \(at most 1099 bytes\)$' \
+    one export --config "$cfg" --checkpoint "$p"
+  refused "export --out of 1110 bytes: refused, not written under its first 1099 bytes" 2 'export --out .*: path too long' \
+    one export --config "$cfg" --out "o$(printf '/%.0s' $(seq 1100))m.safetensors"
+}
 # ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
 case_non_utf8_checkpoint_name() {
   fixture trained || return

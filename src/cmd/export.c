@@ -106,7 +106,8 @@ static int export_run(App *app) {
     const ExportOptions *o = app->opts;
     char dir[1100], path[1200], file[1100], meta_path[1200];
     if (o->checkpoint) {
-        snprintf(dir, sizeof dir, "%s", o->checkpoint);
+        if (snprintf(dir, sizeof dir, "%s", o->checkpoint) >= (int)sizeof dir)  // cut, it would name another path
+            die(EXIT_BAD_INPUT, "export --checkpoint %s: path too long (at most %zu bytes)", o->checkpoint, sizeof dir - 1);
         for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
     } else {
         char root[1024], train[HINT_MAX];
@@ -122,8 +123,10 @@ static int export_run(App *app) {
         die(EXIT_BAD_INPUT, "export --checkpoint %s: no checkpoint there (expected a step-NNNN directory with rank-0000.h5)", dir);
     CheckpointState s;
     if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
-    if (o->out) snprintf(file, sizeof file, "%s", o->out);
-    else out_path(app, file, sizeof file, "model.safetensors");
+    if (o->out) {
+        if (snprintf(file, sizeof file, "%s", o->out) >= (int)sizeof file)
+            die(EXIT_BAD_INPUT, "export --out %s: path too long (at most %zu bytes)", o->out, sizeof file - 1);
+    } else out_path(app, file, sizeof file, "model.safetensors");
     beside_path(file, meta_path, sizeof meta_path);
 
     size_t len;
