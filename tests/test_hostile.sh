@@ -107,6 +107,18 @@ open('line.jsonl', 'w').write(''.join(f'[{i}, 2, 3, 4, 5]\n' for i in range(300)
     env DDPTOK_MEMORY_LIMIT=160M "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
   expect_rc "the same JSON lines within the budget: imported" 0 env DDPTOK_MEMORY_LIMIT=1G "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
 }
+# DDPTOK_MEMORY_LIMIT is read strictly: "abc", "-1" and "0" were no limit at all, "8g" 8 bytes.
+case_memory_limit_values() {
+  local v
+  for v in abc -1 0 1.5G 8x "64 M"; do
+    refused "DDPTOK_MEMORY_LIMIT='$v': exit 2 naming it (was taken as no limit, or a few bytes)" 2 \
+      "^ddptok: error: DDPTOK_MEMORY_LIMIT=$v: expected a number of bytes above 0, or one with K, M, G or T" \
+      env DDPTOK_MEMORY_LIMIT="$v" "$DDPTOK" --check prepare --config "$cfg"
+  done
+  for v in 8g 1T 64MiB 100000000; do
+    expect_rc "DDPTOK_MEMORY_LIMIT='$v': a limit tiny.yaml fits in" 0 env DDPTOK_MEMORY_LIMIT="$v" "$DDPTOK" --check prepare --config "$cfg"
+  done
+}
 # parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
 case_invariance_budget() {
   local inv=(--set data.min_length=4095 --set data.max_length=4096 --set train.rank_bands=auto --set train.global_batch=1048576 --set paths.outputs=inv)
