@@ -281,6 +281,18 @@ case_export_long_checkpoint() {
   refused "export --out of 1110 bytes: refused, not written under its first 1099 bytes" 2 'export --out .*: path too long' \
     one export --config "$cfg" --out "o$(printf '/%.0s' $(seq 1100))m.safetensors"
 }
+# ... and in the hints say() prints (say keeps the newlines of its own text): the config's
+# name inside "run `...`" is cleaned by hint_command itself
+case_forged_hint_name() {
+  local name; name=$(printf 'c\nddptok: forged.yaml')
+  cp "$cfg" "$name"
+  one prepare --config "$name" >/dev/null || { bad "prepare with a config named with a newline"; return; }
+  OUT=$(ddp 2 train --config "$name" 2>/dev/null)
+  grep -q "^train: to continue to step 12, run \`.* --config 'c?ddptok: forged.yaml' --resume latest\`$" <<<"$OUT" \
+    && ! grep -q '^ddptok: forged' <<<"$OUT" \
+    && ok "train's resume hint with a config named with a newline: one line, the newline printed as '?' (was split in two)" \
+    || { bad "train's resume hint with a config named with a newline: one line, the newline printed as '?' (was split in two)"; tail -3 <<<"$OUT" | cat -A | sed 's/^/       /'; }
+}
 # ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
 case_non_utf8_checkpoint_name() {
   fixture trained || return
