@@ -141,6 +141,24 @@ sys.stdout.buffer.write(v if isinstance(v, bytes) else v.encode('utf-8', 'surrog
     || { bad "import_files: one line per file whatever its name, and sha256sum -c checks each" "— $n lines:"; cat -A sums.txt | head -6 | sed 's/^/       /'; }
 }
 
+# --check import runs the run's checks before a token is read: data.source, every --input
+# there, the memory budget (it said ok to all three), with the run's own line.
+case_check_import() {
+  own_ompi; fixture w || return
+  local c n=0 run_err chk_err
+  for c in "--config $CONFIGS/tiny.yaml --format jsonl --input w/jsonl" "--config t.yaml --format jsonl --input w/absent" \
+           "--config t.yaml --format jsonl --input w/jsonl-big"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    run_err=$(env DDPTOK_MEMORY_LIMIT=8M "$DDPTOK" import $c 2>&1 >/dev/null); local rc=$?
+    # shellcheck disable=SC2086
+    chk_err=$(env DDPTOK_MEMORY_LIMIT=8M "$DDPTOK" --check import $c 2>&1 >/dev/null); local crc=$?
+    [ $rc -eq 2 ] && [ $crc -eq 2 ] && [ -n "$chk_err" ] && [ "$chk_err" = "$run_err" ] \
+      && ok "--check import refuses what the run refuses ($n), with the same line" "— ${chk_err#ddptok: error: }" \
+      || bad "--check import refuses what the run refuses ($n), with the same line" "— run exit $rc '$run_err', --check exit $crc '$chk_err'"
+  done
+}
+
 # 4. Damaged files: one line naming the file, the offset and the rule; exit 2; no hang.
 case_damaged_files() {
   own_ompi; fixture w || return

@@ -113,19 +113,33 @@ static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *
 
 }
 
+// What the run checks before it reads a token, the run and --check alike
+// (Command.check_options): the config's data.source, the options, that every --input is
+// there, and the memory the corpus can need (import_budget, from the files' sizes). --check
+// said ok to a synthetic config, a missing file and an import over the budget.
 static void import_check(const App *app) {
-    ImportSpec spec;
-    char options[700];
-    import_parse(app->opts, &app->cfg, &spec, options, sizeof options);
-    free((char *)spec.delimiter);
-}
-
-static int import_run(App *app) {
     const Config *cfg = &app->cfg;
     const ImportOptions *o = app->opts;
     if (cfg->data.source != DATA_SOURCE_IMPORTED)
         die(EXIT_BAD_INPUT, "%s: data.source is %s: import makes the corpus of data.source: imported (add it to the config, "
             "or --set data.source=imported)", cfg->source, data_source_names[cfg->data.source]);
+    ImportSpec spec;
+    char options[700];
+    import_parse(o, cfg, &spec, options, sizeof options);
+    free((char *)spec.delimiter);
+    char **files;
+    int n_files;
+    uint64_t bytes;
+    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files)) stop(EXIT_BAD_INPUT);
+    int rc = import_budget(cfg, &spec, files, n_files, &bytes);
+    for (int i = 0; i < n_files; i++) free(files[i]);
+    free(files);
+    if (rc) stop(EXIT_BAD_INPUT);
+}
+
+static int import_run(App *app) {
+    const Config *cfg = &app->cfg;
+    const ImportOptions *o = app->opts;  // import_check (check_options) ran first: data.source, inputs, budget
     ImportSpec spec;
     char options[700] = "";
     import_parse(o, cfg, &spec, options, sizeof options);
