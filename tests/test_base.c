@@ -32,6 +32,12 @@ int main(void) {
     CHECK(!strcmp(clean, "?2J ?? \xe2\x80\xa6 ??? ??"), "text_clean (UTF-8): '%s'", clean);
     text_clean(clean, 6, "abcd\xe2\x80\xa6", "");
     CHECK(!strcmp(clean, "abcd"), "text_clean cut a character in half: '%s'", clean);
+    // ... a bidi control (RLO U+202E, LRI U+2066, PDI U+2069, RLM U+200F) and a line
+    // separator (U+2028) too: each reorders or splits what a terminal shows; other letters kept
+    text_clean(clean, sizeof clean, "a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x81\xa9\xe2\x80\x8f" "d\xe2\x80\xa8" "\xe2\x80\xad\xe2\x80\xa9\xd8\x9c", "");
+    CHECK(!strcmp(clean, "a?b?c??d????"), "text_clean (bidi): '%s'", clean);
+    text_clean(clean, sizeof clean, "\xe2\x80\xa9\xe2\x81\xaa\xe2\x80\xa9\xe2\x80\xa7\xe2\x80\x8d", "");
+    CHECK(!strcmp(clean, "?\xe2\x81\xaa?\xe2\x80\xa7\xe2\x80\x8d"), "text_clean (bidi neighbours): '%s'", clean);
     const char *s1 = text_safe("step-1\n  ok\tx"), *s2 = text_safe("y\n");
     CHECK(!strcmp(s1, "step-1?  ok?x") && !strcmp(s2, "y?"), "text_safe: '%s', '%s'", s1, s2);
     uint32_t cp = 0;
@@ -88,6 +94,19 @@ int main(void) {
     CHECK(!made_is(other) && symlink(path, link) == 0 && !made_is(link), "made: a user's file or a link taken for ddptok's");
     CHECK(unlink(path) == 0 && rename(other, path) == 0 && !made_is(path), "made: a file replaced under a recorded name still counts");
     CHECK(write_file_atomic(path, "again", 5) == 0 && made_is(path), "made: a rewrite is not recorded");
+    // ... and a line without a birth time (a file system that keeps none) proves nothing: a
+    // freed inode number is reused at once, so a user's file would have it
+    char rec[128], line[160], moved[96];
+    struct stat pst;
+    snprintf(rec, sizeof rec, "%s/" MADE_RECORD, sub), snprintf(moved, sizeof moved, "%s/a/b/made", dir);
+    snprintf(line, sizeof line, "f %llu 0 made\n", (unsigned long long)(stat(path, &pst) == 0 ? pst.st_ino : 0));
+    FILE *rf = fopen(rec, "a");
+    if (rf) fputs(line, rf), fclose(rf);
+    int sfd = open(sub, O_RDONLY | O_DIRECTORY);
+    CHECK(rename(path, moved) == 0 && !made_is(moved) && made_unproven_at(sfd, "made") && !made_unproven_at(sfd, "link"),
+          "made: a record line without a birth time counts as proof");
+    CHECK(rename(moved, path) == 0 && made_is(path), "made: renamed back");
+    close(sfd);
     int subfd = open(sub, O_RDONLY | O_DIRECTORY);
     CHECK(subfd >= 0 && unlink(link) == 0 && unlink(path) == 0 && made_compact_at(subfd, 0) == 0, "made_compact_at");
     struct stat st;

@@ -394,6 +394,23 @@ case_check_validates_options() {
   expect_rc "--check train --fresh --resume latest is refused" 2 one --check train --config "$cfg" --fresh --resume latest
   expect_grep "--check train --fresh --resume: they exclude each other" "^ddptok: error: train: --fresh and --resume exclude each other" "$OUT"
 }
+# ... and a command's checks of its config and options that come before any file is read:
+# --check refuses them with the run's own line (each said ok before).
+check_like_run() {  # NAME CMD ARGS...: the run and --check both exit 2 with the same one line
+  local name=$1; shift
+  local run_err chk_err rc crc
+  run_err=$("$DDPTOK" "$@" 2>&1 >/dev/null); rc=$?
+  chk_err=$("$DDPTOK" --check "$@" 2>&1 >/dev/null); crc=$?
+  [ $rc -eq 2 ] && [ $crc -eq 2 ] && [ "$(grep -c . <<<"$chk_err")" -eq 1 ] && [ "$chk_err" = "$run_err" ] \
+    && ok "$name: --check refuses it with the run's line" "— ${chk_err#ddptok: error: }" \
+    || bad "$name: --check refuses it with the run's line" "— run exit $rc '$run_err', --check exit $crc '$chk_err'"
+}
+case_check_like_run() {
+  check_like_run "prepare with data.source: imported" prepare --config "$cfg" --set data.source=imported
+  check_like_run "exercise with its token counts past data.max_length" exercise --config "$CONFIGS/exercise.yaml" \
+    --set data.min_length=4 --set data.max_length=20 --set train.rank_bands=auto
+  check_like_run "export --out longer than 1099 bytes" export --config "$cfg" --out "o$(printf '/%.0s' $(seq 1100))m.safetensors"
+}
 # clean removes only what ddptok recorded making (issue 21.1), not what merely has the name
 # of an output: a user's data/ and checkpoints.old-X/ were removed before (exit 0).
 case_clean_user_files() {

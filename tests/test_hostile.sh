@@ -79,8 +79,47 @@ case_bench_comm_budget() {
   refused "bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused at the start, naming the default" 2 \
     'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
     env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}"
+  local run_line=$OUT
+  refused "--check bench-comm with its default 64 MiB under DDPTOK_MEMORY_LIMIT=100M: refused as the run is (was ok)" 2 \
+    'bench-comm \(--max-bytes default 67108864\): its largest all-reduce \(64.0 MiB\) .* needs 128.0 MiB, more than the 100.0 MiB' \
+    env DDPTOK_MEMORY_LIMIT=100M "$DDPTOK" --check bench-comm --config "$cfg" "${w1[@]}"
+  [ "$OUT" = "$run_line" ] && ok "--check bench-comm and the run refuse with the same line" \
+    || bad "--check bench-comm and the run refuse with the same line" "— '$OUT' vs '$run_line'"
   expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
     env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
+}
+# import builds the corpus in memory from files of any size: through the same budget, from
+# the files' sizes before any is read, and a JSON line's parse per line.
+case_import_budget() {
+  cat > imp.yaml <<'YAML'
+seed: 5
+data: {vocab_size: 301, min_length: 4, max_length: 64, source: imported}
+model: {context: 3, embed_dim: 4, hidden: 8, dropout: 0.0}
+train: {world_size: 2, rank_bands: auto, batch_size_per_rank: 2, accumulation: 1, updates: 3, interrupt_at: 0}
+YAML
+  $PY -c "
+import numpy as np; r = np.random.default_rng(1)
+r.integers(0, 299, size=20_000_000).astype('<u2').tofile('big.bin')
+open('line.jsonl', 'w').write(''.join(f'[{i}, 2, 3, 4, 5]\n' for i in range(300)) + '[' + ','.join(map(str, r.integers(0, 299, size=2_000_000))) + ']\n')"
+  refused "import of a 40 MB nanoGPT file under DDPTOK_MEMORY_LIMIT=64M: refused before reading it (used 286 MB)" 2 \
+    '^ddptok: error: import of 1 file \(at most 20000001 tokens: the corpus built in memory\) needs [0-9.]+ MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\): import fewer or smaller files at once$' \
+    env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" import --config imp.yaml --format nanogpt --eot 7 --input big.bin
+  refused "import of a JSON line of 7 MB under DDPTOK_MEMORY_LIMIT=160M: its parse refused, naming the line (used 140 MB)" 2 \
+    '^ddptok: error: line.jsonl: offset [0-9]+: line 301 \([0-9]+ bytes, parsed whole\) beside the corpus needs [0-9.]+ MiB, more than the 160.0 MiB' \
+    env DDPTOK_MEMORY_LIMIT=160M "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
+  expect_rc "the same JSON lines within the budget: imported" 0 env DDPTOK_MEMORY_LIMIT=1G "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
+}
+# DDPTOK_MEMORY_LIMIT is read strictly: "abc", "-1" and "0" were no limit at all, "8g" 8 bytes.
+case_memory_limit_values() {
+  local v
+  for v in abc -1 0 1.5G 8x "64 M"; do
+    refused "DDPTOK_MEMORY_LIMIT='$v': exit 2 naming it (was taken as no limit, or a few bytes)" 2 \
+      "^ddptok: error: DDPTOK_MEMORY_LIMIT=$v: expected a number of bytes above 0, or one with K, M, G or T" \
+      env DDPTOK_MEMORY_LIMIT="$v" "$DDPTOK" --check prepare --config "$cfg"
+  done
+  for v in 8g 1T 64MiB 100000000; do
+    expect_rc "DDPTOK_MEMORY_LIMIT='$v': a limit tiny.yaml fits in" 0 env DDPTOK_MEMORY_LIMIT="$v" "$DDPTOK" --check prepare --config "$cfg"
+  done
 }
 # parity --invariance derives global-sampler configs from a bands one: each is budgeted too.
 case_invariance_budget() {
@@ -222,6 +261,39 @@ case_forged_config_name() {
   [ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?ddptok --check: train: ok.yaml': ok (one process; train.world_size 2)" ] \
     && ok "--check with a config named like its own line: one line, the newline printed as '?'" \
     || { bad "--check with a config named like its own line: one line, the newline printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+}
+# ... and a unicode bidi control (Trojan Source: U+202E RIGHT-TO-LEFT OVERRIDE reverses what
+# follows it on a terminal) or a line separator (U+2028) is '?' too
+case_bidi_config_name() {
+  local rc name; name=$(printf 'c\342\200\256lmay.\342\201\246x\342\200\250y.yaml')
+  cp "$cfg" "$name"
+  OUT=$(one --check prepare --config "$name" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ "$OUT" = "ddptok --check: prepare --config 'c?lmay.?x?y.yaml': ok (one process; train.world_size 2)" ] \
+    && ok "--check with a config named with bidi controls and a line separator: each printed as '?'" \
+    || { bad "--check with a config named with bidi controls and a line separator: each printed as '?'" "— exit $rc:"; echo "$OUT" | head -3 | sed 's/^/       /'; }
+}
+# A path option longer than its buffer was cut silently: its first 1099 bytes can name another
+# checkpoint (here step-0006 and 1068 slashes, before "../step-0099", which does not exist).
+case_export_long_checkpoint() {
+  fixture trained || return
+  local p; p="artifacts/checkpoints/step-0006$(printf '/%.0s' $(seq 1068))../step-0099"
+  refused "export --checkpoint of 1110 bytes whose first 1099 name step-0006: refused, not step-0006 exported (was exit 0)" 2 \
+    '^ddptok: error: export --checkpoint artifacts/checkpoints/step-0006/+\.\./step-0099: path too long \(at most 1099 bytes\)$' \
+    one export --config "$cfg" --checkpoint "$p"
+  refused "export --out of 1110 bytes: refused, not written under its first 1099 bytes" 2 'export --out .*: path too long' \
+    one export --config "$cfg" --out "o$(printf '/%.0s' $(seq 1100))m.safetensors"
+}
+# ... and in the hints say() prints (say keeps the newlines of its own text): the config's
+# name inside "run `...`" is cleaned by hint_command itself
+case_forged_hint_name() {
+  local name; name=$(printf 'c\nddptok: forged.yaml')
+  cp "$cfg" "$name"
+  one prepare --config "$name" >/dev/null || { bad "prepare with a config named with a newline"; return; }
+  OUT=$(ddp 2 train --config "$name" 2>/dev/null)
+  grep -q "^train: to continue to step 12, run \`.* --config 'c?ddptok: forged.yaml' --resume latest\`$" <<<"$OUT" \
+    && ! grep -q '^ddptok: forged' <<<"$OUT" \
+    && ok "train's resume hint with a config named with a newline: one line, the newline printed as '?' (was split in two)" \
+    || { bad "train's resume hint with a config named with a newline: one line, the newline printed as '?' (was split in two)"; tail -3 <<<"$OUT" | cat -A | sed 's/^/       /'; }
 }
 # ... and into JSON through json_text: a byte that is not UTF-8 becomes U+FFFD (jansson refuses it)
 case_non_utf8_checkpoint_name() {

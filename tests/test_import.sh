@@ -50,6 +50,17 @@ case_format_nanogpt() { fmt_case nanogpt nanogpt 301 w/nanogpt --eot 299; }
 case_format_megatron() { fmt_case megatron megatron 301 w/megatron; }
 case_format_jsonl() { fmt_case jsonl jsonl 301 w/jsonl; }
 case_format_jsonl_big() { fmt_case jsonl-big jsonl 301 w/jsonl-big; }
+# Every allocation filled with 0xa5 (glibc's MALLOC_PERTURB_): the corpus may not depend on
+# what fresh memory holds (the first sequence's offset was read uninitialized: this case
+# ended with SIGSEGV, exit 139, on main 6b24c39; ASan reported it for every format).
+case_format_bytes_perturbed() {
+  own_ompi; fixture w || return
+  expect_rc "import bytes with every allocation filled with 0xa5 (MALLOC_PERTURB_=165)" 0 \
+    env MALLOC_PERTURB_=165 "$DDPTOK" import --config t.yaml --set data.vocab_size=257 --format bytes --delimiter '\n%\n' --input w/bytes || return
+  local out; out=$(witness check bytes w outputs/data/corpus.h5 "${RULES[@]}") \
+    && ok "import bytes under MALLOC_PERTURB_: corpus.h5 equals the documented rules" "— ${out#*: }" \
+    || { bad "import bytes under MALLOC_PERTURB_: corpus.h5 equals the documented rules"; echo "$out" | sed 's/^/       /'; }
+}
 case_format_jsonl_text() {
   fmt_case jsonl-text jsonl-text 257 w/jsonl-text
   # Negative control: the same check under another split seed must find the corpus different.
@@ -112,6 +123,40 @@ case_imported_corpus_rules() {
   expect_rc "fractions summing past 1 are refused" 2 one import --config t.yaml --set data.import.test_fraction=0.9 --format jsonl --input w/jsonl
   expect_rc "a corpus without a train sequence is refused" 2 one import --config t.yaml --set data.import.test_fraction=1 --set data.import.validation_fraction=0 --format jsonl --input w/jsonl
   expect_grep "a corpus without a train sequence: refused saying so" 'no train sequence' "$OUT"
+}
+
+# import_files (corpus.h5) is sha256sum's format: a file named with a newline is one line
+# (escaped as sha256sum escapes it), never a second, forged entry; `sha256sum -c` checks them all.
+case_import_files_names() {
+  own_ompi; fixture w || return
+  mkdir -p nd && cp w/jsonl/a.jsonl "nd/$(printf 'a\n0000000000000000000000000000000000000000000000000000000000000000  forged')" \
+    && cp w/jsonl/a.jsonl 'nd/b\c' && cp w/jsonl/a.jsonl "nd/$(printf 'c\r')" && cp w/jsonl/a.jsonl nd/d
+  expect_rc "import of files named with a newline, a backslash, a carriage return" 0 one import --config t.yaml --format jsonl --input nd || return
+  /usr/bin/python3 -c "
+import h5py, sys; v = h5py.File('outputs/data/corpus.h5', 'r').attrs['import_files']
+sys.stdout.buffer.write(v if isinstance(v, bytes) else v.encode('utf-8', 'surrogateescape'))" > sums.txt
+  local n; n=$(grep -c . sums.txt)
+  [ "$n" -eq 4 ] && OUT=$(sha256sum -c sums.txt 2>&1) && [ "$(grep -c ': OK$' <<<"$OUT")" -eq 4 ] \
+    && ok "import_files: one line per file whatever its name, and sha256sum -c checks each" "($n lines)" \
+    || { bad "import_files: one line per file whatever its name, and sha256sum -c checks each" "— $n lines:"; cat -A sums.txt | head -6 | sed 's/^/       /'; }
+}
+
+# --check import runs the run's checks before a token is read: data.source, every --input
+# there, the memory budget (it said ok to all three), with the run's own line.
+case_check_import() {
+  own_ompi; fixture w || return
+  local c n=0 run_err chk_err
+  for c in "--config $CONFIGS/tiny.yaml --format jsonl --input w/jsonl" "--config t.yaml --format jsonl --input w/absent" \
+           "--config t.yaml --format jsonl --input w/jsonl-big"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    run_err=$(env DDPTOK_MEMORY_LIMIT=8M "$DDPTOK" import $c 2>&1 >/dev/null); local rc=$?
+    # shellcheck disable=SC2086
+    chk_err=$(env DDPTOK_MEMORY_LIMIT=8M "$DDPTOK" --check import $c 2>&1 >/dev/null); local crc=$?
+    [ $rc -eq 2 ] && [ $crc -eq 2 ] && [ -n "$chk_err" ] && [ "$chk_err" = "$run_err" ] \
+      && ok "--check import refuses what the run refuses ($n), with the same line" "— ${chk_err#ddptok: error: }" \
+      || bad "--check import refuses what the run refuses ($n), with the same line" "— run exit $rc '$run_err', --check exit $crc '$chk_err'"
+  done
 }
 
 # 4. Damaged files: one line naming the file, the offset and the rule; exit 2; no hang.

@@ -81,3 +81,39 @@ case_truncated_corpus() {
   fixture w3 || return
   san "a truncated corpus" 2 sh -c "head -c 1000 o3/data/corpus.h5 > c && mv c o3/data/corpus.h5 && exec '$ASAN' reference --config '$cfg' ${w3[*]}"
 }
+
+# import: each reader on the independent writer's valid files (tests/import_witness.py make)
+# and on every damaged file of its `corrupt` (exit 2 each, as test_import.sh expects).
+import_yaml() {
+  cat > t.yaml <<'YAML'
+seed: 5
+data: {vocab_size: 301, min_length: 4, max_length: 32, source: imported, import: {split_seed: 3, validation_fraction: 0.2, test_fraction: 0.2}}
+model: {context: 3, embed_dim: 4, hidden: 8, dropout: 0.0}
+train: {world_size: 2, rank_bands: auto, batch_size_per_rank: 2, accumulation: 1, updates: 3, interrupt_at: 0}
+YAML
+}
+fixture_import_w() {
+  import_yaml && timeout -k 5 300 /usr/bin/python3 "$ROOT/tests/import_witness.py" make w >/dev/null \
+    && timeout -k 5 300 /usr/bin/python3 "$ROOT/tests/import_witness.py" corrupt w >/dev/null
+}
+san_import() {  # NAME VOCAB INPUT OPTIONS...: one valid import under the sanitizers
+  local name=$1 v=$2 in=$3; shift 3
+  fixture import_w || return
+  san "import $name" 0 run1 import --config t.yaml --set data.vocab_size="$v" "$@" --input "$in"
+}
+case_import_bytes() { san_import "--format bytes" 257 w/bytes --format bytes --delimiter '\n%\n'; }
+case_import_llmc() { san_import "--format llmc (v1, uint16)" 301 w/llmc --format llmc --eot 299; }
+case_import_llmc7() { san_import "--format llmc (v7, uint32)" 70002 w/llmc7 --format llmc --eot 70000; }
+case_import_nanogpt() { san_import "--format nanogpt" 301 w/nanogpt --format nanogpt --eot 299; }
+case_import_megatron() { san_import "--format megatron" 301 w/megatron --format megatron; }
+case_import_jsonl() { san_import "--format jsonl" 301 w/jsonl --format jsonl; }
+case_import_jsonl_text() { san_import "--format jsonl-text" 257 w/jsonl-text --format jsonl-text; }
+case_import_damaged() {
+  fixture import_w || return
+  local n=0 name fmt v path words
+  while IFS='|' read -r name fmt v path words; do
+    san "import, damaged: $name" 2 timeout -k 2 60 "$ASAN" import --config t.yaml --set data.vocab_size="$v" --format "$fmt" --input "$path"
+    n=$((n + 1))
+  done < w/bad/cases.tsv
+  [ "$n" -ge 30 ] && ok "asan: damaged import inputs: at least 30 tried" "($n)" || bad "asan: damaged import inputs: at least 30 tried" "— only $n"
+}

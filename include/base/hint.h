@@ -40,7 +40,8 @@ const char *hint_args(void);
 //     run as root and --oversubscribe when W exceeds the CPUs this process may use.
 // Words with characters the shell treats specially are single-quoted. Without
 // hint_args_set (a test program) the arguments read " --config FILE". `extra` (may be NULL
-// or "") follows the arguments: " --resume latest".
+// or "") follows the arguments: " --resume latest". The result is text_clean'd (report.h):
+// a control character or a bidi control in a name is '?', so it is safe inside say().
 // Appends " WORD" to out (len bytes, NUL-terminated), quoted as hint_command quotes: for
 // the `extra` of a hint that names a path.
 void hint_word(char *out, size_t len, const char *word);

@@ -8,7 +8,8 @@
 //     f INO BTIME NAME    in the directory of a file ddptok created (or rewrote): that file
 // INO and BTIME (the inode number and birth time in ns; 0 where the file system keeps no
 // birth time) name the very inode: a file put later under the same name, or a copy (cp -r,
-// a restored backup), has another, and is not taken for ddptok's. The last line of a name
+// a restored backup), has another, and is not taken for ddptok's. Without a birth time
+// nothing is proven (a freed inode number is reused at once): clean leaves it all. The last line of a name
 // is its record (a rewrite appends a new line). A directory's own line lives inside it, so
 // it travels with the directory when ddptok renames it (a checkpoint published, a lineage
 // moved aside by train --fresh), and nothing is written outside the directories ddptok
@@ -36,6 +37,9 @@ int made_note_fd(const char *path, int fd);
 int made_is(const char *path);
 // The same for entry `name` of the directory open as `dirfd` (no link followed below it).
 int made_is_at(int dirfd, const char *name);
+// 1 when entry `name` is not made_is_at only because it or its record line has no birth
+// time (the same kind and inode number listed): for clean's message.
+int made_unproven_at(int dirfd, const char *name);
 // Rewrites the record of the directory open as `dirfd` to the lines of what is still there
 // and still the same inode (its own line only when keep_self); removes the record when none
 // is left. For clean, after it removed what it may. 0 or -1 (error printed).

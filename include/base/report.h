@@ -91,7 +91,9 @@ void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // text_clean is the one function that makes such text safe to print: it copies src to dst
 // (at most len bytes with the NUL, never half a character; dst may be src) with each
 // control character — a byte below 0x20 that `keep` does not name, DEL, a C1 control
-// U+0080..U+009F — and each byte that is not part of valid UTF-8 as one '?'.
+// U+0080..U+009F, a bidi control (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C)
+// or a line/paragraph separator (U+2028, U+2029) — and each byte that is not part of valid
+// UTF-8 as one '?'.
 // die, error and warning print their whole line through it (nothing kept); say keeps "\n\t"
 // of its whole text (its formats hold them), so what say quotes must go through
 // text_safe: say("  %s ok\n", text_safe(dir)).

@@ -53,6 +53,7 @@ typedef struct {
     const char *delimiter;  // bytes: the byte string that separates documents; NULL: one document per file
     size_t delimiter_len;
     int64_t vocab;          // source ids must lie in [0, vocab): data.vocab_size − 1
+    uint64_t budgeted;      // bytes import_budget found the corpus needs at most (set by import_corpus)
 } ImportSpec;
 
 // Where a reader's documents go. Both return 0, or -1 with the error printed.
@@ -72,12 +73,17 @@ typedef struct {
 } ImportFile;
 
 // Opens a regular file (a FIFO or a device is refused before it can block); 0 or -1.
+// The memory budget of an import (config/budget.h): import_budget, before any file is read,
+// from their sizes (the most the corpus can need; its bytes in *bytes); import_budget_line,
+// for a JSONL line of n bytes parsed whole beside it. 0, or -1 with one line printed.
+int import_budget(const Config *cfg, const ImportSpec *spec, char *const *files, int n_files, uint64_t *bytes);
 int import_file_open(ImportFile *f, const char *path);
 void import_file_close(ImportFile *f);
 // Exactly n bytes at offset off (the caller has checked them against f->size); 0 or -1.
 int import_file_read(const ImportFile *f, int64_t off, void *buf, size_t n);
 // One line "PATH: offset OFF: <what>" (error()); returns -1.
 int import_fail(const ImportFile *f, int64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int import_budget_line(const ImportSpec *spec, const ImportFile *f, int64_t off, int64_t line, size_t n);
 
 // The integer types token files hold (Megatron's dtype codes name them too).
 typedef enum { TOK_U8, TOK_I8, TOK_I16, TOK_U16, TOK_I32, TOK_U32, TOK_I64, TOK_TYPE_COUNT } TokenType;

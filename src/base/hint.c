@@ -1,6 +1,7 @@
 // hint.c — "did you mean", and the commands hints name: the binary as invoked, the
 // launcher, the user's own arguments (see hint.h).
 #include "base/hint.h"
+#include "base/report.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -197,5 +198,8 @@ const char *hint_command(char *buf, size_t len, const char *command, int ranks, 
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%s%s", g_hint_args[0] ? g_hint_args : " --config FILE", extra ? extra : "");
     if (buf[0] == ' ') memmove(buf, buf + 1, strlen(buf));  // every word came after a space
+    // A hint reaches the terminal inside say()'s text, which keeps "\n\t": a config named
+    // with a newline split "run `... --config 'c<newline>forged'`" over two lines.
+    text_clean(buf, len, buf, "");
     return buf;
 }

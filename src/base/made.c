@@ -46,9 +46,12 @@ static int id_of_fd(int fd, MadeId *id) {
     return 0;
 }
 
-// The same inode: the birth time is compared where both sides know one.
+// The same inode, born at the same time. An inode number alone proves nothing: a file
+// system reuses a freed one at once (ext4 gave a user's file, written where ddptok's had
+// been removed, the same number), so where either side has no birth time (a file system
+// that keeps none: ext4 with 128-byte inodes, NFS) nothing is the same.
 static int id_same(const MadeId *a, const MadeId *b) {
-    return a->kind == b->kind && a->ino == b->ino && (!a->btime || !b->btime || a->btime == b->btime);
+    return a->kind == b->kind && a->ino == b->ino && a->btime && a->btime == b->btime;
 }
 
 // Where the record of `path` lives and the name it has there: a directory's own record and
@@ -221,6 +224,20 @@ int made_is_at(int dirfd, const char *name) {
     int i = record_find(&r, id.kind == 'd' ? "." : name), ok = i >= 0 && id_same(&r.line[i].id, &id);
     record_free(&r);
     return ok;
+}
+
+int made_unproven_at(int dirfd, const char *name) {
+    MadeId id;
+    if (id_at(dirfd, name, &id) != 0 || id.kind == '?') return 0;
+    int fd = id.kind == 'd' ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : dirfd;
+    if (fd < 0) return 0;
+    Record r;
+    record_read(fd, &r);
+    if (fd != dirfd) close(fd);
+    int i = record_find(&r, id.kind == 'd' ? "." : name), listed = i >= 0 && r.line[i].id.kind == id.kind && r.line[i].id.ino == id.ino &&
+                                                      (!id.btime || !r.line[i].id.btime);
+    record_free(&r);
+    return listed;
 }
 
 int made_is(const char *path) {

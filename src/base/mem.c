@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,12 +39,20 @@ uint64_t memory_available_from(const char **from) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (uint64_t)rl.rlim_cur < avail)
         avail = (uint64_t)rl.rlim_cur, why = "ulimit -v";
-    // DDPTOK_MEMORY_LIMIT=N[KMG]: a lower budget (a shared node; the fuzz targets).
+    // DDPTOK_MEMORY_LIMIT=N[KMGT]: a lower budget (a shared node; the fuzz targets). Read
+    // strictly: "8g" was 8 bytes, "1.5G" 1 byte, and "abc", "-1" or "0" no limit at all.
     const char *env = getenv("DDPTOK_MEMORY_LIMIT");
-    char *end;
-    unsigned long long lim = env ? strtoull(env, &end, 10) : 0;
-    if (lim) {
-        int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (env && *env) {
+        const char *p = env;
+        uint64_t lim = 0;
+        while (*p >= '0' && *p <= '9') lim = size_add(size_mul(lim, 10), (uint64_t)(*p++ - '0'));
+        const char *units = "KMGT", *u = *p ? strchr(units, *p & ~0x20) : NULL;
+        int shift = u ? 10 * (int)(u - units + 1) : 0;
+        if (u) p++;
+        if (u && (!strcmp(p, "B") || !strcmp(p, "iB"))) p += strlen(p);
+        if (p == env || *p || lim == 0 || env[0] < '0' || env[0] > '9')
+            die(EXIT_BAD_INPUT, "DDPTOK_MEMORY_LIMIT=%s: expected a number of bytes above 0, or one with K, M, G or T "
+                "(512M, 8G; unset it for no limit)", env);
         uint64_t bytes = size_mul(lim, (uint64_t)1 << shift);
         if (!avail || bytes < avail) avail = bytes, why = "DDPTOK_MEMORY_LIMIT";
     }

@@ -36,12 +36,20 @@ int utf8_next(const char *s, uint32_t *cp) {
     return n;
 }
 
+// A code point that reorders or breaks the text around it on a terminal or in an editor:
+// the bidi embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069), the bidi
+// marks (U+200E, U+200F, U+061C) and the line and paragraph separators (U+2028, U+2029).
+static int reorders_text(uint32_t cp) {
+    return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F ||
+           cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+}
+
 void text_clean(char *dst, size_t len, const char *src, const char *keep) {
     size_t i = 0, o = 0;  // o <= i: dst may be src
     while (len && src[i] && o < len - 1) {
         uint32_t cp = 0;
         int n = utf8_next(src + i, &cp);
-        if (n == 0 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || (cp < 0x20 && !strchr(keep, (int)cp))) {
+        if (n == 0 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || (cp < 0x20 && !strchr(keep, (int)cp)) || reorders_text(cp)) {
             dst[o++] = '?', i += n ? (size_t)n : 1;
             continue;
         }

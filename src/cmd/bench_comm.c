@@ -48,14 +48,33 @@ static void bench_comm_budget(uint64_t largest, const char *option) {
         die(EXIT_BAD_INPUT, "%s", err);
 }
 
-// --max-bytes through the budget when it is parsed (Command.check_options: --check too),
-// before any rank allocates it.
+// The sweep's --max-bytes (the default 64 MiB when not given), and the option as the
+// messages name it.
+static uint64_t sweep_max_bytes(const App *app, char *option, size_t len) {
+    double given = ((const BenchCommOptions *)app->opts)->max_bytes;  // [64, 1e12] or 0 (options table)
+    uint64_t max_bytes = given ? (uint64_t)given : (uint64_t)64 << 20;
+    if (given) snprintf(option, len, "--max-bytes %llu", (unsigned long long)max_bytes);
+    else snprintf(option, len, "(--max-bytes default %llu)", (unsigned long long)max_bytes);
+    return max_bytes;
+}
+
+// The widest row of the sweep in bytes, at W ranks: the count's 2W + 3 int64s, the
+// gradient's P + 1 floats (its buckets too) or the largest float size.
+static uint64_t sweep_widest(const App *app, int W, uint64_t max_bytes) {
+    ModelShape m;
+    model_shape(&m, &app->cfg);
+    uint64_t widest = sweep_largest(max_bytes), grad = size_mul((uint64_t)m.total + 1, sizeof(float));
+    uint64_t count = size_mul((uint64_t)(2 * W + 3), sizeof(int64_t));
+    if (grad > widest) widest = grad;
+    return count > widest ? count : widest;
+}
+
+// The whole sweep through the budget, the run and --check alike (Command.check_options),
+// with or without --max-bytes, before any rank allocates it.
 static void bench_comm_check(const App *app) {
-    double b = ((const BenchCommOptions *)app->opts)->max_bytes;
     char option[64];
-    if (!b) return;
-    snprintf(option, sizeof option, "--max-bytes %.0f", b);
-    bench_comm_budget(sweep_largest((uint64_t)b), option);
+    uint64_t max_bytes = sweep_max_bytes(app, option, sizeof option);
+    bench_comm_budget(sweep_widest(app, app->cfg.train.world_size, max_bytes), option);
 }
 
 // Rank r's exact input at index i, and the sum over W ranks.
@@ -164,8 +183,8 @@ static int bench_comm_run(App *app) {
     int W = comm->world;
     ModelShape m;
     model_shape(&m, &app->cfg);
-    double given = ((const BenchCommOptions *)app->opts)->max_bytes;
-    size_t max_bytes = given ? (size_t)given : (size_t)64 << 20;
+    char option[64];
+    size_t max_bytes = (size_t)sweep_max_bytes(app, option, sizeof option);
     Row rows[64];
     int n_rows = 0;
     rows[n_rows++] = (Row){.what = "count", .is_i64 = 1, .n = (size_t)(2 * W + 3)};
@@ -174,12 +193,9 @@ static int bench_comm_run(App *app) {
         rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.offset[P_W2]};
     for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){.what = "", .n = bytes / sizeof(float)};
     qsort(rows, (size_t)n_rows, sizeof *rows, by_bytes);
-    size_t largest = 0;  // bytes: the widest row's (floats 4 bytes each, counts 8)
-    for (int i = 0; i < n_rows; i++) largest = row_bytes(&rows[i]) > largest ? row_bytes(&rows[i]) : largest;
-    char option[64];
-    if (((const BenchCommOptions *)app->opts)->max_bytes) snprintf(option, sizeof option, "--max-bytes %zu", max_bytes);
-    else snprintf(option, sizeof option, "(--max-bytes default %zu)", max_bytes);
-    bench_comm_budget(largest, option);  // the gradient's P + 1 floats may be the largest
+    size_t largest = (size_t)sweep_widest(app, W, max_bytes);  // what check_options budgeted
+    for (int i = 0; i < n_rows; i++) ASSERT(row_bytes(&rows[i]) <= largest);
+    bench_comm_budget(largest, option);
     void *host = xmalloc(largest);
 
     say("bench-comm: all-reduce through the %s backend (the trainer's calls), W = %d, %s compute\n", comm->ops->name, W,

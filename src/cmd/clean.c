@@ -72,6 +72,9 @@ static void free_entries(char **names, int n) {
     free(names);
 }
 
+// Why a path its record lists is left on a file system that keeps no birth time.
+#define UNPROVEN "listed as made by ddptok, but this file system keeps no birth time: it cannot be told from a file put there later"
+
 // 1 when everything in the directory open as `fd` is ddptok's, all the way down.
 static int wholly_made(int fd, int depth) {
     char **names;
@@ -96,7 +99,7 @@ static int wholly_made(int fd, int depth) {
 static void sweep(Sweep *s, int parent, const char *name, const char *path, int depth, int quiet) {
     struct stat st;
     if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;  // not there
-    int is_dir = S_ISDIR(st.st_mode), made = made_is_at(parent, name);
+    int is_dir = S_ISDIR(st.st_mode), made = made_is_at(parent, name), unproven = !made && made_unproven_at(parent, name);
     const char *verb = s->dry_run ? "would remove" : "removing";
     if (made && !is_dir) {
         if (!quiet) say("%s %s\n", verb, text_safe(path)), s->removed++;
@@ -106,7 +109,7 @@ static void sweep(Sweep *s, int parent, const char *name, const char *path, int 
     int fd = is_dir ? openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     if (!made && (fd < 0 || faccessat(fd, MADE_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) != 0)) {  // nothing of ddptok's in it
         s->left++;
-        say("left: %s%s (not made by ddptok)\n", text_safe(path), is_dir ? "/" : "");
+        say("left: %s%s (%s)\n", text_safe(path), is_dir ? "/" : "", unproven ? UNPROVEN : "not made by ddptok");
         if (fd >= 0) close(fd);
         return;
     }
@@ -137,7 +140,7 @@ static void sweep(Sweep *s, int parent, const char *name, const char *path, int 
         }
     }
     if (!s->dry_run && kept) made_compact_at(fd, made);  // what stays of ddptok's is still known as its
-    if (!made) s->left++, say("left: %s/ (not made by ddptok)\n", text_safe(path));
+    if (!made) s->left++, say("left: %s/ (%s)\n", text_safe(path), unproven ? UNPROVEN : "not made by ddptok");
     else if (foreign) say("left: %s/ (made by ddptok, but holds what it did not make)\n", text_safe(path));
     close(fd);
 }

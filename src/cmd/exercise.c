@@ -36,11 +36,18 @@ static void rank_grad(const App *app, const ModelShape *m, const float *theta, c
     app->compute->destroy(cc);
 }
 
+// The config's exercise token counts against data.max_length, the run and --check alike
+// (Command.check_options): --check exercise said ok to counts the run refuses.
+static void exercise_check(const App *app) {
+    const Config *cfg = &app->cfg;
+    if (cfg->exercise.long_tokens > cfg->data.max_length || cfg->exercise.short_tokens > cfg->data.max_length)
+        die(EXIT_BAD_INPUT, "%s: exercise token counts must not exceed data.max_length (%d)", cfg->source, cfg->data.max_length);
+    check_corpus_in_memory(app);
+}
+
 static int exercise_run(App *app) {
     const Config *cfg = &app->cfg;
     int ns = cfg->exercise.short_tokens, nl = cfg->exercise.long_tokens;
-    if (nl > cfg->data.max_length || ns > cfg->data.max_length)
-        die(EXIT_BAD_INPUT, "%s: exercise token counts must not exceed data.max_length (%d)", cfg->source, cfg->data.max_length);
     Corpus full;
     corpus_generate(&full, cfg);
     int picks[2] = {-1, -1}, np = 0;
@@ -110,6 +117,6 @@ const Command cmd_exercise = {
     .run = exercise_run,
     .distributed = 0,
     .summary = "the tutorial's exercise: rank 1 goes from 12 to 36 tokens",
-    .check_options = check_corpus_in_memory,
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "exercise.json", 0}, {0}},
+    .check_options = exercise_check,
 };

@@ -102,11 +102,23 @@ static void beside_path(const char *file, char *out, size_t len) {
     snprintf(out, len, "%.*s.json", (int)n, file);
 }
 
+#define EXPORT_PATH_MAX 1099  // export_run's buffers (1100 bytes with the NUL)
+
+// The options' paths fit in export_run's buffers, the run and --check alike
+// (Command.check_options): a path cut there would name another one (another checkpoint).
+static void export_check(const App *app) {
+    const ExportOptions *o = app->opts;
+    if (o->checkpoint && strlen(o->checkpoint) > EXPORT_PATH_MAX)
+        die(EXIT_BAD_INPUT, "export --checkpoint %s: path too long (at most %d bytes)", o->checkpoint, EXPORT_PATH_MAX);
+    if (o->out && strlen(o->out) > EXPORT_PATH_MAX)
+        die(EXIT_BAD_INPUT, "export --out %s: path too long (at most %d bytes)", o->out, EXPORT_PATH_MAX);
+}
+
 static int export_run(App *app) {
     const ExportOptions *o = app->opts;
-    char dir[1100], path[1200], file[1100], meta_path[1200];
+    char dir[EXPORT_PATH_MAX + 1], path[1200], file[EXPORT_PATH_MAX + 1], meta_path[1200];
     if (o->checkpoint) {
-        snprintf(dir, sizeof dir, "%s", o->checkpoint);
+        snprintf(dir, sizeof dir, "%s", o->checkpoint);  // fits: export_check
         for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/';) dir[--n] = 0;
     } else {
         char root[1024], train[HINT_MAX];
@@ -122,7 +134,7 @@ static int export_run(App *app) {
         die(EXIT_BAD_INPUT, "export --checkpoint %s: no checkpoint there (expected a step-NNNN directory with rank-0000.h5)", dir);
     CheckpointState s;
     if (checkpoint_load(path, &s)) stop(EXIT_BAD_INPUT);  // it said why
-    if (o->out) snprintf(file, sizeof file, "%s", o->out);
+    if (o->out) snprintf(file, sizeof file, "%s", o->out);  // fits: export_check
     else out_path(app, file, sizeof file, "model.safetensors");
     beside_path(file, meta_path, sizeof meta_path);
 
@@ -163,4 +175,5 @@ const Command cmd_export = {
     },
     .opts_size = sizeof(ExportOptions),
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {0}},
+    .check_options = export_check,
 };

@@ -60,6 +60,18 @@ static void escape(const char *s, size_t n, char *out, size_t len) {
     out[k] = 0;
 }
 
+// One "SHA256  NAME" line of import_files as sha256sum writes it (GNU coreutils): a name
+// holding a backslash, a newline or a carriage return has them as \\, \n, \r and the line
+// starts with a backslash, so no name can end its line early or add a line of its own.
+static void sums_line(Buf *b, const char *sum, const char *name) {
+    int esc = strpbrk(name, "\\\n\r") != NULL;
+    buf_printf(b, "%s%s  ", esc ? "\\" : "", sum);
+    for (const char *p = name; *p; p++)
+        if (esc && (*p == '\\' || *p == '\n' || *p == '\r')) buf_printf(b, "\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : '\\');
+        else buf_printf(b, "%c", *p);
+    buf_printf(b, "\n");
+}
+
 // The options into `spec` (its delimiter allocated; `options` their text for the summary):
 // dies (exit 2, one line) on a missing or bad one. The run and --check (import_check) alike.
 static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *spec, char *options, size_t options_len) {
@@ -101,19 +113,33 @@ static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *
 
 }
 
+// What the run checks before it reads a token, the run and --check alike
+// (Command.check_options): the config's data.source, the options, that every --input is
+// there, and the memory the corpus can need (import_budget, from the files' sizes). --check
+// said ok to a synthetic config, a missing file and an import over the budget.
 static void import_check(const App *app) {
-    ImportSpec spec;
-    char options[700];
-    import_parse(app->opts, &app->cfg, &spec, options, sizeof options);
-    free((char *)spec.delimiter);
-}
-
-static int import_run(App *app) {
     const Config *cfg = &app->cfg;
     const ImportOptions *o = app->opts;
     if (cfg->data.source != DATA_SOURCE_IMPORTED)
         die(EXIT_BAD_INPUT, "%s: data.source is %s: import makes the corpus of data.source: imported (add it to the config, "
             "or --set data.source=imported)", cfg->source, data_source_names[cfg->data.source]);
+    ImportSpec spec;
+    char options[700];
+    import_parse(o, cfg, &spec, options, sizeof options);
+    free((char *)spec.delimiter);
+    char **files;
+    int n_files;
+    uint64_t bytes;
+    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files)) stop(EXIT_BAD_INPUT);
+    int rc = import_budget(cfg, &spec, files, n_files, &bytes);
+    for (int i = 0; i < n_files; i++) free(files[i]);
+    free(files);
+    if (rc) stop(EXIT_BAD_INPUT);
+}
+
+static int import_run(App *app) {
+    const Config *cfg = &app->cfg;
+    const ImportOptions *o = app->opts;  // import_check (check_options) ran first: data.source, inputs, budget
     ImportSpec spec;
     char options[700] = "";
     import_parse(o, cfg, &spec, options, sizeof options);
@@ -136,7 +162,7 @@ static int import_run(App *app) {
     for (int i = 0; i < n_files; i++) {
         char sum[65];
         if (import_file_sha256(files[i], sum)) stop(EXIT_BAD_INPUT);
-        buf_printf(&list, "%s  %s\n", sum, files[i]);
+        sums_line(&list, sum, files[i]);
     }
     buf_printf(&summary,
                "%lld documents (%lld empty skipped), %lld tokens read; %lld pieces, %lld shorter than data.min_length dropped "

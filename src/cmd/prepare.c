@@ -6,11 +6,18 @@
 #include "data/corpus.h"
 #include "data/sampler.h"
 
-static int prepare_run(App *app) {
+// The config's data.source, the run and --check alike (Command.check_options, which main
+// calls before the run): --check prepare said ok to data.source: imported.
+static void prepare_check(const App *app) {
     const Config *cfg = &app->cfg;
     if (cfg->data.source != DATA_SOURCE_SYNTHETIC)
         die(EXIT_BAD_INPUT, "%s: data.source is %s: `ddptok import` makes its corpus and plan (prepare generates the "
             "synthetic one)", cfg->source, data_source_names[cfg->data.source]);
+    check_corpus_in_memory(app);
+}
+
+static int prepare_run(App *app) {
+    const Config *cfg = &app->cfg;
     Corpus corpus;
     corpus_generate(&corpus, cfg);
     if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
@@ -59,6 +66,6 @@ const Command cmd_prepare = {
     .run = prepare_run,
     .distributed = 0,
     .summary = "corpus, plan and data lock -> outputs/data/",
-    .check_options = check_corpus_in_memory,
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "data", 1}, {0}},
+    .check_options = prepare_check,
 };

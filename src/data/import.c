@@ -18,6 +18,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
+#include "config/budget.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the readers and the split hash take host ints as little-endian");
 
@@ -313,11 +314,60 @@ static int builder_end(DocSink *s) {
     return 0;
 }
 
-int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const ImportSpec *spec, char *const *files,
+// The memory an import needs at most, from its files' sizes before any is read, through the
+// budget (config/budget.h), so that DDPTOK_MEMORY_LIMIT and MemAvailable hold for it too
+// (an 18 MB JSON line used 329 MB under DDPTOK_MEMORY_LIMIT=64M). T tokens at most: one per
+// byte (bytes, jsonl-text; Megatron's .bin at one byte per id, its .idx read whole), one per
+// 2 bytes (uint16 shards, "1," in a JSON list). The builder's tokens grow to 2T int32, the
+// open document to 2T, the grouped copy is T more (16T bytes at the peak, the document
+// freed first), and each sequence (at most T / data.min_length) 59 bytes in its arrays.
+// A JSONL line's parse is checked on top of this, per line (import_budget_line).
+int import_budget(const Config *cfg, const ImportSpec *spec, char *const *files, int n_files, uint64_t *bytes) {
+    uint64_t T = 0, extra = (uint64_t)2 << 20;  // the readers' 1 MiB chunks
+    for (int i = 0; i < n_files; i++) {
+        ImportFile f;
+        if (import_file_open(&f, files[i])) return -1;
+        uint64_t size = (uint64_t)f.size;
+        import_file_close(&f);
+        if (spec->format == IMPORT_MEGATRON) {  // X.idx: its arrays are read whole; X.bin: the tokens
+            extra = size_add(extra, size);
+            char bin[4200];
+            size_t n = strlen(files[i]);
+            snprintf(bin, sizeof bin, "%.*s.bin", (int)(n >= 4 ? n - 4 : n), files[i]);
+            struct stat st;
+            size = stat(bin, &st) == 0 ? (uint64_t)st.st_size : 0;  // absent: the reader says so
+        }
+        int two = spec->format == IMPORT_LLMC || spec->format == IMPORT_NANOGPT || spec->format == IMPORT_JSONL;
+        T = size_add(T, two ? size / 2 + 1 : size);
+    }
+    uint64_t seqs = T / (uint64_t)(cfg->data.min_length > 0 ? cfg->data.min_length : 1) + 1;
+    *bytes = size_add(size_add(size_mul(T, 16), size_mul(seqs, 59)), extra);
+    char what[200], size_s[32], err[700];
+    format_bytes(*bytes, size_s, sizeof size_s);
+    snprintf(what, sizeof what, "import of %d file%s (at most %llu tokens: the corpus built in memory)", n_files,
+             n_files == 1 ? "" : "s", (unsigned long long)T);
+    if (budget_check_bytes(what, *bytes, "import fewer or smaller files at once", err, sizeof err)) return error("%s", err);
+    return 0;
+}
+
+int import_budget_line(const ImportSpec *spec, const ImportFile *f, int64_t off, int64_t line, size_t n) {
+    // libjansson holds a list's integers as 48 bytes each (a 32-byte value and its pointer in
+    // a list grown x2), at most one per 2 bytes of the line; the line's buffer and ids too.
+    uint64_t need = size_add(spec->budgeted, size_mul(n, 32));
+    char what[300], err[900];
+    snprintf(what, sizeof what, "line %lld (%zu bytes, parsed whole) beside the corpus", (long long)line, n);
+    if (budget_check_bytes(what, need, "split the line, or import fewer files at once", err, sizeof err))
+        return import_fail(f, off, "%s", err);
+    return 0;
+}
+
+int import_corpus(Corpus *corpus, int64_t **document, const Config *cfg, const ImportSpec *spec_in, char *const *files,
                   int n_files, ImportSummary *sum) {
     memset(sum, 0, sizeof *sum);
     memset(corpus, 0, sizeof *corpus);
     *document = NULL;
+    ImportSpec spec_budgeted = *spec_in, *spec = &spec_budgeted;
+    if (import_budget(cfg, spec_in, files, n_files, &spec_budgeted.budgeted)) return -1;
     Builder b = {.sink = {builder_add, builder_end}, .cfg = cfg, .sum = sum};
     int rc = 0;
     const ImportReader *reader = &import_readers[spec->format];

@@ -40,6 +40,7 @@ static void reserve(Lines *l, size_t n) {
 static int one_line(Lines *l, const char *text, size_t n, int64_t off, int64_t line) {
     if (n && text[n - 1] == '\r') n--;
     if (n == 0) return line_fail(l, off, line, "empty, expected one JSON value per line", NULL);
+    if (import_budget_line(l->spec, l->f, off, line, n)) return -1;
     json_error_t err;
     json_t *v = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
     if (!v) {
@@ -113,7 +114,8 @@ int import_read_jsonl(const ImportSpec *spec, const char *path, DocSink *sink) {
     int rc = 0;
     while (!rc && at < f.size) {
         size_t n = (size_t)(f.size - at < CHUNK ? f.size - at : CHUNK);
-        if (have + n > cap) {
+        if (have + n > cap) {  // the line so far, through the budget before its buffer grows
+            if ((rc = import_budget_line(spec, &f, start, line, have + n))) break;
             char *grown = xmalloc(cap * 2 > have + n ? cap * 2 : have + n);
             memcpy(grown, buf, have);
             free(buf);
