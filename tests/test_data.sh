@@ -93,6 +93,31 @@ case_on_demand_memory() {
     && ok "control: prepare, which holds the corpus, peaks >3x higher for the 10x corpus (the measurement sees it)" "(${prep[0]} vs ${prep[1]} KiB)" \
     || bad "control: prepare, which holds the corpus, peaks >3x higher for the 10x corpus (the measurement sees it)" "— ${prep[0]} vs ${prep[1]} KiB"
 }
+# More than 2^31 tokens (docs/data.md "Limits"): tests/make_big_corpus.c writes prepare's
+# format with 32 800 sequences of 65 536 tokens (2 149 580 800 tokens, 8.7 GB apparent, a
+# hole of zeros where the validation split lies: ~80 MB on disk); the test split starts at
+# token 2^31. train at W = 2 (global sampler) reads the train split; evaluate reads the whole
+# test split beyond 2^31 and counts its 32 x 65536 supervised tokens. The control that those
+# reads land where they should: one token changed at 2^31 + 100 is refused by evaluate,
+# naming sequence 32768 and the chunk at token 2^31.
+case_beyond_2_31() {
+  local tiny="$CONFIGS/tiny.yaml"
+  local set=(--set data.min_length=65535 --set data.max_length=65536 --set data.splits.train=16 --set data.splits.validation=32752
+    --set data.splits.test=32 --set train.sampler=global --set train.global_batch=4 --set train.accumulation=1 --set train.updates=4
+    --set train.interrupt_at=0 --set train.rank_bands=auto)
+  mkdir -p outputs/data
+  expect_rc "a corpus of 2149580800 tokens (sparse) written in prepare's format" 0 "$ROOT/build/make_big_corpus" "$tiny" outputs/data/corpus.h5 "${set[@]}" || return
+  expect_rc "train at W = 2 on more than 2^31 tokens" 0 ddp 2 train --config "$tiny" "${set[@]}" || return
+  expect_rc "evaluate the test split, all beyond token 2^31" 0 one evaluate --config "$tiny" "${set[@]}" || return
+  local tokens
+  tokens=$(/usr/bin/python3 -c "import json; print(json.load(open('outputs/evaluate.json'))['test']['tokens'])")
+  [ "$tokens" = 2097152 ] && ok "evaluate counted the test split's 32 x 65536 supervised tokens" "($tokens)" \
+    || bad "evaluate counted the test split's 32 x 65536 supervised tokens" "— $tokens"
+  /usr/bin/python3 -c "import h5py; f = h5py.File('outputs/data/corpus.h5', 'r+'); t = f['tokens']; t[2**31 + 100] = t[2**31 + 100] % 23 + 1; f.close()"
+  expect_rc "control: a token changed at 2^31 + 100 is refused when evaluate reads it" 2 one evaluate --config "$tiny" "${set[@]}"
+  expect_grep "control: the refusal names sequence 32768 and the chunk at token 2^31" \
+    'read for sequence 32768: tokens 2147483648\.\.2147484671 \(chunk 2097152\) do not match' "$OUT"
+}
 case_truncated_corpus() {
   fixture prepared || return
   head -c 5000 outputs/data/corpus.h5 > c && mv c outputs/data/corpus.h5
