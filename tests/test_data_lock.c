@@ -3,7 +3,9 @@
 // changed to another valid value (the first candidate config_set accepts that changes the
 // key's resolved value), and the lock (corpus_generate + corpus_lock) must change exactly
 // when the table puts the key in the lock under the sampler before or after the change.
-// Pinned: the locks of tiny.yaml (format v1), which checkpoints and plans carry.
+// Pinned: the locks of tiny.yaml (format 2, the chunk checksums' digest), which checkpoints and
+// plans carry, and the format-1 locks older checkpoints carry, which corpus_lock_accepts
+// still accepts (and a format-1 lock of another corpus it refuses).
 // Negative control: a lock of the corpus bytes alone (no key lines) misses some key the
 // table says decides the data, so the check above can fail. Exit 1 on any failure.
 #include <stdio.h>
@@ -60,8 +62,10 @@ static int candidates(const Config *cfg, int i, char out[][128]) {
 }
 
 int main(void) {
-    const char *pinned[2] = {"7927cd91f9038d1439ded321a857dbb5eacb77ec8ba1b74f1d302594158f5ea5",
-                             "ddb4a4945983fda7c9b4025e9c15a0ff1dbdf146aab881cc84f11dc3894f492f"};
+    const char *pinned[2] = {"90c8653571490ba8e1edceff50dfc26753cb1bd2db79752d285547c85b862783",
+                             "c25ab29642785280018a137b7b6632e07e4544d613bd5a6ed759c385c749942e"};
+    const char *pinned_v1[2] = {"7927cd91f9038d1439ded321a857dbb5eacb77ec8ba1b74f1d302594158f5ea5",
+                                "ddb4a4945983fda7c9b4025e9c15a0ff1dbdf146aab881cc84f11dc3894f492f"};
     int blind = 0, checked = 0;
     for (int global = 0; global <= 1; global++) {
         Config base;
@@ -75,8 +79,16 @@ int main(void) {
         lock_of(&base, lock0, bytes0);
         if (strcmp(lock0, pinned[global])) {
             failures++;
-            printf("FAIL tiny.yaml (%s sampler): lock %s, format v1 gives %s\n", sets[0] + 14, lock0, pinned[global]);
+            printf("FAIL tiny.yaml (%s sampler): lock %s, pinned %s\n", sets[0] + 14, lock0, pinned[global]);
         }
+        Corpus c;
+        corpus_generate(&c, &base);
+        if (!corpus_lock_accepts(&c, &base, pinned_v1[global]) || corpus_lock_accepts(&c, &base, pinned_v1[!global])) {
+            failures++;
+            printf("FAIL tiny.yaml (%s sampler): the format-1 lock %.12s… not accepted, or the other sampler's accepted\n",
+                   sets[0] + 14, pinned_v1[global]);
+        }
+        corpus_free(&c);
         // The sweep starts from auto bands, so that a world size can change alone.
         if (config_set(&base, "train.rank_bands=auto", err, sizeof err)) {
             printf("FAIL rank_bands=auto: %s\n", err);
