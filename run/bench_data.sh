@@ -6,8 +6,9 @@
 # with fincore where it exists) and then kept (warm); each with the prefetch thread and
 # without it (DDPTOK_PREFETCH=off, the control: the waits the prefetch hides). Per rank it
 # prints the data wait summed over the windows (rank-R.log data_wait=) as a share of the
-# windows' own seconds. Not a test: `make bench` runs it; DATA_DIR (default a new directory
-# under /var/tmp) holds the corpus, which it removes at the end unless KEEP=1.
+# windows' own seconds, REPS times each (default 3). Not a test: `make bench` runs it;
+# DATA_DIR (default a new directory under /var/tmp) holds the corpus, which it removes at the
+# end unless KEEP=1 (a kept corpus is used again by the next run with that DATA_DIR).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DDPTOK=${DDPTOK:-$ROOT/ddptok}
@@ -19,9 +20,11 @@ set_=(--set "data.splits.train=$N" --set train.interrupt_at=0)
 cd "$DIR"
 echo "bench_data: $DIR, $N train sequences of configs/minimum.yaml, W = 2, OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 t0=$(date +%s.%N)
-"$DDPTOK" prepare --config "$cfg" "${set_[@]}" >/dev/null
+made="kept from an earlier run"
+[ -f outputs/data/corpus.h5 ] || { "$DDPTOK" prepare --config "$cfg" "${set_[@]}" >/dev/null
+  made="prepare $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s"; }
 bytes=$(stat -c %s outputs/data/corpus.h5)
-echo "  prepare: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s, corpus.h5 $bytes bytes ($(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 2^30 }') GiB)"
+echo "  corpus.h5 $bytes bytes ($(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 2^30 }') GiB; $made)"
 [ "$bytes" -ge $((2 * 1024 * 1024 * 1024)) ] || echo "  WARNING: corpus.h5 is under 2 GiB (raise DATA_TRAIN)"
 cached() { command -v fincore >/dev/null && fincore -nb -o RES outputs/data/corpus.h5 2>/dev/null | tr -d ' ' || echo "?"; }
 drop() { /usr/bin/python3 -c "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" outputs/data/corpus.h5; }
@@ -37,8 +40,10 @@ run() {  # LABEL CACHE(cold|warm) PREFETCH(on|off)
   done
   printf '  %-22s cached before %12s bytes%s\n' "$1" "$before" "$line"
 }
-run "cold, prefetch on" cold on
-run "warm, prefetch on" warm on
-run "cold, prefetch off" cold off
-run "warm, prefetch off" warm off
+for rep in $(seq "${REPS:-3}"); do
+  run "cold, prefetch on" cold on
+  run "warm, prefetch on" warm on
+  run "cold, prefetch off" cold off
+  run "warm, prefetch off" warm off
+done
 cd / && [ "${KEEP:-0}" = 1 ] || rm -rf "$DIR"
