@@ -264,8 +264,8 @@ static void shape_text(int rank, const hsize_t *dims, char *out, size_t len) {
     if (n < len) snprintf(out + n, len - n, rank == 1 ? ",)" : ")");
 }
 
-int h5_raw_address(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims,
-                   int64_t file_size, int64_t *addr) {
+// The dataset is exactly `type` (no conversion) and `dims`: 0, or -1 with one line.
+static int check_exact(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims) {
     int r = 0;
     hsize_t d[8];
     if (h5_size(file, fname, dataset, &r, d) < 0) return -1;
@@ -275,18 +275,24 @@ int h5_raw_address(hid_t file, const char *fname, const char *dataset, hid_t typ
         return error("%s: dataset %s has shape %s, expected %s", fname, dataset, have, want);
     }
     hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), stored = ds < 0 ? -1 : H5Dget_type(ds);
-    hid_t dcpl = ds < 0 ? -1 : H5Dget_create_plist(ds);
     int same = stored >= 0 && same_type(stored, type);
     char have[64] = "unreadable", want[64];
     if (stored >= 0) type_name(stored, have, sizeof have), H5Tclose(stored);
+    if (ds >= 0) H5Dclose(ds);
     type_name(type, want, sizeof want);
+    return same ? 0 : error("%s: dataset %s is %s, expected %s", fname, dataset, have, want);
+}
+
+int h5_raw_address(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims,
+                   int64_t file_size, int64_t *addr) {
+    if (check_exact(file, fname, dataset, type, rank, dims)) return -1;
+    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), dcpl = ds < 0 ? -1 : H5Dget_create_plist(ds);
     int contiguous = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0;
     uint64_t bytes = (uint64_t)H5Tget_size(type);
     for (int i = 0; i < rank; i++) bytes = size_mul(bytes, dims[i]);
     haddr_t at = ds < 0 ? HADDR_UNDEF : H5Dget_offset(ds);
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);
-    if (!same) return error("%s: dataset %s is %s, expected %s", fname, dataset, have, want);
     if (!contiguous) return error("%s: dataset %s is not stored contiguously without filters, as ddptok writes it", fname, dataset);
     if (bytes == 0) return *addr = 0, 0;
     if (at == HADDR_UNDEF || at > (haddr_t)file_size || bytes > (uint64_t)file_size - at)
@@ -297,21 +303,7 @@ int h5_raw_address(hid_t file, const char *fname, const char *dataset, hid_t typ
 }
 
 int h5_read_exact(hid_t file, const char *fname, const char *dataset, hid_t type, int rank, const hsize_t *dims, void *out) {
-    int r = 0;
-    hsize_t d[8];
-    if (h5_size(file, fname, dataset, &r, d) < 0) return -1;
-    if (r != rank || memcmp(d, dims, (size_t)rank * sizeof *dims) != 0) {
-        char have[200], want[200];
-        shape_text(r, d, have, sizeof have), shape_text(rank, dims, want, sizeof want);
-        return error("%s: dataset %s has shape %s, expected %s", fname, dataset, have, want);
-    }
-    hid_t ds = H5Dopen2(file, dataset, H5P_DEFAULT), stored = ds < 0 ? -1 : H5Dget_type(ds);
-    int same = stored >= 0 && same_type(stored, type);
-    char have[64] = "unreadable", want[64];
-    if (stored >= 0) type_name(stored, have, sizeof have), H5Tclose(stored);
-    if (ds >= 0) H5Dclose(ds);
-    type_name(type, want, sizeof want);
-    if (!same) return error("%s: dataset %s is %s, expected %s", fname, dataset, have, want);
+    if (check_exact(file, fname, dataset, type, rank, dims)) return -1;
     int64_t n = 1;
     for (int i = 0; i < rank; i++) n *= (int64_t)dims[i];
     return h5_read(file, fname, dataset, type, n, out);
