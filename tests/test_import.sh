@@ -175,6 +175,47 @@ case_damaged_files() {
 
 # 5. A real corpus end to end: fortunes-min (Debian), byte-level.
 F=/usr/share/games/fortunes
+# Partition invariance and elastic resume on an imported corpus, as on the synthetic one
+# (docs/sampling.md): fortunes-min, global sampler (G = 16), W = 2. parity --invariance
+# passes; a run interrupted at 6 and resumed on W = 3 draws the same 12 windows as the
+# uninterrupted W = 2 run and ends within the bound of tests/test_invariance.sh (6 float32
+# ulps of the largest parameter). Control: the resume without its sampler counter draws
+# other windows.
+case_fortunes_invariance_elastic() {
+  if [ ! -f "$F/fortunes" ] || [ ! -f "$F/literature" ] || [ ! -f "$F/riddles" ]; then
+    skip "fortunes invariance and elastic resume" "fortunes-min is not installed (run/install-deps.sh --tests installs it)"; return
+  fi
+  own_ompi
+  local C="$CONFIGS/fortunes.yaml" d bound
+  local G=(--set train.sampler=global --set train.global_batch=16 --set train.updates=12 --set train.interrupt_at=6)
+  expect_rc "fortunes (global sampler): import" 0 one import --config "$C" "${G[@]}" --format bytes --delimiter '\n%\n' \
+    --input "$F/fortunes" --input "$F/literature" --input "$F/riddles" || return
+  expect_rc "fortunes: parity --invariance W=2 on the imported corpus" 0 ddp 2 parity --invariance --config "$C" "${G[@]}"
+  expect_rc "fortunes: train --continuous W=2" 0 ddp 2 train --config "$C" "${G[@]}" --continuous || return
+  expect_rc "fortunes: train W=2, interrupted at 6" 0 ddp 2 train --config "$C" "${G[@]}" || return
+  windows() { /usr/bin/python3 -c "
+import h5py, sys
+f = h5py.File(sys.argv[1] + '/rank-0000.h5')
+print(f['sampler'].attrs['windows_sha256'].decode(), *f['sampler/last'][()].ravel())" "$1"; }
+  bound=$(/usr/bin/python3 -c "
+import h5py, numpy as np
+with h5py.File('artifacts/continuous/step-0012/rank-0000.h5') as f:
+    print(2**-23 * 6 * max(float(np.max(np.abs(f['model'][p][()]))) for p in f['model']))")
+  local e
+  for e in DDPTOK_NONE=1 DDPTOK_TEST_RESUME_SKIP=sampler; do
+    rm -rf "e-${e%%=*}" && mkdir -p "e-${e%%=*}/checkpoints" && cp -r artifacts/checkpoints/step-0006 "e-${e%%=*}/checkpoints/"
+    expect_rc "fortunes: resume W=2 -> W=3 (${e%%=*})" 0 env "$e" timeout -k 5 120 mpirun -np 3 --oversubscribe "$DDPTOK" train --config "$C" "${G[@]}" \
+      --set train.world_size=3 --set paths.artifacts="e-${e%%=*}" --resume latest || return
+  done
+  [ "$(windows e-DDPTOK_NONE/checkpoints/step-0012)" = "$(windows artifacts/continuous/step-0012)" ] \
+    && ok "fortunes W=2 -> W=3: the same 12 windows as the uninterrupted run" || bad "fortunes W=2 -> W=3: the same 12 windows as the uninterrupted run"
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 e-DDPTOK_NONE/checkpoints/step-0012 artifacts/continuous/step-0012)
+  /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "fortunes W=2 -> W=3: step 12 within the bound" "(max |dtheta| = $d <= $bound)" \
+    || bad "fortunes W=2 -> W=3: step 12 within the bound" "— max |dtheta| = $d > $bound"
+  [ "$(windows e-DDPTOK_TEST_RESUME_SKIP/checkpoints/step-0012)" != "$(windows artifacts/continuous/step-0012)" ] \
+    && ok "fortunes, control: without the sampler's counter the windows differ" || bad "fortunes, control: without the sampler's counter the windows differ"
+}
+
 case_fortunes_end_to_end() {
   if [ ! -f "$F/fortunes" ] || [ ! -f "$F/literature" ] || [ ! -f "$F/riddles" ]; then
     skip "fortunes end to end" "fortunes-min is not installed (run/install-deps.sh --tests installs it)"; return
