@@ -42,6 +42,19 @@ case_judge_renamed() {
   [[ $v == "ddptok "*src/h5io.c* ]] && ok "negative control: the fuzz judge calls the same report with those frames in ddptok's source ddptok's" \
     || bad "negative control: the fuzz judge calls the same report with those frames in ddptok's source ddptok's" "— $v"
 }
+# HDF5 reading through a stale pointer into a block ddptok's code allocated and has since
+# freed (seen on a fresh chroot: H5Aexists read 400 bytes inside a FILE that
+# memory_available_from had closed) is HDF5's: the same report as case_judge_allocation's,
+# with its block freed ("previously allocated"). case_judge_allocation, the live block, is
+# the negative control.
+case_judge_freed_block() {
+  overread_log || return
+  awk '/allocated by thread/ { a = 1; sub(/^allocated by thread/, "previously allocated by thread") }
+       a && /libhdf5/ && !done { sub(/\(\/[^ ]*libhdf5[^)]*\)/, "/src/h5io.c:1:1"); done = 1 } { print }' overread.log >freed.log
+  local v; v=$(judge freed.log)
+  [[ $v == "hdf5 "* ]] && ok "the fuzz judge: HDF5 reading into a block that ddptok allocated and freed is HDF5's" "(${v%% *})" \
+    || bad "the fuzz judge: HDF5 reading into a block that ddptok allocated and freed is HDF5's" "— $v"
+}
 case_judge_allocation() {
   overread_log || return
   awk '/allocated by thread/ { a = 1 } a && /libhdf5/ && !done { sub(/\(\/[^ ]*libhdf5[^)]*\)/, "/src/h5io.c:1:1"); done = 1 } { print }' \

@@ -23,8 +23,9 @@ cd "$(dirname "$0")/../.."
 # the report that is neither libc's, the sanitizer runtime's (its interceptors — strdup,
 # memcpy, strlen… — are linked into the target without a source line: "(fuzz_T+0x…)"),
 # nor libFuzzer's. A memory error (or a deadly signal) there in libhdf5 is HDF5's — unless
-# the block it touched was allocated by ddptok's code (HDF5 then wrote or read past a
-# buffer ddptok sized) — as is an allocation over -malloc_limit_mb whose stack goes through
+# the block it touched was allocated by ddptok's code and is still live (HDF5 then wrote
+# or read past a buffer ddptok sized; a stale pointer of HDF5's that lands in a block
+# ddptok has freed, e.g. a closed FILE, is HDF5's) — as is an allocation over -malloc_limit_mb whose stack goes through
 # libhdf5; anything else — a frame in ddptok's code, a timeout, an exit, a leak in the
 # parser — is ddptok's.
 first_frame() {
@@ -35,7 +36,7 @@ first_frame() {
 judge() {
   local frame oom alloc ours=0
   frame=$(sed -n '/ERROR: AddressSanitizer\|runtime error\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | first_frame)
-  alloc=$(sed -n '/allocated by thread/,/^$/p' "$1" | first_frame)
+  alloc=$(sed -n '/^allocated by thread/,/^$/p' "$1" | first_frame)  # a live block (not "previously allocated": freed)
   grep -qE '/(src|tests/fuzz)/[^ ]+\.c:[0-9]+' <<<"$alloc" && ours=1
   oom=$(sed -n '/ERROR: libFuzzer: out-of-memory (malloc/,$p' "$1" | grep -E '^ +#[0-9]+ ' | head -12)
   if grep -q 'ERROR: AddressSanitizer: \|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory (malloc' "$1" \
