@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
     Corpus c;
     corpus_generate(&c, &cfg);
     int A = cfg.train.accumulation, B = cfg.train.batch_size_per_rank, cap = B * cfg.data.max_length;
+    const BatchSpec spec = {BATCH_CONTEXTS, cfg.model.context, cfg.data.max_length};
     int W = cfg.train.world_size, n = 2 * A;
     Batch *mb = xmalloc((size_t)n * sizeof *mb);
     int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
@@ -80,7 +81,7 @@ int main(int argc, char **argv) {
         sampler_next(&s, ids);
         sampler_free(&s);
         for (int a = 0; a < A; a++) {
-            batch_init(&mb[h * A + a], cap, cfg.model.context);
+            batch_init(&mb[h * A + a], &spec, B);
             LabelRule rule = label_rule(&cfg);
             batch_build(&mb[h * A + a], &c, ids + a * B, B, &rule, cfg.train.loss_unit);
         }

@@ -164,13 +164,14 @@ int main(void) {
     corpus_generate(&c, &cfg);
     Sampler s;
     if (sampler_init(&s, &cfg, &c, 0)) return 1;
-    int A = 2, B = 3, cap = B * cfg.data.max_length;
+    int A = 2, B = 3;
+    const BatchSpec spec = {BATCH_CONTEXTS, cfg.model.context, cfg.data.max_length};
     int32_t ids[6];
     sampler_next(&s, ids);
     Batch mb[2];
     int64_t N = 0, expect_N = 0;
     for (int a = 0; a < A; a++) {
-        batch_init(&mb[a], cap, cfg.model.context);
+        batch_init(&mb[a], &spec, B);
         LabelRule rule = label_rule(&cfg);
         batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
         N += mb[a].T;

@@ -1,5 +1,5 @@
 // corpus.h — the synthetic corpus (docs/spec.md §2): a seeded sparse order-1 Markov chain, its
-// splits, the data lock, and the microbatch layout of supervised positions. An imported
+// splits and the data lock (the microbatch layout is data/batch.h). An imported
 // corpus (data/import.h, docs/data.md) has the same layout and is read by the same corpus_read.
 //
 // Generating process (docs/model.md "Corpus"): token 0 is the begin state. For every
@@ -134,40 +134,6 @@ void corpus_lock_of(const Config *cfg, const char *content, char out[65]);
 void corpus_lock_v1(const Config *cfg, Sha256 **h);
 int corpus_file_lock_v1_matches(CorpusFile *f, const Config *cfg, const char *stored);
 void corpus_file_close(CorpusFile *f);
-
-// Which positions carry a label (docs/spec.md §2; docs/objective.md "Labels"): t ≥ prefix, target ≠
-// ignore_token, and at most max_labels of them per sequence (the first ones; 0 = all).
-typedef struct {
-    int prefix, ignore_token, max_labels;
-} LabelRule;
-
-static inline LabelRule label_rule(const Config *cfg) {
-    LabelRule r = {cfg->data.unsupervised_prefix, cfg->data.ignore_token, cfg->data.max_labels};
-    return r;
-}
-
-// One microbatch, laid out as the supervised positions only (padded and unlabelled
-// positions are neither computed nor counted).
-typedef struct {
-    int B, L;            // sequences (slots), padded length (longest sequence)
-    int T;               // supervised positions
-    int64_t padded;      // B * L: what padding-in-denominator counts for the token unit
-    int sequences;       // slots holding a sequence with at least one label
-    int ns_min, ns_max;  // fewest and most labels among those sequences
-    int k;               // context
-    int32_t *ctx;        // (T, k) context ids (0 = pad/begin)
-    int32_t *target;     // (T)
-    int32_t *pos;        // (T) padded position b * L + t (the dropout counter word)
-    float *weight;       // (T) loss weight: 1 (token unit), or 1/n_s of its sequence (sequence unit)
-    int cap;             // capacity in positions
-    int32_t *seq;        // (seq_cap) one sequence's tokens, read from an on-disk corpus
-    int seq_cap;
-} Batch;
-
-void batch_init(Batch *b, int cap_positions, int k);
-void batch_free(Batch *b);
-// Lays out sequences ids[0..B-1] (-1 = empty slot) under `rule`, with the weights of `unit`.
-void batch_build(Batch *b, const Corpus *corpus, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit);
 
 #ifdef __cplusplus
 }

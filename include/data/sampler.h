@@ -20,6 +20,7 @@
 
 #include "base/philox.h"
 #include "config/config.h"
+#include "data/batch.h"
 #include "data/corpus.h"
 
 #ifdef __cplusplus
@@ -93,7 +94,7 @@ typedef struct {
     int32_t *labels;  // (G) labels of each window position
     int32_t *owner;   // (G) rank of each window position
     int32_t *order;   // (G) scratch: positions, longest first
-    Batch one;        // one sequence, to count its labels by batch_build's own rule
+    int32_t *tokens;  // (data.max_length) one sequence, to count its labels (sequence_labels)
 } Partition;
 
 void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W);

@@ -16,7 +16,7 @@
 
 #include "base/philox.h"
 #include "config/config.h"
-#include "data/corpus.h"
+#include "data/batch.h"
 #include "method/optimizer.h"
 
 #ifdef __cplusplus
@@ -28,6 +28,7 @@ extern const char *const param_names[N_PARAMS];
 
 typedef struct {
     int V, k, D, H;
+    int max_length;           // the longest sequence a batch holds (data.max_length)
     size_t size[N_PARAMS];    // elements per tensor
     size_t offset[N_PARAMS];  // into θ
     int rank[N_PARAMS];       // tensor rank (1 or 2)
@@ -36,6 +37,11 @@ typedef struct {
 } ModelShape;
 
 void model_shape(ModelShape *m, const Config *cfg);
+// The microbatch layout this model reads (data/batch.h).
+static inline BatchSpec model_batch_spec(const ModelShape *m) {
+    BatchSpec s = {BATCH_CONTEXTS, m->k, m->max_length};
+    return s;
+}
 // Initial θ (P): a pure function of `seed`, identical on every rank.
 void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
 // Sets `m` from the config and returns a new θ0 (P) for its seed. Caller frees.

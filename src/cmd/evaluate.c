@@ -43,9 +43,9 @@ static void baselines(const Config *cfg, const Corpus *corpus, int split, double
     int V = cfg->data.vocab_size;
     LabelRule rule = label_rule(cfg);
     double *freq = xcalloc((size_t)V, sizeof *freq), total = 0;
-    int k = cfg->model.context;
     Batch b;
-    batch_init(&b, EVALUATE_BATCH * cfg->data.max_length, k);
+    const BatchSpec spec = {BATCH_CONTEXTS, 1, cfg->data.max_length};  // the previous token is all a baseline reads
+    batch_init(&b, &spec, EVALUATE_BATCH);
     // Every token of the train split, read through batch_build (the corpus's one reader)
     // under a rule that labels every position: its targets are the sequence's tokens.
     const LabelRule every = {0, -1, 0};
@@ -64,7 +64,7 @@ static void baselines(const Config *cfg, const Corpus *corpus, int split, double
     for (int32_t i = corpus_split_begin(corpus, split); i < corpus_split_end(corpus, split); i++) {
         batch_build(&b, corpus, &i, 1, &rule, UNIT_TOKEN);
         for (int p = 0; p < b.T; p++) {
-            int prev = b.ctx[(size_t)p * k + k - 1], next = b.target[p];
+            int prev = batch_prev(&b, p), next = b.target[p];
             lu -= log(freq[next]);
             n++;
             if (!known) continue;

@@ -22,7 +22,8 @@ static void rank_grad(const App *app, const ModelShape *m, const float *theta, c
     app->compute->set_params(cc, theta);
     app->compute->zero_grad(cc);
     Batch b;
-    batch_init(&b, corpus_len(mini, seq), m->k);
+    BatchSpec spec = model_batch_spec(m);
+    batch_init(&b, &spec, 1);
     int32_t id = seq;
     LabelRule all = {0, -1, 0};
     batch_build(&b, mini, &id, 1, &all, UNIT_TOKEN);

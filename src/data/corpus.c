@@ -1,4 +1,4 @@
-// corpus.c — synthetic corpus, data lock, corpus.h5 and the microbatch layout.
+// corpus.c — synthetic corpus, data lock and corpus.h5.
 #include "data/corpus.h"
 
 #include <math.h>
@@ -238,63 +238,4 @@ int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char 
 
 int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
     return corpus_write_provenance(corpus, cfg, path, NULL);
-}
-
-// ---------------------------------------------------------------------------------------
-// Microbatch layout
-
-void batch_init(Batch *b, int cap, int k) {
-    memset(b, 0, sizeof *b);
-    b->cap = cap;
-    b->k = k;
-    b->ctx = xmalloc((size_t)cap * k * sizeof *b->ctx);
-    b->target = xmalloc((size_t)cap * sizeof *b->target);
-    b->pos = xmalloc((size_t)cap * sizeof *b->pos);
-    b->weight = xmalloc((size_t)cap * sizeof *b->weight);
-}
-
-void batch_free(Batch *b) {
-    free(b->ctx);
-    free(b->target);
-    free(b->pos);
-    free(b->weight);
-    free(b->seq);
-    memset(b, 0, sizeof *b);
-}
-
-void batch_build(Batch *b, const Corpus *corpus, const int32_t *ids, int B, const LabelRule *rule, LossUnit unit) {
-    int L = 0;
-    for (int s = 0; s < B; s++)
-        if (ids[s] >= 0 && corpus_len(corpus, ids[s]) > L) L = corpus_len(corpus, ids[s]);
-    b->B = B, b->L = L, b->T = 0, b->sequences = 0, b->ns_min = 0, b->ns_max = 0;
-    b->padded = (int64_t)B * L;
-    int k = b->k;
-    for (int s = 0; s < B; s++) {
-        if (ids[s] < 0) continue;
-        const int32_t *x;
-        int len, first = b->T;
-        if (corpus->file) {
-            if (b->seq_cap < L) free(b->seq), b->seq = xmalloc((size_t)L * sizeof *b->seq), b->seq_cap = L;
-            len = corpus_tokens(corpus, ids[s], b->seq), x = b->seq;
-        } else {
-            x = corpus->tokens + corpus->offsets[ids[s]], len = corpus_len(corpus, ids[s]);
-        }
-        for (int t = rule->prefix; t < len; t++) {
-            if (x[t] == rule->ignore_token) continue;
-            if (rule->max_labels && b->T - first == rule->max_labels) break;
-            ASSERT(b->T < b->cap);
-            int32_t *ctx = b->ctx + (size_t)b->T * k;
-            for (int j = 0; j < k; j++) ctx[j] = t - k + j >= 0 ? x[t - k + j] : 0;
-            b->target[b->T] = x[t];
-            b->pos[b->T] = s * L + t;
-            b->T++;
-        }
-        int n = b->T - first;
-        if (n == 0) continue;
-        b->ns_min = b->sequences ? (n < b->ns_min ? n : b->ns_min) : n;
-        b->ns_max = n > b->ns_max ? n : b->ns_max;
-        b->sequences++;
-        float w = loss_units[unit].position_weight(n);
-        for (int i = first; i < b->T; i++) b->weight[i] = w;
-    }
 }

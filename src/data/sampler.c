@@ -286,12 +286,12 @@ void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W
     p->labels = xmalloc((size_t)p->G * sizeof *p->labels);
     p->owner = xmalloc((size_t)p->G * sizeof *p->owner);
     p->order = xmalloc((size_t)p->G * sizeof *p->order);
-    batch_init(&p->one, cfg->data.max_length, cfg->model.context);
+    p->tokens = xmalloc((size_t)cfg->data.max_length * sizeof *p->tokens);
 }
 
 void partition_free(Partition *p) {
     free(p->labels), free(p->owner), free(p->order);
-    batch_free(&p->one);
+    free(p->tokens);
     memset(p, 0, sizeof *p);
 }
 
@@ -317,18 +317,10 @@ static int by_labels_desc(const void *a, const void *b, void *ctx) {
     return k->ids[i] < k->ids[j] ? -1 : k->ids[i] > k->ids[j];
 }
 
-// Labels of sequence `id` by batch_build's rule. Every token is an id in [1, V - 1], so an
-// ignore_token below 1 never matches one: the count is then a function of the length alone,
-// and no rank reads the tokens of a sequence it does not hold (only its offsets).
-static int partition_labels(Partition *p, int32_t id) {
-    if (p->rule.ignore_token >= 1) {
-        batch_build(&p->one, p->corpus, &id, 1, &p->rule, UNIT_TOKEN);
-        return p->one.T;
-    }
-    int n = corpus_len(p->corpus, id) - p->rule.prefix;
-    if (n < 0) n = 0;
-    return p->rule.max_labels && n > p->rule.max_labels ? p->rule.max_labels : n;
-}
+// Labels of sequence `id` by batch_build's rule (sequence_labels: where no token can be
+// ignored, a function of the length alone, so no rank reads the tokens of a sequence it
+// does not hold, only its offsets).
+static int partition_labels(Partition *p, int32_t id) { return sequence_labels(p->corpus, id, &p->rule, p->tokens); }
 
 void partition_assign(Partition *p, const int32_t *window) {
     int W = p->W, G = p->G, n = 0;

@@ -14,6 +14,7 @@ void model_shape(ModelShape *m, const Config *cfg) {
     m->k = cfg->model.context;
     m->D = cfg->model.embed_dim;
     m->H = cfg->model.hidden;
+    m->max_length = cfg->data.max_length;
     size_t d[N_PARAMS][2] = {{(size_t)m->V, (size_t)m->D},
                              {(size_t)m->H, (size_t)m->k * m->D},
                              {(size_t)m->H, 1},

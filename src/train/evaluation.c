@@ -28,9 +28,9 @@ void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const
                     Comm *comm, const ModelShape *m) {
     memset(e, 0, sizeof *e);
     e->cfg = cfg, e->corpus = corpus, e->ops = ops, e->comm = comm;
-    int cap = EVALUATE_BATCH * cfg->data.max_length;  // its buffers are in the budget's activations term
-    e->cc = ops->create(m, cap, cfg->train.first_layer);
-    batch_init(&e->b, cap, m->k);
+    BatchSpec spec = model_batch_spec(m);
+    batch_init(&e->b, &spec, EVALUATE_BATCH);  // its buffers are in the budget's activations term
+    e->cc = ops->create(m, e->b.cap, cfg->train.first_layer);
     e->P = m->total;
     // Rank 0 reads the attribute; every rank learns it (the same metrics on every rank).
     e->byte_level = comm_agree(comm, comm->rank == 0 && cfg->data.source == DATA_SOURCE_IMPORTED &&

@@ -35,8 +35,9 @@ static int reference_global(const Config *cfg, const Corpus *corpus, const Compu
     LabelRule rule = label_rule(cfg);
     LossUnit unit = cfg->train.loss_unit;
     Batch b, part_b;
-    batch_init(&b, G * cfg->data.max_length, cfg->model.context);
-    batch_init(&part_b, partition_max_slots(cfg) * cfg->data.max_length, cfg->model.context);
+    BatchSpec spec = model_batch_spec(&m);
+    batch_init(&b, &spec, G);
+    batch_init(&part_b, &spec, partition_max_slots(cfg));
     batch_build(&b, corpus, window, G, &rule, unit);
     ref->N = b.T, ref->M = b.sequences;
     Partition p;
@@ -53,7 +54,7 @@ static int reference_global(const Config *cfg, const Corpus *corpus, const Compu
     batch_free(&part_b);
     int rc = ref->N == 0 ? EXIT_EMPTY_WINDOW : 0;
     if (!rc) {
-        Compute *cc = ops->create(&m, b.T, FIRST_LAYER_DENSE);  // the reference is the dense truth
+        Compute *cc = ops->create(&m, batch_rows(&b), FIRST_LAYER_DENSE);  // the reference is the dense truth
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         int64_t C = unit == UNIT_SEQUENCE ? ref->M : ref->N;
@@ -73,7 +74,7 @@ int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps 
     ref->rank_counts = xcalloc((size_t)W, sizeof *ref->rank_counts);
     ref->grad = xmalloc(m.total * sizeof *ref->grad);
     if (cfg->train.sampler == SAMPLER_GLOBAL) return reference_global(cfg, corpus, ops, theta0, ref);
-    int cap = B * cfg->data.max_length;
+    BatchSpec spec = model_batch_spec(&m);
     Batch *micro = xmalloc((size_t)W * A * sizeof *micro);
     int32_t *ids = xmalloc((size_t)A * B * sizeof *ids);
     int rc = 0;
@@ -91,7 +92,7 @@ int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps 
         sampler_free(&s);
         for (int a = 0; a < A; a++) {
             Batch *b = &micro[r * A + a];
-            batch_init(b, cap, cfg->model.context);
+            batch_init(b, &spec, B);
             batch_build(b, corpus, ids + (size_t)a * B, B, &rule, unit);
             ref->rank_counts[r] += b->T;
             ref->M += b->sequences;
@@ -100,7 +101,7 @@ int reference_compute(const Config *cfg, const Corpus *corpus, const ComputeOps 
     }
     if (!rc && ref->N == 0) rc = EXIT_EMPTY_WINDOW;
     if (!rc) {
-        Compute *cc = ops->create(&m, cap, FIRST_LAYER_DENSE);  // the reference is the dense truth
+        Compute *cc = ops->create(&m, micro[0].cap, FIRST_LAYER_DENSE);  // the reference is the dense truth
         ops->set_params(cc, theta0);
         ops->zero_grad(cc);
         double S = 0;

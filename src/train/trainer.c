@@ -66,8 +66,9 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     window_hash_init(t->windows_hash);
     t->ids = xmalloc((size_t)t->A * t->B * sizeof *t->ids);
     t->micro = xmalloc((size_t)t->A * sizeof *t->micro);
-    int cap = t->B * cfg->data.max_length;
-    for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], cap, cfg->model.context);
+    BatchSpec spec = model_batch_spec(&t->m);
+    for (int a = 0; a < t->A; a++) batch_init(&t->micro[a], &spec, t->B);
+    int cap = t->micro[0].cap;
     count_exchange_init(&t->counts, t->W);
     if (ops->on_device && !comm->ops->device_buffers) t->staging = xmalloc((t->m.total + 1) * sizeof *t->staging);
     t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
