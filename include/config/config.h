@@ -56,6 +56,14 @@ typedef enum {
     DATA_SOURCE_COUNT
 } DataSource;
 
+// Which model the config trains (docs/model.md): one row each in src/model/model.c (model.h).
+typedef enum {
+    MODEL_MLP = 0,  // the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
+    MODEL_GPT,      // GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
+    MODEL_COUNT
+} ModelKind;
+
+extern const char *const model_kind_names[MODEL_COUNT];
 extern const char *const data_source_names[DATA_SOURCE_COUNT];
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
@@ -80,10 +88,14 @@ typedef struct {
         } import;
     } data;
     struct {
-        int context;    // k
-        int embed_dim;  // D
-        int hidden;     // H
-        double dropout; // p
+        ModelKind kind; // model.kind
+        int context;    // k (mlp)
+        int embed_dim;  // D (mlp)
+        int hidden;     // H (mlp)
+        int n_layer;    // blocks (gpt)
+        int n_head;     // attention heads (gpt)
+        int n_embd;     // C, the width (gpt)
+        double dropout; // p (every dropout site of the model)
     } model;
     struct {
         int world_size;                 // W

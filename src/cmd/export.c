@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "app/app.h"
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/mem.h"
@@ -48,15 +49,17 @@ static json_t *metadata_json(const CheckpointState *s, const char *dir) {
     json_t *meta = json_object();
     json_object_set_new(meta, "format", json_string("ddptok-model"));
     json_object_set_new(meta, "producer", header_text("the build line", build));
-    json_object_set_new(meta, "tensors", json_string("embedding,w1,b1,w2,b2"));
-    const struct {
-        const char *key;
-        long long v;
-    } ints[] = {{"vocab_size", s->m.V}, {"context", s->m.k}, {"embed_dim", s->m.D}, {"hidden", s->m.H},
-                {"parameters", (long long)s->m.total}, {"step", s->step}};
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-        snprintf(num, sizeof num, "%lld", ints[i].v);
-        json_object_set_new(meta, ints[i].key, json_string(num));
+    json_object_set_new(meta, "kind", json_string(model_kind_names[s->m.kind]));
+    Buf names = {0};
+    for (int p = 0; p < s->m.n_tensors; p++) buf_printf(&names, "%s%s", p ? "," : "", s->m.name[p]);
+    json_object_set_new(meta, "tensors", json_string(names.s));
+    buf_free(&names);
+    // The row's shape fields (model.h), then the size and the step.
+    for (int i = 0; i < s->m.n_fields + 2; i++) {
+        const char *key = i < s->m.n_fields ? s->m.field[i].key : i == s->m.n_fields ? "parameters" : "step";
+        long long v = i < s->m.n_fields ? s->m.field[i].value : i == s->m.n_fields ? (long long)s->m.total : s->step;
+        snprintf(num, sizeof num, "%lld", v);
+        json_object_set_new(meta, key, json_string(num));
     }
     json_object_set_new(meta, "checkpoint", header_text("the checkpoint's path", dir));
     json_object_set_new(meta, "data_lock", header_text("the data lock", s->lock));
@@ -68,9 +71,9 @@ static json_t *metadata_json(const CheckpointState *s, const char *dir) {
 static char *safetensors_image(const CheckpointState *s, const char *dir, size_t *len) {
     const ModelShape *m = &s->m;
     json_t *header = json_object();  // jansson keeps the insertion order: the layout's
-    for (int p = 0; p < N_PARAMS; p++) {
+    for (int p = 0; p < m->n_tensors; p++) {
         size_t begin = m->offset[p] * sizeof(float), end = begin + m->size[p] * sizeof(float);
-        json_object_set_new(header, param_names[p],
+        json_object_set_new(header, m->name[p],
                             json_pack("{s:s, s:o, s:[I, I]}", "dtype", "F32", "shape", shape_json(m, p), "data_offsets",
                                       (json_int_t)begin, (json_int_t)end));
     }
@@ -143,21 +146,23 @@ static int export_run(App *app) {
     if (write_file_atomic(file, image, len)) stop(EXIT_BAD_INPUT);  // it said why
     free(image);
     json_t *tensors = json_array();
-    for (int p = 0; p < N_PARAMS; p++)
-        json_array_append_new(tensors, json_pack("{s:s, s:o, s:I}", "name", param_names[p], "shape", shape_json(&s.m, p),
+    for (int p = 0; p < s.m.n_tensors; p++)
+        json_array_append_new(tensors, json_pack("{s:s, s:o, s:I}", "name", s.m.name[p], "shape", shape_json(&s.m, p),
                                                  "offset", (json_int_t)s.m.offset[p]));
+    json_t *shape = json_object();  // the row's shape fields, then the size
+    for (int i = 0; i < s.m.n_fields; i++) json_object_set_new(shape, s.m.field[i].key, json_integer(s.m.field[i].value));
+    json_object_set_new(shape, "parameters", json_integer((json_int_t)s.m.total));
     char weights[1100];
     const char *slash = strrchr(file, '/');
     snprintf(weights, sizeof weights, "%s", slash ? slash + 1 : file);
-    json_t *meta = json_pack("{s:s, s:i, s:o, s:s, s:i, s:{s:i, s:i, s:i, s:i, s:I}, s:o, s:o, s:s}", "format", "ddptok-model",
-                             "version", 1, "weights", header_text("the output's name", weights), "dtype", "float32", "step",
-                             s.step, "model", "vocab_size", s.m.V, "context", s.m.k, "embed_dim", s.m.D, "hidden", s.m.H,
-                             "parameters", (json_int_t)s.m.total, "tensors", tensors, "checkpoint",
+    json_t *meta = json_pack("{s:s, s:i, s:o, s:s, s:i, s:s, s:o, s:o, s:o, s:s}", "format", "ddptok-model", "version", 1,
+                             "weights", header_text("the output's name", weights), "dtype", "float32", "step", s.step, "kind",
+                             model_kind_names[s.m.kind], "model", shape, "tensors", tensors, "checkpoint",
                              header_text("the checkpoint's path", dir), "data_lock", s.lock);
     json_object_set_new(meta, "config", header_text("the checkpoint's config", s.config_yaml));
     if (json_write_file(meta_path, meta)) stop(EXIT_BAD_INPUT);
     say("export: step-%d model of %s -> %s (safetensors, %d tensors, %zu parameters, %zu bytes) and %s\n", s.step, text_safe(dir), text_safe(file),
-        N_PARAMS, s.m.total, len, text_safe(meta_path));
+        s.m.n_tensors, s.m.total, len, text_safe(meta_path));
     checkpoint_state_free(&s);
     return 0;
 }

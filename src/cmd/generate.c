@@ -133,20 +133,16 @@ static int generate_run(App *app) {
     if (plen > (size_t)cfg->data.max_length - 1)
         die(EXIT_BAD_INPUT, "generate --prompt: %zu bytes, longer than the context allows: the model was trained on sequences of "
                             "at most data.max_length = %d bytes, so a prompt of at most %d leaves one to continue (each byte is "
-                            "drawn from the last %d)", plen, cfg->data.max_length, cfg->data.max_length - 1, m->k);
+                            "drawn from the last %d)", plen, cfg->data.max_length, cfg->data.max_length - 1, m->context);
 
     // Generation: the sequence so far, its last k ids the context (pad 0 before the start).
     size_t total = plen + (size_t)tokens;
-    int32_t *ids = xmalloc(total * sizeof *ids), *ctx = xmalloc((size_t)m->k * sizeof *ctx);
+    int32_t *ids = xmalloc(total * sizeof *ids);
     for (size_t i = 0; i < plen; i++) ids[i] = prompt[i] + 1;
     double *logits = xmalloc((size_t)m->V * sizeof *logits);
     RngStream rng = rng_stream((uint32_t)o->seed, RNG_GENERATE, 0);
     for (size_t t = plen; t < total; t++) {
-        for (int j = 0; j < m->k; j++) {
-            int64_t at = (int64_t)t - m->k + j;
-            ctx[j] = at >= 0 ? ids[at] : 0;
-        }
-        model_logits(m, s.theta, ctx, logits);
+        model_row(m)->logits(m, s.theta, ids, (int)t, logits);
         ids[t] = next_id(logits, n_ids, T, &rng, t - plen);
     }
     unsigned char *bytes = xmalloc(total + 1);
@@ -171,7 +167,7 @@ static int generate_run(App *app) {
         fflush(stdout);
     }
     buf_free(&text), buf_free(&cont);
-    free(i64), free(bytes), free(logits), free(ctx), free(ids);
+    free(i64), free(bytes), free(logits), free(ids);
     checkpoint_state_free(&s);
     corpus_free(&corpus);
     return 0;

@@ -263,14 +263,14 @@ static int plot_run(App *app) {
     ModelShape m;
     model_shape(&m, cfg);
     float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
-    double worst[NORM_COUNT][N_PARAMS];
+    double worst[NORM_COUNT][MODEL_MAX_TENSORS];
     hid_t rf = h5_open_read(rpath, NULL);
     hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, NULL);
     if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
     if (h5_read_params(rf, rpath, "grad", &m, ref)) die(EXIT_BAD_INPUT, "plot: cannot read the reference gradient");
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         if (h5_read_params(gf, gpath, normalization_names[mode], &m, g)) die(EXIT_BAD_INPUT, "plot: cannot read grads.h5");
-        for (int p = 0; p < N_PARAMS; p++)
+        for (int p = 0; p < m.n_tensors; p++)
             worst[mode][p] = tolerance_ratio(g + m.offset[p], ref + m.offset[p], m.size[p], cfg->parity.atol, cfg->parity.rtol);
     }
     h5_close(rf), h5_close(gf);
@@ -289,11 +289,11 @@ static int plot_run(App *app) {
     FILE *pd = fopen_nofollow(dat, "w");
     if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
     fprintf(pd, "mode");
-    for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
+    for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %s", m.name[p]);
     fprintf(pd, "\n");
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         fprintf(pd, "%s", normalization_names[mode]);
-        for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
+        for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
         fprintf(pd, "\n");
     }
     if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
@@ -336,7 +336,7 @@ static int plot_run(App *app) {
     // a decade above the highest bar leaves room for the verdicts at its top.
     double top = 100;
     for (int mode = 0; mode < NORM_COUNT; mode++)
-        for (int p = 0; p < N_PARAMS; p++)
+        for (int p = 0; p < m.n_tensors; p++)
             if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
     fprintf(f, "\nset title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
                "set logscale y\nset format y '10^{%%L}'\n"
@@ -348,7 +348,7 @@ static int plot_run(App *app) {
     int verdict_ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
         int must_pass = strcmp(expected[mode], "rejected") != 0, ok = pass == must_pass;
         verdict_ok &= ok;
         fprintf(f, "%s\"", mode ? ", " : "");
@@ -365,14 +365,14 @@ static int plot_run(App *app) {
     // Above each cluster, its verdict against what it must do: green when as it must be.
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
         int ok = pass == (strcmp(expected[mode], "rejected") != 0);
         fprintf(f, "set label %d \"%s %s\" at %d, graph 0.96 center noenhanced font ',9' tc rgb '%s'\n", 10 + mode,
                 pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
     }
-    fprintf(f, "plot 'parity.dat' using 2 title columnheader(2), '' using 3 title columnheader(3), "
-               "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
-               "1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
+    fprintf(f, "plot 'parity.dat'");  // one bar per tensor of the model (columns 2 .. n_tensors + 1)
+    for (int p = 0; p < m.n_tensors; p++) fprintf(f, "%s using %d title columnheader(%d)", p ? ", ''" : "", p + 2, p + 2);
+    fprintf(f, ", 1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
     json_decref(pj);
     if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
     if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {

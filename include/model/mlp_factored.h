@@ -12,7 +12,7 @@
 #ifndef DDPTOK_FACTORED_H
 #define DDPTOK_FACTORED_H
 
-#include "model/model.h"
+#include "model/mlp.h"
 
 typedef struct Factored Factored;
 

@@ -1,0 +1,36 @@
+// mlp.h — the window MLP's row (docs/spec.md §4, docs/model.md "The window MLP"): k previous
+// tokens → embeddings → tanh hidden layer → logits (Bengio et al. 2003).
+//
+// Tensors, in θ order: embedding (V, D), w1 (H, k·D), b1 (H), w2 (V, H), b2 (V). Its
+// microbatches are contexts (BATCH_CONTEXTS: the k ids before each supervised position);
+// the overlap's tail bucket is [w2, P): the output layer, final before the first layer's
+// backward.
+#ifndef DDPTOK_MLP_H
+#define DDPTOK_MLP_H
+
+#include "model/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MLP_EMBEDDING = 0, MLP_W1, MLP_B1, MLP_W2, MLP_B2, MLP_TENSORS };
+
+void mlp_shape(ModelShape *m);
+// embedding ~ N(0, 1); w1, b1 ~ U(±1/√(kD)); w2, b2 ~ U(±1/√H): torch's nn.Embedding and
+// nn.Linear defaults, drawn in θ order from the init stream.
+void mlp_init(const ModelShape *m, uint32_t seed, float *theta);
+// The CPU backend's buffers: per row (2kD + 4H + V)·4 bytes; the factored tables k·V·H·8.
+void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer);
+// The logits after ids[0..n-1] from its last k ids (0 before the start), in double.
+void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits);
+
+extern const ComputeOps compute_mlp_cpu;  // src/model/mlp_cpu.c: the reference backend
+#ifdef DDPTOK_CUDA
+extern const ComputeOps compute_mlp_cuda;  // cuda/mlp_cuda.cu: its twin
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
