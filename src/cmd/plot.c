@@ -342,8 +342,10 @@ static int plot_run(App *app) {
                "set logscale y\nset format y '10^{%%L}'\n"
                "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-               "set key below horizontal maxcols 3\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
-            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol, top);
+               "%s\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
+            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol,
+            // a model of many tensors (the GPT's 16) lists them beside the panel, one colour each
+            m.n_tensors > 6 ? "set key below horizontal maxcols 6 font ',8' samplen 1.5 spacing 0.9" : "set key below horizontal maxcols 3", top);
     buf_free(&counts);
     int verdict_ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
@@ -371,7 +373,12 @@ static int plot_run(App *app) {
                 pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
     }
     fprintf(f, "plot 'parity.dat'");  // one bar per tensor of the model (columns 2 .. n_tensors + 1)
-    for (int p = 0; p < m.n_tensors; p++) fprintf(f, "%s using %d title columnheader(%d)", p ? ", ''" : "", p + 2, p + 2);
+    static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                          "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#000000"};
+    for (int p = 0; p < m.n_tensors; p++) {
+        fprintf(f, "%s using %d title columnheader(%d)", p ? ", ''" : "", p + 2, p + 2);
+        if (m.n_tensors > 6) fprintf(f, " lc rgb '%s'", colours[p % 16]);
+    }
     fprintf(f, ", 1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
     json_decref(pj);
     if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));

@@ -148,14 +148,19 @@ static void linear_forward(float *out, const float *inp, const float *w, const f
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, OC, IC, 1.0f, inp, IC, w, IC, 1.0f, out, OC);
 }
 
-// dw (OC, IC) += doutᵀ · inp; db (OC) += Σ_rows dout (rows ascending); dinp (n, IC) = dout · w.
+// db[o] += Σ_rows dout[., o] (rows ascending) for o in [from, to).
+static void bias_sum(float *db, const float *dout, int n, int OC, int from, int to) {
+    for (int p = 0; p < n; p++) {
+        const float *d = dout + (size_t)p * OC;
+        for (int o = from; o < to; o++) db[o] += d[o];
+    }
+}
+
+// dw (OC, IC) += doutᵀ · inp; db (OC) += Σ_rows dout (db NULL: the caller sums it); dinp (n, IC) = dout · w.
 static void linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int n, int IC,
                             int OC) {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, n, 1.0f, dout, OC, inp, IC, 1.0f, dw, IC);
-    for (int p = 0; p < n; p++) {
-        const float *d = dout + (size_t)p * OC;
-        for (int o = 0; o < OC; o++) db[o] += d[o];
-    }
+    if (db) bias_sum(db, dout, n, OC, 0, OC);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dinp, IC);
 }
 
@@ -432,8 +437,15 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         linear_backward(cc->datty, param(cc, cc->grad, GPT_ATTPROJW, l), param(cc, cc->grad, GPT_ATTPROJB, l), dproj, cc->atty + o1,
                         param(cc, cc->theta, GPT_ATTPROJW, l), n, C, C);
         attention_backward(cc, b, l);
-        linear_backward(cc->dln, param(cc, cc->grad, GPT_QKVW, l), param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, cc->ln1 + o1,
-                        param(cc, cc->theta, GPT_QKVW, l), n, C, 3 * C);
+        linear_backward(cc->dln, param(cc, cc->grad, GPT_QKVW, l), NULL, cc->dqkv, cc->ln1 + o1, param(cc, cc->theta, GPT_QKVW, l), n,
+                        C, 3 * C);
+        // The key bias's gradient is identically zero: adding b to every key adds q·b to all of a
+        // query's scores, which the softmax ignores (dropout and the causal mask act after it).
+        // Its float sum would be rounding noise, which AdamW's normalisation turns into a random
+        // walk of the key bias (3e-5 in 6 updates at lr 0.01, and a resume on another W would
+        // walk another way): it is left at 0, exactly as the equations have it.
+        bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 0, C);
+        bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 2 * C, 3 * C);
         layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
                            cc->ln1_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN1W, l), n, C);
     }
