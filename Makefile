@@ -341,6 +341,18 @@ test:
 	$(MAKE) test-bins fuzz-bins clang-bins
 	bash tests/run.sh
 
+# The Hugging Face round trip (tests/test_hf.sh) with transformers itself: transformers and a
+# torch it supports come from PyPI into build/hf-venv (a few GB, once); Debian has neither.
+HF_VENV := build/hf-venv
+$(HF_VENV)/.ready:
+	bash run/install-deps.sh --hf
+	rm -rf $(HF_VENV) && /usr/bin/python3 -m venv $(HF_VENV)
+	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check torch transformers safetensors numpy h5py pyyaml
+	$(HF_VENV)/bin/python -c "import torch, transformers; print('hf venv: torch', torch.__version__, 'transformers', transformers.__version__)"
+	touch $@
+test-hf: ddptok $(HF_VENV)/.ready
+	DDPTOK_HF_PYTHON=$(abspath $(HF_VENV))/bin/python bash tests/run.sh hf
+
 protocol:
 	bash run/protocol.sh
 
@@ -353,4 +365,4 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test-deps install uninstall dist test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda

@@ -16,6 +16,7 @@
 #include "io/h5io.h"
 #include "job/cuda_api.h"
 #include "job/lifecycle.h"
+#include "model/hf.h"
 #include "model/workload.h"
 
 #define DDPTOK_COMMAND_ROW(name) &cmd_##name,
@@ -108,7 +109,7 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
     const char *name = app->backend;
     if (!name) name = gpus > 0 || (gpus < 0 && comm_name && !strcmp(comm_name, "nccl")) ? "cuda" : "cpu";
     ModelKind kind = app->cfg.model.kind;
-    if (!strcmp(name, "cpu")) app->compute = model_rows[kind].cpu;
+    if (!strcmp(name, "cpu")) app->compute = model_rows[kind]->cpu;
     else if (!strcmp(name, "cuda")) {
 #ifdef DDPTOK_CUDA
         app->compute = cuda_module()->compute[kind];  // exit 2 on every rank when the module cannot be opened
@@ -220,6 +221,11 @@ int main(int argc, char **argv) {
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     if (!cmd->skips_budget && workload_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (app.cfg.train.init_from[0] && !cmd->skips_budget) {  // what model_initial would refuse, refused now (--check too)
+        ModelShape m;
+        model_shape(&m, &app.cfg);
+        if (hf_import(app.cfg.train.init_from, &m, NULL)) stop(EXIT_BAD_INPUT);
+    }
     if (cmd->check_options) cmd->check_options(&app);
     free(sets);
     if (check_only) {

@@ -152,3 +152,30 @@ case_witness_ddp_controls() {
   witness_says "negative control: GELU's erf form falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as gelu-erf
   witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
 }
+
+# 7. No CUDA twin of the GPT yet: --backend cuda is refused in one line (exit 2), --check too.
+case_cuda_refused() {
+  expect_rc "model.kind gpt with --backend cuda: refused (exit 2)" 2 one --check train --config "$cfg" --backend cuda
+  if "$DDPTOK" --version | grep -q 'CUDA backend: built in'; then
+    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && expect_grep "model.kind gpt with --backend cuda: one line naming the model and the remedy" \
+      'model.kind gpt: the cuda backend has no gpt yet .*use --backend cpu' "$OUT" || bad "model.kind gpt with --backend cuda: one line naming the model and the remedy" "— $OUT"
+  else expect_grep "model.kind gpt with --backend cuda: one line (a build without CUDA)" 'built without the CUDA backend' "$OUT"; fi
+  expect_rc "control: the MLP's config passes --check with --backend cuda where it is built" "$("$DDPTOK" --version | grep -q 'CUDA backend: built in' && echo 0 || echo 2)" \
+    one --check train --config "$CONFIGS/tiny.yaml" --backend cuda
+}
+
+
+# 8. The GPT's sizes in the one budget: its row's terms, named with their keys.
+case_budget() {
+  expect_rc "a GPT of n_embd 65536 x 64 blocks: refused before anything is allocated (exit 2)" 2 \
+    one --check train --config "$cfg" --set model.n_embd=65536 --set model.n_layer=64
+  expect_grep "GPT parameters over the budget: the largest term is its parameters, with the GPT's keys" \
+    'largest: parameters \(V\*C\+Lmax\*C\+NL\*\(12\*C\*C\+13\*C\)\+2\*C\)\*64 = [0-9.]+ TiB: data.vocab_size, data.max_length, model.n_embd, model.n_layer' "$OUT"
+  local long=(--set train.batch_size_per_rank=16 --set data.max_length=2048 --set data.min_length=2000 --set train.rank_bands=auto --set model.n_head=4)
+  expect_rc "GPT attention of 16 sequences of 2048 tokens under a 64 MiB limit: refused (exit 2)" 2 env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" --check train --config "$cfg" "${long[@]}"
+  expect_grep "GPT attention over the budget: named as the attention term and its keys" \
+    'largest: attention max\(B,16\)\*Lmax\*NL\*NH\*Lmax\*4 = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' "$OUT"
+  expect_rc "control: the same long sequences without the limit pass --check" 0 one --check train --config "$cfg" "${long[@]}"
+  expect_rc "model.n_embd not a multiple of model.n_head: refused (exit 2)" 2 one --check train --config "$cfg" --set model.n_head=3
+  expect_grep "model.n_embd not a multiple of model.n_head: one line naming both keys" 'model.n_embd \(16\) must be a multiple of model.n_head \(3\)' "$OUT"
+}

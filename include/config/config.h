@@ -56,12 +56,15 @@ typedef enum {
     DATA_SOURCE_COUNT
 } DataSource;
 
-// Which model the config trains (docs/model.md): one row each in src/model/model.c (model.h).
-typedef enum {
-    MODEL_MLP = 0,  // the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
-    MODEL_GPT,      // GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
-    MODEL_COUNT
-} ModelKind;
+// The models a config can train (model.kind, docs/model.md), one X(ENUM, name) each: the
+// ModelKind values, model_kind_names and the row table (model/model.h: `const ModelRow
+// name_row`, defined by src/model/name.c) all derive from this list.
+//   mlp  the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
+//   gpt  GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
+#define DDPTOK_MODELS(X) X(MLP, mlp) X(GPT, gpt)
+#define DDPTOK_MODEL_ENUM(UP, low) MODEL_##UP,
+typedef enum { DDPTOK_MODELS(DDPTOK_MODEL_ENUM) MODEL_COUNT } ModelKind;
+#undef DDPTOK_MODEL_ENUM
 
 extern const char *const model_kind_names[MODEL_COUNT];
 extern const char *const data_source_names[DATA_SOURCE_COUNT];
@@ -119,6 +122,7 @@ typedef struct {
         OptimizerKind optimizer;        // train.optimizer.name
         OptimizerHyper hyper;           // train.optimizer.<field>: the hyper-parameter table (optimizer.h)
         FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
+        char init_from[PATH_MAX_LEN];   // θ0 from a Hugging Face GPT-2 directory ("": the seed's init)
     } train;
     struct {
         double atol, rtol;

@@ -49,15 +49,10 @@ enum {
 #define GPT_LN_EPS 1e-5
 #define GPT_INIT_STD 0.02
 
-void gpt_shape(ModelShape *m);
-void gpt_init(const ModelShape *m, uint32_t seed, float *theta);
-// The CPU backend's buffers (gpt_cpu.c): per row and block 16C + 4 floats, per row NL·NH·Lmax
-// for the attention probabilities, 13C + 4 + V more per row (the embeddings, ln_f, the
-// logits, the backward's scratch), and a per-instance scratch: what gpt_cpu.c allocates.
-void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer);
-// The logits after ids[0..n-1] (the last Lmax − 1 of them after the begin id where n ≥ Lmax),
-// through the CPU backend (float), returned in double.
-void gpt_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits);
+// Its row, gpt_row (src/model/gpt.c): the budget counts what gpt_cpu.c allocates (per row and
+// block 16C + 4 floats, per row NL·NH·Lmax for the attention probabilities and 13C + 4 + V
+// more, a per-instance scratch); its logits for generate run the CPU backend on the sequence
+// so far (its last Lmax − 1 ids after the begin id once it is longer).
 
 // Dropout sites: the embedding, then three per block.
 enum { GPT_SITE_EMBEDDING = 0 };

@@ -16,14 +16,10 @@ extern "C" {
 
 enum { MLP_EMBEDDING = 0, MLP_W1, MLP_B1, MLP_W2, MLP_B2, MLP_TENSORS };
 
-void mlp_shape(ModelShape *m);
-// embedding ~ N(0, 1); w1, b1 ~ U(±1/√(kD)); w2, b2 ~ U(±1/√H): torch's nn.Embedding and
-// nn.Linear defaults, drawn in θ order from the init stream.
-void mlp_init(const ModelShape *m, uint32_t seed, float *theta);
-// The CPU backend's buffers: per row (2kD + 4H + V)·4 bytes; the factored tables k·V·H·8.
-void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer);
-// The logits after ids[0..n-1] from its last k ids (0 before the start), in double.
-void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits);
+// Its row, mlp_row (src/model/mlp.c): embedding ~ N(0, 1), w1 and b1 ~ U(±1/√(kD)), w2 and
+// b2 ~ U(±1/√H) (torch's nn.Embedding and nn.Linear defaults) drawn in θ order from the init
+// stream; the CPU backend's buffers per row (2kD + 4H + V)·4 bytes, the factored tables
+// k·V·H·8; the logits after a sequence from its last k ids (0 before the start), in double.
 
 extern const ComputeOps compute_mlp_cpu;  // src/model/mlp_cpu.c: the reference backend
 #ifdef DDPTOK_CUDA

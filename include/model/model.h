@@ -10,11 +10,12 @@
 // elements: the last one carries W·S_r (this rank's loss sum times W) through the gradient
 // average, so the logged global loss ΣS_r/N needs no collective of its own.
 //
-// To add a model (ARCHITECTURE.md "Which files a change touches"): its ModelKind value and
-// name and its shape keys (config/config.h, src/config/config.c), its row's header and file
-// (include/model/<kind>.h, src/model/<kind>.c: shape, init, budget, logits), its CPU
-// backend (src/model/<kind>_cpu.c: a ComputeOps), and its row in model_rows
-// (src/model/model.c); a CUDA twin is cuda/<kind>_cuda.cu and its CudaModule.compute entry.
+// To add a model (ARCHITECTURE.md "Which files a change touches"): one X(ENUM, name) in
+// DDPTOK_MODELS (config/config.h); its header include/model/<name>.h (its tensors' enum, what
+// its two files share), its row src/model/<name>.c (`const ModelRow name_row`: shape, init,
+// budget, logits) and its CPU backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own
+// shape are rows of src/config/config.c and fields of Config (config.h); a CUDA twin is
+// cuda/<name>_cuda.cu and its CudaModule.compute entry.
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
@@ -83,8 +84,12 @@ typedef struct {
     const ComputeOps *cpu;   // its CPU backend (a CUDA one is CudaModule.compute[kind], job/cuda_api.h)
 } ModelRow;
 
-extern const ModelRow model_rows[MODEL_COUNT];
-static inline const ModelRow *model_row(const ModelShape *m) { return &model_rows[m->kind]; }
+// The rows, by ModelKind: each model's file defines its `name_row` (config.h DDPTOK_MODELS).
+#define DDPTOK_MODEL_ROW_DECL(UP, low) extern const ModelRow low##_row;
+DDPTOK_MODELS(DDPTOK_MODEL_ROW_DECL)
+#undef DDPTOK_MODEL_ROW_DECL
+extern const ModelRow *const model_rows[MODEL_COUNT];
+static inline const ModelRow *model_row(const ModelShape *m) { return model_rows[m->kind]; }
 
 // The config's model (model.*, data.vocab_size, data.max_length), its row's tensors.
 void model_shape(ModelShape *m, const Config *cfg);
@@ -95,11 +100,13 @@ void model_add_field(ModelShape *m, const char *key, long long value);
 int model_tensor(const ModelShape *m, const char *name);
 // Initial θ (P) by the row: a pure function of `seed`, identical on every rank.
 void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
-// Sets `m` from the config and returns a new θ0 (P) for its seed. Caller frees.
+// Sets `m` from the config and returns a new θ0 (P): for its seed, or read from
+// train.init_from (model/hf.h; a directory that does not fit ends the process, exit 2, one
+// line). Caller frees.
 float *model_initial(const Config *cfg, ModelShape *m);
 // The microbatch layout this model reads (data/batch.h).
 static inline BatchSpec model_batch_spec(const ModelShape *m) {
-    BatchSpec s = {model_rows[m->kind].layout, m->k, m->max_length};
+    BatchSpec s = {model_rows[m->kind]->layout, m->k, m->max_length};
     return s;
 }
 // The budget's terms of this model: its parameters (the working P-vectors the commands hold

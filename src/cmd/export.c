@@ -1,12 +1,9 @@
-// export.c — `export`: one checkpoint's model out of ddptok, as safetensors (FILE) with
-// its shape and config beside it (FILE's .json): the weights in the model layout's order,
-// readable by anything that reads safetensors (tests/export_check.py, safetensors.numpy)
-// and loadable into the PyTorch definition of the model (tests/torch/witness.py).
-//
-// safetensors: 8 bytes, the header's length N (little-endian uint64); N bytes of JSON,
-// {"NAME": {"dtype": "F32", "shape": [...], "data_offsets": [BEGIN, END]}, ...,
-// "__metadata__": {string: string}}, padded with spaces so the data starts at a multiple
-// of 8; then the tensors' bytes, little-endian, back to back, offsets relative to the data.
+// export.c — `export`: one checkpoint's model out of ddptok. --format ddptok (the default):
+// safetensors (FILE) with its shape and config beside it (FILE's .json), the weights in the
+// model row's order, readable by anything that reads safetensors (tests/export_check.py,
+// safetensors.numpy) and loadable into the PyTorch definitions of the models
+// (tests/torch/witness.py, gpt_witness.py). --format hf (model.kind: gpt): a directory that
+// transformers.GPT2LMHeadModel.from_pretrained loads (model/hf.h: its names, layouts and ids).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +16,14 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/jsonio.h"
+#include "io/safetensors.h"
+#include "model/hf.h"
 #include "store/checkpoint.h"
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR (default: the newest of artifacts/checkpoints)
-    const char *out;         // --out FILE (default: outputs/model.safetensors)
+    const char *out;         // --out FILE (default: outputs/model.safetensors; hf: the directory outputs/hf)
+    const char *format;      // --format ddptok|hf (NULL: ddptok)
 } ExportOptions;
 
 // A JSON string of `s` exactly (json_text), or death naming what could not be exported: the
@@ -67,35 +67,15 @@ static json_t *metadata_json(const CheckpointState *s, const char *dir) {
     return meta;
 }
 
-// The safetensors bytes of θ (header, padding, data) in a new buffer of *len bytes.
-static char *safetensors_image(const CheckpointState *s, const char *dir, size_t *len) {
+// The safetensors bytes of θ in the row's tensors, in a new buffer of *len bytes.
+static char *model_image(const CheckpointState *s, const char *dir, size_t *len) {
     const ModelShape *m = &s->m;
-    json_t *header = json_object();  // jansson keeps the insertion order: the layout's
+    StTensorOut t[MODEL_MAX_TENSORS];
     for (int p = 0; p < m->n_tensors; p++) {
-        size_t begin = m->offset[p] * sizeof(float), end = begin + m->size[p] * sizeof(float);
-        json_object_set_new(header, m->name[p],
-                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", "F32", "shape", shape_json(m, p), "data_offsets",
-                                      (json_int_t)begin, (json_int_t)end));
+        t[p] = (StTensorOut){.name = m->name[p], .rank = m->rank[p], .data = s->theta + m->offset[p]};
+        for (int d = 0; d < m->rank[p]; d++) t[p].dims[d] = m->dims[p][d];
     }
-    json_object_set_new(header, "__metadata__", metadata_json(s, dir));
-    char *text = json_dumps(header, JSON_COMPACT);
-    json_decref(header);
-    if (!text) die(EXIT_INTERNAL, "export: cannot serialize the safetensors header (out of memory)");
-    size_t n = strlen(text), padded = (n + 7) / 8 * 8, data = m->total * sizeof(float);
-    char *image = xmalloc(8 + padded + data);
-    for (int i = 0; i < 8; i++) image[i] = (char)((uint64_t)padded >> (8 * i) & 0xFF);
-    memcpy(image + 8, text, n);
-    memset(image + 8 + n, ' ', padded - n);
-    free(text);
-    // The tensors' bytes little-endian, whatever this machine's order.
-    unsigned char *out = (unsigned char *)image + 8 + padded;
-    for (size_t i = 0; i < m->total; i++) {
-        uint32_t bits;
-        memcpy(&bits, &s->theta[i], sizeof bits);
-        for (int b = 0; b < 4; b++) out[4 * i + b] = (unsigned char)(bits >> (8 * b));
-    }
-    *len = 8 + padded + data;
-    return image;
+    return safetensors_image(t, m->n_tensors, metadata_json(s, dir), len);
 }
 
 // FILE.json beside FILE (model.safetensors -> model.json; any other name gets ".json").
@@ -115,6 +95,9 @@ static void export_check(const App *app) {
         die(EXIT_BAD_INPUT, "export --checkpoint %s: path too long (at most %d bytes)", o->checkpoint, EXPORT_PATH_MAX);
     if (o->out && strlen(o->out) > EXPORT_PATH_MAX)
         die(EXIT_BAD_INPUT, "export --out %s: path too long (at most %d bytes)", o->out, EXPORT_PATH_MAX);
+    if (o->format && !strcmp(o->format, "hf") && app->cfg.model.kind != MODEL_GPT)
+        die(EXIT_BAD_INPUT, "export --format hf: %s trains model.kind %s; the Hugging Face export is GPT2LMHeadModel (model.kind: gpt)",
+            app->config_path, model_kind_names[app->cfg.model.kind]);
 }
 
 static int export_run(App *app) {
@@ -141,8 +124,23 @@ static int export_run(App *app) {
     else out_path(app, file, sizeof file, "model.safetensors");
     beside_path(file, meta_path, sizeof meta_path);
 
+    if (o->format && !strcmp(o->format, "hf")) {
+        char hf[EXPORT_PATH_MAX + 1], build[1024];
+        if (o->out) snprintf(hf, sizeof hf, "%s", o->out);  // fits: export_check
+        else out_path(app, hf, sizeof hf, "hf");
+        build_info(build, sizeof build);
+        json_t *prov = json_pack("{s:o, s:i, s:o, s:s, s:s, s:o}", "checkpoint", header_text("the checkpoint's path", dir), "step", s.step,
+                                 "producer", header_text("the build line", build), "data_lock", s.lock, "ids",
+                                 "HF id = ddptok id - 1; HF id vocab_size - 1 = ddptok's begin id 0 (bos, eos)", "config",
+                                 header_text("the checkpoint's config", s.config_yaml));
+        if (hf_export(hf, &s.m, s.theta, &s.cfg, prov)) stop(EXIT_BAD_INPUT);  // it said why
+        say("export: step-%d model of %s -> %s/ (Hugging Face GPT2LMHeadModel: config.json, model.safetensors; %zu parameters)\n",
+            s.step, text_safe(dir), text_safe(hf), s.m.total);
+        checkpoint_state_free(&s);
+        return 0;
+    }
     size_t len;
-    char *image = safetensors_image(&s, dir, &len);
+    char *image = model_image(&s, dir, &len);
     if (write_file_atomic(file, image, len)) stop(EXIT_BAD_INPUT);  // it said why
     free(image);
     json_t *tensors = json_array();
@@ -175,10 +173,13 @@ const Command cmd_export = {
                "(or --out FILE), its shape and config beside it -> outputs/model.json",
     .options = (const CommandOption[]){
         OPTION_STRING("--checkpoint", ExportOptions, checkpoint, "DIR", "that checkpoint instead of the newest intact one"),
-        OPTION_STRING("--out", ExportOptions, out, "FILE", "the safetensors file (default outputs/model.safetensors)"),
+        OPTION_STRING("--out", ExportOptions, out, "FILE|DIR", "the safetensors file (default outputs/model.safetensors); with --format hf the directory (default outputs/hf)"),
+        OPTION_CHOICE("--format", ExportOptions, format, "ddptok|hf", ((const char *const[]){"ddptok", "hf", NULL}),
+                      "ddptok: safetensors in the model's own layout and a .json beside it (default); hf: a Hugging Face "
+                      "GPT2LMHeadModel directory (model.kind: gpt)"),
         OPTION_END,
     },
     .opts_size = sizeof(ExportOptions),
-    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {0}},
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {UNDER_OUTPUTS, "hf", 1}, {0}},
     .check_options = export_check,
 };

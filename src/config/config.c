@@ -18,7 +18,9 @@
 #include "config/config_keys.h"
 #include "config/yaml_tree.h"
 
-const char *const model_kind_names[MODEL_COUNT] = {[MODEL_MLP] = "mlp", [MODEL_GPT] = "gpt"};
+#define MODEL_NAME(UP, low) [MODEL_##UP] = #low,
+const char *const model_kind_names[MODEL_COUNT] = {DDPTOK_MODELS(MODEL_NAME)};
+#undef MODEL_NAME
 const char *const data_source_names[DATA_SOURCE_COUNT] = {"synthetic", "imported"};
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
@@ -80,6 +82,8 @@ const Field config_fields[] = {
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
     OPTIMIZER_HYPERS(HYPER_KEY)
+    // Where θ0 comes from: the seed's init, or a Hugging Face GPT-2 directory (model/hf.h).
+    {"train.init_from", F_PATH, OFF(train.init_from), 0, 0, F_TRAJECTORY | F_OPTIONAL, "a Hugging Face GPT-2 directory, or '' (the seed's init)", NULL, 0, "", NULL},
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
     {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
@@ -292,7 +296,7 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
         return BAD();
     }
     if (f->type == F_PATH) {
-        if (!n->text[0] || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
+        if ((!n->text[0] && !(f->flags & F_OPTIONAL)) || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
         strcpy(base + f->offset, n->text);
         return 0;
     }
@@ -409,6 +413,7 @@ static void config_defaults(Config *cfg) {
     char err[256];
     for (int i = 0; i < config_n_fields; i++) {
         const Field *f = &config_fields[i];
+        if (!f->def[0]) continue;  // an optional path, unset: empty, as memset left it
         YamlCtx ctx = {.name = f->key, .err = err, .errlen = sizeof err, .strict = 1};
         YamlNode *v = yaml_parse(f->def, strlen(f->def), &ctx);
         if (!v || set_field(cfg, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);

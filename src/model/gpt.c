@@ -9,7 +9,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 
-void gpt_shape(ModelShape *m) {
+static void gpt_shape(ModelShape *m) {
     size_t V = (size_t)m->V, T = (size_t)m->max_length, C = (size_t)m->n_embd, NL = (size_t)m->n_layer;
     model_add_tensor(m, "wte", 2, V, C, 1);
     model_add_tensor(m, "wpe", 2, T, C, 1);
@@ -37,7 +37,7 @@ void gpt_shape(ModelShape *m) {
     model_add_field(m, "n_embd", m->n_embd);
 }
 
-void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
+static void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
     RngStream rng = rng_stream(seed, RNG_INIT, 0);
     double resid = GPT_INIT_STD / sqrt(2.0 * m->n_layer);
     for (int p = 0; p < GPT_TENSORS; p++) {
@@ -61,7 +61,7 @@ void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
 //   per row: h0, lnf, sup, dres, dln, datty (C each), dqkv (3C), dfc (4C), lnf's mean and rstd and
 //     the run offsets (2 + 2), logits (V): 13C + 4 + V;
 //   per instance: the attention's backward scratch 2·Lmax² and the dropout row max(4C, NH·Lmax), V.
-void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
+static void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
     (void)first_layer;  // dense only (compute_gpt_cpu.first_layers)
     uint64_t C = (uint64_t)m->n_embd, NL = (uint64_t)m->n_layer, NH = (uint64_t)m->n_head, T = (uint64_t)m->max_length,
              V = (uint64_t)m->V;
@@ -75,7 +75,7 @@ void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_
 
 // One sequence of the ids so far and a placeholder for the token to predict, its last position
 // supervised: the backend's logits there (the begin id first, as in training).
-void gpt_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits) {
+static void gpt_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits) {
     int keep = n < m->max_length - 1 ? n : m->max_length - 1, len = keep + 1;
     Corpus one = {0};
     one.n = 1, one.n_tokens = len;
@@ -99,3 +99,15 @@ void gpt_logits(const ModelShape *m, const float *theta, const int32_t *ids, int
     free(out), free(one.tokens);
     batch_free(&b);
 }
+
+const ModelRow gpt_row = {
+    .name = "gpt",
+    .layout = BATCH_SEQUENCES,
+    .param_text = "V*C+Lmax*C+NL*(12*C*C+13*C)+2*C",
+    .shape_keys = "data.vocab_size, data.max_length, model.n_embd, model.n_layer",
+    .shape = gpt_shape,
+    .init = gpt_init,
+    .budget = gpt_budget,
+    .logits = gpt_logits,
+    .cpu = &compute_gpt_cpu,
+};

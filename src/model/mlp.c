@@ -7,7 +7,7 @@
 
 #include "base/mem.h"
 
-void mlp_shape(ModelShape *m) {
+static void mlp_shape(ModelShape *m) {
     size_t V = (size_t)m->V, kD = (size_t)m->k * m->D, H = (size_t)m->H;
     model_add_tensor(m, "embedding", 2, V, (size_t)m->D, 1);
     model_add_tensor(m, "w1", 2, H, kD, 1);
@@ -22,7 +22,7 @@ void mlp_shape(ModelShape *m) {
     model_add_field(m, "hidden", m->H);
 }
 
-void mlp_init(const ModelShape *m, uint32_t seed, float *theta) {
+static void mlp_init(const ModelShape *m, uint32_t seed, float *theta) {
     RngStream rng = rng_stream(seed, RNG_INIT, 0);
     double bound[MLP_TENSORS] = {0, 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->H),
                                  1 / sqrt((double)m->H)};
@@ -41,7 +41,7 @@ void mlp_init(const ModelShape *m, uint32_t seed, float *theta) {
 
 // mlp_cpu.c's buffers of `rows` positions: E and dE (kD each, dense), Hh, M, Hd, dH (H each),
 // Y (V); the factored layer's tables P and sums G (k·V·H each).
-void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
+static void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
     uint64_t V = (uint64_t)m->V, D = (uint64_t)m->D, H = (uint64_t)m->H, k = (uint64_t)m->k;
     uint64_t per_row = size_add(size_mul(size_mul(2, k), D), size_add(size_mul(4, H), V));
     budget_add(b, size_mul(size_mul(rows, per_row), 4), keys, "activations %s*(2kD+4H+V)*4", rows_text);
@@ -49,7 +49,7 @@ void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_
                "model.context x data.vocab_size x model.hidden (train.first_layer: factored)", "factored tables k*V*H*8");
 }
 
-void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits) {
+static void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits) {
     const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1], *b1 = theta + m->offset[MLP_B1];
     const float *w2 = theta + m->offset[MLP_W2], *b2 = theta + m->offset[MLP_B2];
     size_t kD = (size_t)m->k * m->D;
@@ -71,3 +71,15 @@ void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int
     }
     free(x), free(h);
 }
+
+const ModelRow mlp_row = {
+    .name = "mlp",
+    .layout = BATCH_CONTEXTS,
+    .param_text = "V*D+H*k*D+V*H+H+V",
+    .shape_keys = "data.vocab_size, model.embed_dim, model.hidden, model.context",
+    .shape = mlp_shape,
+    .init = mlp_init,
+    .budget = mlp_budget,
+    .logits = mlp_logits,
+    .cpu = &compute_mlp_cpu,
+};

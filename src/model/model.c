@@ -8,17 +8,11 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/h5io.h"
-#include "model/gpt.h"
-#include "model/mlp.h"
+#include "model/hf.h"
 
-const ModelRow model_rows[MODEL_COUNT] = {
-    [MODEL_MLP] = {.name = "mlp", .layout = BATCH_CONTEXTS, .param_text = "V*D+H*k*D+V*H+H+V",
-                   .shape_keys = "data.vocab_size, model.embed_dim, model.hidden, model.context", .shape = mlp_shape,
-                   .init = mlp_init, .budget = mlp_budget, .logits = mlp_logits, .cpu = &compute_mlp_cpu},
-    [MODEL_GPT] = {.name = "gpt", .layout = BATCH_SEQUENCES, .param_text = "V*C+Lmax*C+NL*(12*C*C+13*C)+2*C",
-                   .shape_keys = "data.vocab_size, data.max_length, model.n_embd, model.n_layer", .shape = gpt_shape,
-                   .init = gpt_init, .budget = gpt_budget, .logits = gpt_logits, .cpu = &compute_gpt_cpu},
-};
+#define MODEL_ROW(UP, low) [MODEL_##UP] = &low##_row,
+const ModelRow *const model_rows[MODEL_COUNT] = {DDPTOK_MODELS(MODEL_ROW)};
+#undef MODEL_ROW
 
 void model_shape(ModelShape *m, const Config *cfg) {
     memset(m, 0, sizeof *m);
@@ -27,7 +21,7 @@ void model_shape(ModelShape *m, const Config *cfg) {
     m->max_length = cfg->data.max_length;
     m->k = cfg->model.context, m->D = cfg->model.embed_dim, m->H = cfg->model.hidden;
     m->n_layer = cfg->model.n_layer, m->n_head = cfg->model.n_head, m->n_embd = cfg->model.n_embd;
-    model_rows[m->kind].shape(m);
+    model_rows[m->kind]->shape(m);
     if (!m->tail) m->tail = m->total;
 }
 
@@ -54,12 +48,14 @@ int model_tensor(const ModelShape *m, const char *name) {
     return -1;
 }
 
-void model_init_params(const ModelShape *m, uint32_t seed, float *theta) { model_rows[m->kind].init(m, seed, theta); }
+void model_init_params(const ModelShape *m, uint32_t seed, float *theta) { model_rows[m->kind]->init(m, seed, theta); }
 
 float *model_initial(const Config *cfg, ModelShape *m) {
     model_shape(m, cfg);
     float *theta = xmalloc(m->total * sizeof *theta);
-    model_init_params(m, cfg->seed, theta);
+    if (cfg->train.init_from[0]) {
+        if (hf_import(cfg->train.init_from, m, theta)) stop(EXIT_BAD_INPUT);  // it said why
+    } else model_init_params(m, cfg->seed, theta);
     return theta;
 }
 
@@ -68,7 +64,7 @@ float *model_initial(const Config *cfg, ModelShape *m) {
 // grads.h5's 5 read whole, each copied by HDF5, and 2 working vectors).
 void model_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *rows_keys, const char *note,
                   FirstLayer first_layer) {
-    const ModelRow *row = &model_rows[m->kind];
+    const ModelRow *row = model_rows[m->kind];
     budget_add(b, size_mul((uint64_t)m->total, 64), row->shape_keys, "parameters (%s)*64", row->param_text);
     char keys[224];
     snprintf(keys, sizeof keys, "%s x (model.*, data.vocab_size)%s", rows_keys, note);

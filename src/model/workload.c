@@ -26,7 +26,7 @@ void workload_budget(Budget *b, const Config *cfg) {
                  global ? " (train.sampler: global)" : "", cfg->train.first_layer);
     const OptimizerRow *opt = &optimizers[cfg->train.optimizer];
     char keys[224];
-    snprintf(keys, sizeof keys, "train.optimizer.name and the model's size (%s)", model_rows[m.kind].shape_keys);
+    snprintf(keys, sizeof keys, "train.optimizer.name and the model's size (%s)", model_rows[m.kind]->shape_keys);
     budget_add(b, size_mul(size_mul((uint64_t)opt->n_states, m.total), 4), keys, "optimizer states %d*P*4 (%s)", opt->n_states,
                optimizer_names[cfg->train.optimizer]);
 }
