@@ -21,10 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/exp_f32.h"
 #include "base/mem.h"
 #include "base/report.h"
-#include "base/tanh_f32.h"
 #include "model/cpu_kernels.h"
 #include "model/gpt.h"
 
@@ -54,9 +52,14 @@ struct Compute {
     float *datty;             // (cap, C)
     float *dqkv;              // (cap, 3C)
     float *dfc;               // (cap, 4C)
-    float *dpd, *ds;          // (Lmax, Lmax) one head: ∂/∂ its dropped probabilities; its scores, then ∂/∂ them
-    float *row;               // (max(4C, NH·Lmax)) one row's dropout scales
+    float *dpd, *ds;          // (Lmax, Lmax) one head: its dropped probabilities, then ∂/∂ them; its scores, then ∂/∂ them
+    float *row;               // (max(4C, NH·Lmax)) one row's exp terms
     float *ex;                // (V) exp terms of one row of the log-softmax
+    // the dropout masks the forward drew (1: kept), read again by the backward
+    uint8_t *keep_emb;        // (cap, C)
+    uint8_t *keep_res1, *keep_res2;  // (NL, cap, C) the attention's and the MLP's residual branch
+    uint8_t *keep_att;        // (NL, att_cap) as att
+    uint8_t *keep_tmp;        // (max(C, NH·Lmax) + 4) one row's flags from a block boundary
     const CpuKernels *kern;
     GradTailHook tail_hook;   // called once ln_f's gradient is final (model.h)
     void *tail_ctx;
@@ -106,6 +109,11 @@ static Compute *gpt_create(const ModelShape *m, int cap, FirstLayer first_layer)
     cc->ds = xmalloc(T * T * sizeof(float));
     cc->row = xmalloc((4 * C > NH * T ? 4 * C : NH * T) * sizeof(float));
     cc->ex = xmalloc(V * sizeof(float));
+    cc->keep_emb = xmalloc(n * C);
+    cc->keep_res1 = xmalloc(NL * n * C);
+    cc->keep_res2 = xmalloc(NL * n * C);
+    cc->keep_att = xmalloc(NL * cc->att_cap);
+    cc->keep_tmp = xmalloc((C > NH * T ? C : NH * T) + 4);
     cc->kern = cpu_kernels_select();
     return cc;
 }
@@ -117,6 +125,7 @@ static void gpt_destroy(Compute *cc) {
                   cc->dln, cc->datty, cc->dqkv, cc->dfc, cc->dpd, cc->ds, cc->row, cc->ex};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     free(cc->run_att);
+    free(cc->keep_emb), free(cc->keep_res1), free(cc->keep_res2), free(cc->keep_att), free(cc->keep_tmp);
     free(cc);
 }
 
@@ -202,112 +211,135 @@ static void layernorm_backward(float *dinp, float *dw, float *db, const float *d
     }
 }
 
-#define GELU_S 0.7978845608028654f  // √(2/π)
-#define GELU_C 0.044715f
-
-static void gelu_forward(float *out, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + tanh_f32(GELU_S * (x + GELU_C * x * x * x)));
-    }
+// The keep flags of units u0 .. u0 + n - 1 of `site` at padded position `at` (gpt.h's draws)
+// through the row kernel, from the Philox block that holds u0 (the kernel's counter words
+// start there).
+static void keep_units(Compute *cc, const Batch *b, uint32_t at, uint32_t site, uint32_t u0, int n, uint8_t *keep) {
+    uint64_t block;
+    uint32_t word, off = u0 & 3;
+    dropout_counter(cc->d->block, cc->d->ids, b->L, cc->d->step, at, &block, &word);
+    cc->kern->dropout_keep(off ? cc->keep_tmp : keep, n + (int)off, &cc->d->stream, block, word, site << 24 | u0 >> 2, cc->thr);
+    if (off) memcpy(keep, cc->keep_tmp + off, (size_t)n);
 }
 
-// d (n) ·= gelu'(inp)
-static void gelu_backward(float *d, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i], th = tanh_f32(GELU_S * (x + GELU_C * x * x * x));
-        float local = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * GELU_S * (1.0f + 3.0f * GELU_C * x * x);
-        d[i] *= local;
-    }
-}
-
-// x (C) ·= the row's dropout scales of `site` (no-op without dropout).
-static void drop_row(Compute *cc, const Batch *b, int p, uint32_t site, float *x) {
+// Dropout of one row of C features at `site` (no-op without dropout): draws its mask into
+// keep (C) and scales x (C) by it, 1/(1 − p) or 0.
+static void drop_row(Compute *cc, const Batch *b, int p, uint32_t site, float *x, uint8_t *keep) {
     if (!cc->drop) return;
     int C = cc->m.n_embd;
-    gpt_dropout_scales(cc->d, b->L, (uint32_t)b->at[p], site, 0, C, cc->thr, cc->inv, cc->row);
-    for (int i = 0; i < C; i++) x[i] *= cc->row[i];
+    keep_units(cc, b, (uint32_t)b->at[p], site, 0, C, keep);
+    for (int i = 0; i < C; i++) x[i] *= keep[i] ? cc->inv : 0.0f;
 }
 
+// Attention over a run of len rows, in blocks of ATT_BLOCK query rows: rows r0..r1 - 1 read
+// keys 0..r1 - 1 only, so the GEMMs skip most of the causal mask's zero half.
+enum { ATT_BLOCK = 64 };
+
 // One block's attention: per run and head, P (kept in att) and y = (P ⊙ mask)·v into atty.
+// The causal softmax of row t over keys 0..t takes the log-softmax's row kernels (exp_f32,
+// eight partial sums in double): the same bits on every instruction set.
 static void attention_forward(Compute *cc, const Batch *b, int l) {
     const ModelShape *m = &cc->m;
     int C = m->n_embd, NH = m->n_head, hs = C / NH, T = m->max_length;
     const float *qkv = cc->qkv + block_rows(cc, 3 * (size_t)C) * l;
     float *att = cc->att + cc->att_cap * l, *atty = cc->atty + block_rows(cc, (size_t)C) * l;
+    uint8_t *keep_att = cc->keep_att + cc->att_cap * l;
     float scale = (float)(1.0 / sqrt((double)hs));
     for (int j = 0; j < b->runs; j++) {
         int s = b->run_start[j], len = b->run_start[j + 1] - s;
         for (int h = 0; h < NH; h++) {
             const float *q = qkv + (size_t)s * 3 * C + h * hs, *k = q + C, *v = q + 2 * C;
-            float *P = att + cc->run_att[j] + (size_t)h * len * len, *S = cc->ds;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, hs, scale, q, 3 * C, k, 3 * C, 0.0f, S, len);
-            for (int t = 0; t < len; t++) {  // causal softmax: keys 0..t
-                const float *st = S + (size_t)t * len;
-                float *pt = P + (size_t)t * len, mx = st[0];
-                for (int u = 1; u <= t; u++) mx = st[u] > mx ? st[u] : mx;
-                double sum = 0;
-                for (int u = 0; u <= t; u++) pt[u] = exp_f32(st[u] - mx), sum += pt[u];
-                double inv_sum = 1.0 / sum;
-                for (int u = 0; u <= t; u++) pt[u] = (float)(pt[u] * inv_sum);
-                for (int u = t + 1; u < len; u++) pt[u] = 0.0f;
-            }
-            const float *Pd = P;
-            if (cc->drop) {  // Pd = P ⊙ mask, row t's keys are units h·Lmax + u of the attention site
-                float *D = cc->dpd;
-                for (int t = 0; t < len; t++) {
-                    gpt_dropout_scales(cc->d, b->L, (uint32_t)b->at[s + t], gpt_site_attention(l), (uint32_t)(h * T), t + 1,
-                                       cc->thr, cc->inv, cc->row);
-                    for (int u = 0; u < len; u++) D[(size_t)t * len + u] = u <= t ? P[(size_t)t * len + u] * cc->row[u] : 0.0f;
+            size_t at0 = (size_t)cc->run_att[j] + (size_t)h * len * len;
+            float *P = att + at0, *S = cc->ds, *D = cc->dpd;
+            uint8_t *keep = keep_att + at0;
+            for (int r0 = 0; r0 < len; r0 += ATT_BLOCK) {
+                int r1 = r0 + ATT_BLOCK < len ? r0 + ATT_BLOCK : len;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, hs, scale, q + (size_t)r0 * 3 * C, 3 * C, k, 3 * C,
+                            0.0f, S + (size_t)r0 * len, len);
+                for (int t = r0; t < r1; t++) {  // causal softmax: keys 0..t
+                    const float *st = S + (size_t)t * len;
+                    float *pt = P + (size_t)t * len, mx = st[0];
+                    for (int u = 1; u <= t; u++) mx = st[u] > mx ? st[u] : mx;
+                    double sum = cc->kern->sum_exp(st, cc->row, t + 1, mx);
+                    cc->kern->scaled_softmax(pt, cc->row, t + 1, 1.0 / sum, 1.0f);
+                    for (int u = t + 1; u < len; u++) pt[u] = 0.0f;
+                    if (cc->drop) {  // Pd = P ⊙ mask; row t's keys are units h·Lmax + u of the attention site
+                        float *dt = D + (size_t)t * len;
+                        uint8_t *kt = keep + (size_t)t * len;
+                        keep_units(cc, b, (uint32_t)b->at[s + t], gpt_site_attention(l), (uint32_t)(h * T), t + 1, kt);
+                        for (int u = 0; u <= t; u++) dt[u] = pt[u] * (kt[u] ? cc->inv : 0.0f);
+                        for (int u = t + 1; u < r1; u++) dt[u] = 0.0f;
+                    }
                 }
-                Pd = D;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, hs, r1, 1.0f, (cc->drop ? D : P) + (size_t)r0 * len, len,
+                            v, 3 * C, 0.0f, atty + (size_t)(s + r0) * C + h * hs, C);
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, hs, len, 1.0f, Pd, len, v, 3 * C, 0.0f,
-                        atty + (size_t)s * C + h * hs, C);
         }
     }
 }
 
-// ∂/∂qkv of one block (dqkv, written) from ∂/∂atty (datty).
+// ∂/∂qkv of one block (dqkv, written) from ∂/∂atty (datty), by the same blocks: a query block
+// reads the keys up to its end, a key block the queries from its start.
 static void attention_backward(Compute *cc, const Batch *b, int l) {
     const ModelShape *m = &cc->m;
     int C = m->n_embd, NH = m->n_head, hs = C / NH;
     const float *qkv = cc->qkv + block_rows(cc, 3 * (size_t)C) * l, *att = cc->att + cc->att_cap * l;
+    const uint8_t *keep_att = cc->keep_att + cc->att_cap * l;
     float scale = (float)(1.0 / sqrt((double)hs));
     for (int j = 0; j < b->runs; j++) {
         int s = b->run_start[j], len = b->run_start[j + 1] - s;
         for (int h = 0; h < NH; h++) {
             const float *q = qkv + (size_t)s * 3 * C + h * hs, *k = q + C, *v = q + 2 * C, *dy = cc->datty + (size_t)s * C + h * hs;
-            const float *P = att + cc->run_att[j] + (size_t)h * len * len;
+            size_t at0 = (size_t)cc->run_att[j] + (size_t)h * len * len;
+            const float *P = att + at0, *Pd = P;
+            const uint8_t *keep = keep_att + at0;
             float *dq = cc->dqkv + (size_t)s * 3 * C + h * hs, *dk = dq + C, *dv = dq + 2 * C, *dP = cc->dpd, *dS = cc->ds;
-            // dv = Pdᵀ·dy, with Pd = P ⊙ mask rebuilt from the same draws
-            const float *Pd = P;  // with dropout rebuilt in dS, which the loop below overwrites row by row after reading it
-            if (cc->drop) {
+            if (cc->drop) {  // Pd = P ⊙ mask again, in dS (which the softmax's backward below overwrites after the last read)
                 for (int t = 0; t < len; t++) {
-                    gpt_dropout_scales(cc->d, b->L, (uint32_t)b->at[s + t], gpt_site_attention(l), (uint32_t)(h * m->max_length),
-                                       t + 1, cc->thr, cc->inv, cc->row);
-                    for (int u = 0; u < len; u++) dS[(size_t)t * len + u] = u <= t ? P[(size_t)t * len + u] * cc->row[u] : 0.0f;
+                    const float *pt = P + (size_t)t * len;
+                    const uint8_t *kt = keep + (size_t)t * len;
+                    float *ds = dS + (size_t)t * len;
+                    for (int u = 0; u <= t; u++) ds[u] = pt[u] * (kt[u] ? cc->inv : 0.0f);
+                    for (int u = t + 1; u < len; u++) ds[u] = 0.0f;
                 }
                 Pd = dS;
             }
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, len, hs, len, 1.0f, Pd, len, dy, C, 0.0f, dv, 3 * C);
-            // dPd = dy·vᵀ; dP = dPd ⊙ mask (a dropped unit has Pd = 0; where P = 0 the softmax's
-            // backward below multiplies by P, so the mask's value there does not matter)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, len, len, hs, 1.0f, dy, C, v, 3 * C, 0.0f, dP, len);
-            for (int t = 0; t < len; t++) {
-                float *dpt = dP + (size_t)t * len, *dst = dS + (size_t)t * len;
-                const float *pt = P + (size_t)t * len, *pdt = Pd + (size_t)t * len;
-                if (cc->drop)
-                    for (int u = 0; u <= t; u++) dpt[u] = pdt[u] != 0.0f ? dpt[u] * cc->inv : 0.0f;
-                double dot = 0;  // Σ_u P·dP over the row's keys
-                for (int u = 0; u <= t; u++) dot += (double)pt[u] * dpt[u];
-                float dotf = (float)dot;
-                for (int u = 0; u <= t; u++) dst[u] = pt[u] * (dpt[u] - dotf);
-                for (int u = t + 1; u < len; u++) dst[u] = 0.0f;
+            // dv = Pdᵀ·dy: key block c0..c1 from the queries c0..len - 1
+            for (int c0 = 0; c0 < len; c0 += ATT_BLOCK) {
+                int c1 = c0 + ATT_BLOCK < len ? c0 + ATT_BLOCK : len;
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, c1 - c0, hs, len - c0, 1.0f, Pd + (size_t)c0 * len + c0, len,
+                            dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * 3 * C, 3 * C);
             }
-            // scores = scale·q·kᵀ: dq = scale·dS·k, dk = scale·dSᵀ·q
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, len, hs, len, scale, dS, len, k, 3 * C, 0.0f, dq, 3 * C);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, len, hs, len, scale, dS, len, q, 3 * C, 0.0f, dk, 3 * C);
+            // dPd = dy·vᵀ (query block r0..r1 over the keys 0..r1 - 1); dP = dPd ⊙ mask; the
+            // softmax's backward dS = P ⊙ (dP − Σ_u P·dP). Where P = 0 (a masked key) dS is 0
+            // whatever dP is.
+            for (int r0 = 0; r0 < len; r0 += ATT_BLOCK) {
+                int r1 = r0 + ATT_BLOCK < len ? r0 + ATT_BLOCK : len;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, 3 * C, 0.0f,
+                            dP + (size_t)r0 * len, len);
+                for (int t = r0; t < r1; t++) {
+                    float *dpt = dP + (size_t)t * len, *dst = dS + (size_t)t * len;
+                    const float *pt = P + (size_t)t * len;
+                    if (cc->drop) {
+                        const uint8_t *kt = keep + (size_t)t * len;
+                        for (int u = 0; u <= t; u++) dpt[u] *= kt[u] ? cc->inv : 0.0f;
+                    }
+                    double dot = 0;  // Σ_u P·dP over the row's keys
+                    for (int u = 0; u <= t; u++) dot += (double)pt[u] * dpt[u];
+                    float dotf = (float)dot;
+                    for (int u = 0; u <= t; u++) dst[u] = pt[u] * (dpt[u] - dotf);
+                    for (int u = t + 1; u < r1; u++) dst[u] = 0.0f;
+                }
+                // scores = scale·q·kᵀ: dq = scale·dS·k over the block's keys
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, hs, r1, scale, dS + (size_t)r0 * len, len, k, 3 * C,
+                            0.0f, dq + (size_t)r0 * 3 * C, 3 * C);
+            }
+            // dk = scale·dSᵀ·q: key block c0..c1 from the queries c0..len - 1
+            for (int c0 = 0; c0 < len; c0 += ATT_BLOCK) {
+                int c1 = c0 + ATT_BLOCK < len ? c0 + ATT_BLOCK : len;
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, c1 - c0, hs, len - c0, scale, dS + (size_t)c0 * len + c0, len,
+                            q + (size_t)c0 * 3 * C, 3 * C, 0.0f, dk + (size_t)c0 * 3 * C, 3 * C);
+            }
         }
     }
 }
@@ -335,7 +367,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
             float *x = cc->h0 + (size_t)p * C;
             const float *te = wte + (size_t)b->input[p] * C, *pe = wpe + (size_t)t * C;
             for (int i = 0; i < C; i++) x[i] = te[i] + pe[i];
-            drop_row(cc, b, p, GPT_SITE_EMBEDDING, x);
+            drop_row(cc, b, p, GPT_SITE_EMBEDDING, x, cc->keep_emb + (size_t)p * C);
         }
     const float *h = cc->h0;
     for (int l = 0; l < m->n_layer; l++) {
@@ -349,16 +381,16 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         linear_forward(proj, cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), param(cc, cc->theta, GPT_ATTPROJB, l), n, C, C);
         for (int p = 0; p < n; p++) {
             float *y = proj + (size_t)p * C, *r = res2 + (size_t)p * C;
-            drop_row(cc, b, p, gpt_site_attn_residual(l), y);
+            drop_row(cc, b, p, gpt_site_attn_residual(l), y, cc->keep_res1 + o1 + (size_t)p * C);
             for (int i = 0; i < C; i++) r[i] = h[(size_t)p * C + i] + y[i];
         }
         layernorm_forward(ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C);
         linear_forward(fch, ln2, param(cc, cc->theta, GPT_FCW, l), param(cc, cc->theta, GPT_FCB, l), n, C, 4 * C);
-        gelu_forward(fcg, fch, (size_t)n * 4 * C);
+        cc->kern->gelu(fcg, fch, (size_t)n * 4 * C);
         linear_forward(proj, fcg, param(cc, cc->theta, GPT_FCPROJW, l), param(cc, cc->theta, GPT_FCPROJB, l), n, 4 * C, C);
         for (int p = 0; p < n; p++) {
             float *y = proj + (size_t)p * C, *r = res3 + (size_t)p * C;
-            drop_row(cc, b, p, gpt_site_mlp_residual(l), y);
+            drop_row(cc, b, p, gpt_site_mlp_residual(l), y, cc->keep_res2 + o1 + (size_t)p * C);
             for (int i = 0; i < C; i++) r[i] = res2[(size_t)p * C + i] + y[i];
         }
         h = res3;
@@ -393,11 +425,14 @@ static double gpt_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
     return total;
 }
 
-// dres (n, C) = ∂/∂x ⊙ the row's dropout scales of `site` into out (no dropout: a copy).
-static void drop_rows_backward(Compute *cc, const Batch *b, uint32_t site, const float *dres, float *out) {
-    int n = b->n, C = cc->m.n_embd;
-    memcpy(out, dres, (size_t)n * C * sizeof(float));
-    for (int p = 0; p < n; p++) drop_row(cc, b, p, site, out + (size_t)p * C);
+// out (n, C) = dres ⊙ the forward's dropout scales, from its mask keep (n, C) (no dropout: a copy).
+static void drop_rows_backward(Compute *cc, const Batch *b, const uint8_t *keep, const float *dres, float *out) {
+    size_t n = (size_t)b->n * cc->m.n_embd;
+    if (!cc->drop) {
+        memcpy(out, dres, n * sizeof(float));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = dres[i] * (keep[i] ? cc->inv : 0.0f);
 }
 
 static void gpt_backward_cpu(Compute *cc, const Batch *b) {
@@ -420,20 +455,18 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         const float *h = l ? cc->res3 + block_rows(cc, (size_t)C) * (l - 1) : cc->h0;
         float *dproj = cc->dln;
         // the MLP: res3 = res2 + drop(fcg·fcprojwᵀ + fcprojb)
-        drop_rows_backward(cc, b, gpt_site_mlp_residual(l), cc->dres, dproj);
+        drop_rows_backward(cc, b, cc->keep_res2 + o1, cc->dres, dproj);
         linear_backward(cc->dfc, param(cc, cc->grad, GPT_FCPROJW, l), param(cc, cc->grad, GPT_FCPROJB, l), dproj, cc->fcg + o4,
                         param(cc, cc->theta, GPT_FCPROJW, l), n, 4 * C, C);
 #ifndef DDPTOK_TEST_BREAK_GELU
-        gelu_backward(cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
-#else  // the negative control of tests/test_gpt.c: GELU's derivative forgotten
-        (void)gelu_backward;
-#endif
+        cc->kern->gelu_backward(cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
+#endif  // else the negative control of tests/test_gpt.c: GELU's derivative forgotten
         linear_backward(cc->dln, param(cc, cc->grad, GPT_FCW, l), param(cc, cc->grad, GPT_FCB, l), cc->dfc, cc->ln2 + o1,
                         param(cc, cc->theta, GPT_FCW, l), n, C, 4 * C);
         layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
                            cc->ln2_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN2W, l), n, C);
         // attention: res2 = h + drop(atty·attprojwᵀ + attprojb)
-        drop_rows_backward(cc, b, gpt_site_attn_residual(l), cc->dres, dproj);
+        drop_rows_backward(cc, b, cc->keep_res1 + o1, cc->dres, dproj);
         linear_backward(cc->datty, param(cc, cc->grad, GPT_ATTPROJW, l), param(cc, cc->grad, GPT_ATTPROJB, l), dproj, cc->atty + o1,
                         param(cc, cc->theta, GPT_ATTPROJW, l), n, C, C);
         attention_backward(cc, b, l);
@@ -450,7 +483,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
                            cc->ln1_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN1W, l), n, C);
     }
     // the embeddings: h0 = drop(wte[input] + wpe[t]), scattered in row order (deterministic)
-    drop_rows_backward(cc, b, GPT_SITE_EMBEDDING, cc->dres, cc->dln);
+    drop_rows_backward(cc, b, cc->keep_emb, cc->dres, cc->dln);
     for (int j = 0; j < b->runs; j++)
         for (int p = b->run_start[j], t = 0; p < b->run_start[j + 1]; p++, t++) {
             const float *d = cc->dln + (size_t)p * C;

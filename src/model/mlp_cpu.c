@@ -12,7 +12,7 @@
 // and the backward of scale · Σ_t loss_t accumulated into the gradient.
 //
 // train.first_layer: factored computes the same Z without E: src/model/mlp_factored.c
-// (factored.h) holds it; this file calls it where the dense layer would gather E.
+// (mlp_factored.h) holds it; this file calls it where the dense layer would gather E.
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>

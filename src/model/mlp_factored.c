@@ -1,5 +1,5 @@
 // mlp_factored.c — the factored first layer of the CPU backend (train.first_layer:
-// factored; see factored.h), computing the same Z as the dense layer without E.
+// factored; see mlp_factored.h), computing the same Z as the dense layer without E.
 #include "model/mlp_factored.h"
 
 #include <cblas.h>
