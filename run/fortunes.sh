@@ -6,10 +6,13 @@
 # bits/byte at its last update and at its best validation step, beside the test bytes'
 # order-0 entropy and xz -9 / zstd -19, and one figure of both models' loss curves.
 #   bash run/fortunes.sh [MLP_UPDATES GPT_UPDATES EVERY]    (default 3000 10000 250)
+#   bash run/fortunes.sh --report                           (the table and figure again, from fortunes/)
 # Writes fortunes/ in the current directory (fortunes/summary.json, fortunes/figure.png);
-# refuses to start where it already exists. About 1 + 8 minutes on 2 CPU cores.
+# refuses to start where it already exists. About 1 + 8 minutes on 2 idle CPU cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3  # Debian's, with its numpy and h5py (run/install-deps.sh --tests)
+REPORT=0; [ "${1:-}" = --report ] && { REPORT=1; shift; }
 MLP_U=${1:-3000} GPT_U=${2:-10000} EVERY=${3:-250}
 FILES=(/usr/share/games/fortunes/fortunes /usr/share/games/fortunes/literature /usr/share/games/fortunes/riddles)
 for f in "${FILES[@]}"; do
@@ -18,7 +21,8 @@ done
 for c in xz zstd gnuplot; do
   command -v "$c" >/dev/null || { echo "fortunes.sh: $c is missing: apt-get install xz-utils zstd gnuplot-nox" >&2; exit 2; }
 done
-[ -e fortunes ] && { echo "fortunes.sh: $(pwd)/fortunes already exists: move it away, or run in another directory" >&2; exit 2; }
+if [ $REPORT = 0 ]; then
+[ -e fortunes ] && { echo "fortunes.sh: $(pwd)/fortunes already exists: move it away, or run in another directory (or --report)" >&2; exit 2; }
 make -C "$ROOT" --no-print-directory -s
 DDPTOK="$ROOT/ddptok"
 mpirun_np() {  # as run/protocol.sh: root needs a flag (containers, CI), more ranks than cores another
@@ -39,7 +43,7 @@ model() {  # NAME CONFIG UPDATES
   "${MPIRUN[@]}" "$DDPTOK" train --config "$cfg" "${s[@]}" --continuous | tail -1
   local last best
   last=$(printf 'fortunes/%s/artifacts/continuous/step-%04d' "$name" "$u")
-  best=$(python3 - "fortunes/$name/train/continuous.jsonl" <<'PY'
+  best=$($PY - "fortunes/$name/train/continuous.jsonl" <<'PY'
 import json, sys
 v = [(l["validation"]["loss"], l["step"]) for l in map(json.loads, open(sys.argv[1])) if "validation" in l]
 print(min(v)[1])
@@ -50,15 +54,16 @@ PY
     local ck=${!which}
     "$DDPTOK" evaluate --config "$cfg" "${s[@]}" --checkpoint "$ck" >/dev/null
     cp "fortunes/$name/evaluate.json" "fortunes/$name/evaluate-$which.json"
-    echo "  $which ($ck): $(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['test']; print('%.4f bits/byte' % t['bits_per_byte'])" "fortunes/$name/evaluate-$which.json")"
+    echo "  $which ($ck): $($PY -c "import json,sys; t=json.load(open(sys.argv[1]))['test']; print('%.4f bits/byte' % t['bits_per_byte'])" "fortunes/$name/evaluate-$which.json")"
   done
 }
 model mlp "$ROOT/configs/fortunes.yaml" "$MLP_U"
 model gpt "$ROOT/configs/fortunes-gpt.yaml" "$GPT_U"
-python3 "$ROOT/tests/import_witness.py" baselines fortunes/mlp/data/corpus.h5 > fortunes/baselines.json
+fi
+$PY "$ROOT/tests/import_witness.py" baselines fortunes/mlp/data/corpus.h5 > fortunes/baselines.json
 
 # The table and the figure's data.
-python3 - "$MLP_U" "$GPT_U" <<'PY'
+$PY - <<'PY'
 import json, math, sys
 b = json.load(open("fortunes/baselines.json"))
 rows, out = [], {"baselines": b}
@@ -98,8 +103,8 @@ plot 'mlp-train.dat' using 1:2 with lines lw 1 lc rgb '#9ecae1' title 'window ML
      'mlp-val.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '#08519c' title 'window MLP: validation', \\
      'gpt-train.dat' using 1:2 with lines lw 1 lc rgb '#fcae91' title 'GPT: training loss', \\
      'gpt-val.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb '#a50f15' title 'GPT: validation', \\
-     $(python3 -c "import json; print(json.load(open('baselines.json'))['zstd_bits_per_byte'])") with lines dt 2 lc rgb '#444444' title 'zstd -19 of the test bytes', \\
-     $(python3 -c "import json; print(json.load(open('baselines.json'))['xz_bits_per_byte'])") with lines dt 3 lc rgb '#888888' title 'xz -9 of the test bytes'
+     $($PY -c "import json; print(json.load(open('baselines.json'))['zstd_bits_per_byte'])") with lines dt 2 lc rgb '#444444' title 'zstd -19 of the test bytes', \\
+     $($PY -c "import json; print(json.load(open('baselines.json'))['xz_bits_per_byte'])") with lines dt 3 lc rgb '#888888' title 'xz -9 of the test bytes'
 EOF
 LC_ALL=C.UTF-8 gnuplot figure.gp
 echo "fortunes.sh: fortunes/summary.json, fortunes/figure.png"

@@ -12,6 +12,9 @@
 //     several rows; negative control: the product in another order, (dz·mm)·(1 − hh²);
 //   dropout_keep (the GPT's): keep[i] = word i mod 4 of dropout_block(s, block, pos, q0 + i/4)
 //     >= thr, q0 with a site in its top byte; negative control: the next position's counter;
+//   layernorm / layernorm_backward (the GPT's): the definition of cpu_kernels.h (eight-lane
+//     sums in double added pairwise) over rows of many widths; negative control: the unbiased
+//     variance (÷ (C − 1), torch.var's default, a classic LayerNorm slip);
 //   gelu / gelu_backward (the GPT's): the definition of cpu_kernels.h over values from −12 to
 //     12, 0, ±1e-30 and huge ones; negative control: the same formula with libm's tanhf.
 #include <math.h>
@@ -197,6 +200,55 @@ static int keep_mismatches(const CpuKernels *k, uint32_t pos_shift, int verbose)
     return bad;
 }
 
+// The LayerNorm definition (`unbiased`: the variance over C − 1 instead, the control).
+static double lane_sum(const double *v, int n) {
+    double acc[8] = {0};
+    for (int i = 0; i < n; i++) acc[i % 8] += v[i];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+static int layernorm_mismatches(const CpuKernels *k, int unbiased, int verbose) {
+    static const int Cs[] = {1, 7, 8, 9, 16, 33, 64, 100, 768};
+    static float x[1024], w[1024], b[1024], y[1024], ry[1024], d[1024], dx[1024], rdx[1024], dw[1024], rdw[1024], db[1024], rdb[1024];
+    static double t[1024];
+    int bad = 0;
+    uint32_t seed = 13;
+    for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++)
+        for (int rep = 0; rep < 6; rep++) {
+            int C = Cs[ci];
+            for (int i = 0; i < C; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                x[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * (rep < 3 ? 4.0f : 400.0f) + (rep == 5 ? 1000.0f : 0.0f);
+                w[i] = 1.0f + ((float)(seed & 0xff) / 256.0f - 0.5f) * 0.2f, b[i] = ((float)((seed >> 4) & 0xff) / 256.0f - 0.5f);
+                d[i] = ((float)((seed >> 12) & 0xffff) / 65536.0f - 0.5f) * 2.0f;
+                dx[i] = rdx[i] = 0.25f, dw[i] = rdw[i] = 0.5f, db[i] = rdb[i] = -0.5f;
+            }
+            for (int i = 0; i < C; i++) t[i] = (double)x[i];
+            double mean = lane_sum(t, C) / C;
+            for (int i = 0; i < C; i++) t[i] = ((double)x[i] - mean) * ((double)x[i] - mean);
+            float mf = (float)mean, rstd = (float)(1.0 / sqrt(lane_sum(t, C) / (unbiased && C > 1 ? C - 1 : C) + 1e-5)), stat[2],
+                  rstat[2] = {mf, rstd};
+            for (int i = 0; i < C; i++) ry[i] = (x[i] - mf) * rstd * w[i] + b[i];
+            k->layernorm(y, stat, x, w, b, C, 1e-5);
+            static double dm[1024], dnm[1024];
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+                dm[i] = (double)dn, dnm[i] = (double)dn * (double)norm;
+            }
+            float dmf = (float)(lane_sum(dm, C) / C), dnmf = (float)(lane_sum(dnm, C) / C);
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+                rdw[i] += norm * d[i], rdb[i] += d[i], rdx[i] += (dn - dmf - norm * dnmf) * rstd;
+            }
+            k->layernorm_backward(dx, dw, db, d, x, rstat, w, C);
+            int ok = !memcmp(y, ry, (size_t)C * sizeof(float)) && !memcmp(stat, rstat, sizeof stat) &&
+                     !memcmp(dx, rdx, (size_t)C * sizeof(float)) && !memcmp(dw, rdw, (size_t)C * sizeof(float)) &&
+                     !memcmp(db, rdb, (size_t)C * sizeof(float));
+            if (!ok && verbose && bad < 5) printf("FAIL %s layernorm: C %d row %d\n", k->name, C, rep);
+            bad += !ok;
+        }
+    return bad;
+}
+
 int main(void) {
     int failed = 0, ran = 0;
     for (int v = 0; v < cpu_kernels_count; v++) {
@@ -229,6 +281,11 @@ int main(void) {
                k->name, kbad, kshift);
         failed |= kbad != 0;
         if (!kshift) failed = printf("FAIL the check accepted a wrong %s dropout_keep\n", k->name);
+        int lbad = layernorm_mismatches(k, 0, 1), lseq = layernorm_mismatches(k, 1, 0);
+        printf("%s: %d LayerNorm rows differ from the definition; negative control: %d differ from the unbiased variance\n", k->name,
+               lbad, lseq);
+        failed |= lbad != 0;
+        if (!lseq) failed = printf("FAIL the check cannot tell the %s LayerNorm from one with the unbiased variance\n", k->name);
         int gbad = gelu_mismatches(k, 0, 1), glibm = gelu_mismatches(k, 1, 0);
         printf("%s: %d GELU checks differ from the definition; negative control: %d differ from it with libm's tanhf\n", k->name, gbad,
                glibm);

@@ -34,6 +34,15 @@ typedef void (*TanhBackwardFn)(float *dz, float *gb, const float *hh, const floa
 // for x = in[i] (the products in that order, none contracted); its backward
 // d[i] ·= (0.5·(1 + t) + (0.5·x)·(1 − t·t)·√(2/π)·(1 + 3·0.044715·x·x)), t the same tanh.
 typedef void (*GeluFn)(float *out, const float *in, size_t n);
+// The GPT's LayerNorm of one row of C (ε = `eps`): mean = s/C with s = Σ x in double as eight
+// partial sums over i mod 8 added pairwise (as sum_exp's), var = the same sum of (x − mean)²
+// over C, mf = (float)mean, rstd = (float)(1/√(var + eps)); y[i] = (x[i] − mf)·rstd·w[i] + b[i];
+// stat = (mf, rstd). Its backward with dm, dnm the same eight-lane sums of w·d and of
+// (double)(w·d)·norm (norm = (x − mf)·rstd): dx += (w·d − (float)(dm/C) − norm·(float)(dnm/C))·rstd,
+// dw += norm·d, db += d.
+typedef void (*LayerNormFn)(float *y, float *stat, const float *x, const float *w, const float *b, int C, double eps);
+typedef void (*LayerNormBackwardFn)(float *dx, float *dw, float *db, const float *d, const float *x, const float *stat, const float *w,
+                                    int C);
 // The GPT's dropout keep flags of n units whose Philox counter is (block, pos, q0 + i/4):
 // keep[i] = (word i mod 4 of that block >= thr) (1 kept, 0 dropped); q0 carries the site in
 // its top byte (gpt.h), i/4 never carries into it.
@@ -49,6 +58,8 @@ typedef struct {
     TanhBackwardFn tanh_backward;
     GeluFn gelu;
     GeluBackwardFn gelu_backward;
+    LayerNormFn layernorm;
+    LayerNormBackwardFn layernorm_backward;
     DropoutKeepFn dropout_keep;
 } CpuKernels;
 

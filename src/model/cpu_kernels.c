@@ -6,6 +6,7 @@
 // -ffp-contract=off), so every variant gives the same bits; the Philox words are integers,
 // exact by construction.
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "model/cpu_kernels.h"
@@ -131,6 +132,55 @@ static inline __attribute__((always_inline)) void gelu_backward_row(float *restr
     }
 }
 
+// LayerNormFn and LayerNormBackwardFn: the eight-lane sums vectorize as sum_exp's.
+static inline __attribute__((always_inline)) double lanes_sum(const double acc[8]) {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+static inline __attribute__((always_inline)) void layernorm_row(float *restrict y, float *restrict stat, const float *restrict x,
+                                                                const float *restrict w, const float *restrict b, int C, double eps) {
+    double acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] += (double)x[i + l];
+    for (int l = 0; i + l < C; l++) acc[l] += (double)x[i + l];
+    double mean = lanes_sum(acc) / C, var[8] = {0};
+    for (i = 0; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) {
+            double e = (double)x[i + l] - mean;
+            var[l] += e * e;
+        }
+    for (int l = 0; i + l < C; l++) {
+        double e = (double)x[i + l] - mean;
+        var[l] += e * e;
+    }
+    float mf = (float)mean, rstd = (float)(1.0 / sqrt(lanes_sum(var) / C + eps));
+    for (i = 0; i < C; i++) y[i] = (x[i] - mf) * rstd * w[i] + b[i];
+    stat[0] = mf, stat[1] = rstd;
+}
+static inline __attribute__((always_inline)) void layernorm_backward_row(float *restrict dx, float *restrict dw, float *restrict db,
+                                                                         const float *restrict d, const float *restrict x,
+                                                                         const float *restrict stat, const float *restrict w, int C) {
+    float mf = stat[0], rstd = stat[1];
+    double dm[8] = {0}, dnm[8] = {0};
+    int i = 0;
+    for (; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) {
+            float norm = (x[i + l] - mf) * rstd, dn = w[i + l] * d[i + l];
+            dm[l] += (double)dn, dnm[l] += (double)dn * (double)norm;
+        }
+    for (int l = 0; i + l < C; l++) {
+        float norm = (x[i + l] - mf) * rstd, dn = w[i + l] * d[i + l];
+        dm[l] += (double)dn, dnm[l] += (double)dn * (double)norm;
+    }
+    float dmf = (float)(lanes_sum(dm) / C), dnmf = (float)(lanes_sum(dnm) / C);
+    for (i = 0; i < C; i++) {
+        float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+        dw[i] += norm * d[i];
+        db[i] += d[i];
+        dx[i] += (dn - dmf - norm * dnmf) * rstd;
+    }
+}
+
 // Each variant: its row kernels are the inline bodies above compiled for its instruction set.
 #define ROW_VARIANT(isa, attr)                                                                                          \
     attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
@@ -141,7 +191,14 @@ static inline __attribute__((always_inline)) void gelu_backward_row(float *restr
         tanh_backward_row(dz, gb, hh, mm, H);                                                                         \
     }                                                                                                                 \
     attr static void gelu_##isa(float *out, const float *in, size_t n) { gelu_row(out, in, n); }                     \
-    attr static void gelu_backward_##isa(float *d, const float *in, size_t n) { gelu_backward_row(d, in, n); }
+    attr static void gelu_backward_##isa(float *d, const float *in, size_t n) { gelu_backward_row(d, in, n); }              \
+    attr static void layernorm_##isa(float *y, float *stat, const float *x, const float *w, const float *b, int C, double eps) { \
+        layernorm_row(y, stat, x, w, b, C, eps);                                                                      \
+    }                                                                                                                 \
+    attr static void layernorm_backward_##isa(float *dx, float *dw, float *db, const float *d, const float *x, const float *stat, \
+                                              const float *w, int C) {                                                \
+        layernorm_backward_row(dx, dw, db, d, x, stat, w, C);                                                         \
+    }
 ROW_VARIANT(portable, )
 ROW_VARIANT(avx2, __attribute__((target("avx2"))))
 
@@ -276,7 +333,8 @@ static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #define KERNELS(isa, has)                                                                                              \
     {.name = #isa, .supported = has, .hidden_row = hidden_row_##isa, .sum_exp = sum_exp_##isa,                       \
      .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa, .gelu = gelu_##isa,              \
-     .gelu_backward = gelu_backward_##isa, .dropout_keep = dropout_keep_##isa}
+     .gelu_backward = gelu_backward_##isa, .layernorm = layernorm_##isa, .layernorm_backward = layernorm_backward_##isa,      \
+     .dropout_keep = dropout_keep_##isa}
 const CpuKernels cpu_kernels_all[] = {KERNELS(avx512, has_avx512), KERNELS(avx2, has_avx2), KERNELS(portable, always)};
 const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
 

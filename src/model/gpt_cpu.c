@@ -173,42 +173,18 @@ static void linear_backward(float *dinp, float *dw, float *db, const float *dout
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dinp, IC);
 }
 
-// out = (x − mean)·rstd·w + b per row, the biased variance over C (sums in double); stat
-// keeps (mean, rstd) as the float the normalisation used, for the backward.
-static void layernorm_forward(float *out, float *stat, const float *inp, const float *w, const float *b, int n, int C) {
-    for (int p = 0; p < n; p++) {
-        const float *x = inp + (size_t)p * C;
-        float *y = out + (size_t)p * C;
-        double s = 0, v = 0;
-        for (int i = 0; i < C; i++) s += x[i];
-        double mean = s / C;
-        for (int i = 0; i < C; i++) v += (x[i] - mean) * (x[i] - mean);
-        float mf = (float)mean, rstd = (float)(1.0 / sqrt(v / C + GPT_LN_EPS));
-        for (int i = 0; i < C; i++) y[i] = (x[i] - mf) * rstd * w[i] + b[i];
-        stat[2 * p] = mf, stat[2 * p + 1] = rstd;
-    }
+// LayerNorm of n rows through the row kernel (cpu_kernels.h: the biased variance over C, its
+// sums in double as eight partial sums); stat keeps each row's (mean, rstd) as the floats the
+// normalisation used, for the backward.
+static void layernorm_forward(Compute *cc, float *out, float *stat, const float *inp, const float *w, const float *b, int n, int C) {
+    for (int p = 0; p < n; p++) cc->kern->layernorm(out + (size_t)p * C, stat + 2 * p, inp + (size_t)p * C, w, b, C, GPT_LN_EPS);
 }
 
 // dinp (n, C) += ∂/∂x; dw, db (C) += over the rows in order.
-static void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *stat,
+static void layernorm_backward(Compute *cc, float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *stat,
                                const float *w, int n, int C) {
-    for (int p = 0; p < n; p++) {
-        const float *x = inp + (size_t)p * C, *d = dout + (size_t)p * C;
-        float *dx = dinp + (size_t)p * C;
-        float mean = stat[2 * p], rstd = stat[2 * p + 1];
-        double dm = 0, dnm = 0;  // mean of w·dout, and of w·dout·norm
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - mean) * rstd, dn = w[i] * d[i];
-            dm += dn, dnm += (double)dn * norm;
-        }
-        float dmf = (float)(dm / C), dnmf = (float)(dnm / C);
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - mean) * rstd, dn = w[i] * d[i];
-            dw[i] += norm * d[i];
-            db[i] += d[i];
-            dx[i] += (dn - dmf - norm * dnmf) * rstd;
-        }
-    }
+    for (int p = 0; p < n; p++)
+        cc->kern->layernorm_backward(dinp + (size_t)p * C, dw, db, dout + (size_t)p * C, inp + (size_t)p * C, stat + 2 * p, w, C);
 }
 
 // The keep flags of units u0 .. u0 + n - 1 of `site` at padded position `at` (gpt.h's draws)
@@ -375,7 +351,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
         float *res2 = cc->res2 + o1, *ln2 = cc->ln2 + o1, *ln2s = cc->ln2_stat + block_rows(cc, 2) * l;
         float *fch = cc->fch + o4, *fcg = cc->fcg + o4, *res3 = cc->res3 + o1, *proj = cc->dln;
-        layernorm_forward(ln1, ln1s, h, param(cc, cc->theta, GPT_LN1W, l), param(cc, cc->theta, GPT_LN1B, l), n, C);
+        layernorm_forward(cc, ln1, ln1s, h, param(cc, cc->theta, GPT_LN1W, l), param(cc, cc->theta, GPT_LN1B, l), n, C);
         linear_forward(qkv, ln1, param(cc, cc->theta, GPT_QKVW, l), param(cc, cc->theta, GPT_QKVB, l), n, C, 3 * C);
         attention_forward(cc, b, l);
         linear_forward(proj, cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), param(cc, cc->theta, GPT_ATTPROJB, l), n, C, C);
@@ -384,7 +360,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
             drop_row(cc, b, p, gpt_site_attn_residual(l), y, cc->keep_res1 + o1 + (size_t)p * C);
             for (int i = 0; i < C; i++) r[i] = h[(size_t)p * C + i] + y[i];
         }
-        layernorm_forward(ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C);
+        layernorm_forward(cc, ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C);
         linear_forward(fch, ln2, param(cc, cc->theta, GPT_FCW, l), param(cc, cc->theta, GPT_FCB, l), n, C, 4 * C);
         cc->kern->gelu(fcg, fch, (size_t)n * 4 * C);
         linear_forward(proj, fcg, param(cc, cc->theta, GPT_FCPROJW, l), param(cc, cc->theta, GPT_FCPROJB, l), n, 4 * C, C);
@@ -395,7 +371,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         }
         h = res3;
     }
-    layernorm_forward(cc->lnf, cc->lnf_stat, h, cc->theta + m->offset[GPT_LNFW], cc->theta + m->offset[GPT_LNFB], n, C);
+    layernorm_forward(cc, cc->lnf, cc->lnf_stat, h, cc->theta + m->offset[GPT_LNFW], cc->theta + m->offset[GPT_LNFB], n, C);
     for (int i = 0; i < b->T; i++) memcpy(cc->sup + (size_t)i * C, cc->lnf + (size_t)b->row[i] * C, (size_t)C * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b->T, V, C, 1.0f, cc->sup, C, wte, C, 0.0f, cc->logits, V);
 }
@@ -447,7 +423,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
     for (int i = 0; i < T; i++) memcpy(cc->datty + (size_t)b->row[i] * C, cc->dln + (size_t)i * C, (size_t)C * sizeof(float));
     memset(cc->dres, 0, (size_t)n * C * sizeof(float));
     const float *h_last = m->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (m->n_layer - 1) : cc->h0;
-    layernorm_backward(cc->dres, cc->grad + m->offset[GPT_LNFW], cc->grad + m->offset[GPT_LNFB], cc->datty, h_last, cc->lnf_stat,
+    layernorm_backward(cc, cc->dres, cc->grad + m->offset[GPT_LNFW], cc->grad + m->offset[GPT_LNFB], cc->datty, h_last, cc->lnf_stat,
                        cc->theta + m->offset[GPT_LNFW], n, C);
     if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // ln_f final: the tail bucket may go
     for (int l = m->n_layer - 1; l >= 0; l--) {
@@ -463,7 +439,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
 #endif  // else the negative control of tests/test_gpt.c: GELU's derivative forgotten
         linear_backward(cc->dln, param(cc, cc->grad, GPT_FCW, l), param(cc, cc->grad, GPT_FCB, l), cc->dfc, cc->ln2 + o1,
                         param(cc, cc->theta, GPT_FCW, l), n, C, 4 * C);
-        layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
+        layernorm_backward(cc, cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
                            cc->ln2_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN2W, l), n, C);
         // attention: res2 = h + drop(atty·attprojwᵀ + attprojb)
         drop_rows_backward(cc, b, cc->keep_res1 + o1, cc->dres, dproj);
@@ -479,7 +455,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         // walk another way): it is left at 0, exactly as the equations have it.
         bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 0, C);
         bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 2 * C, 3 * C);
-        layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
+        layernorm_backward(cc, cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
                            cc->ln1_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN1W, l), n, C);
     }
     // the embeddings: h0 = drop(wte[input] + wpe[t]), scattered in row order (deterministic)
