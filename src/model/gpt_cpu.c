@@ -207,6 +207,28 @@ static void drop_row(Compute *cc, const Batch *b, int p, uint32_t site, float *x
     for (int i = 0; i < C; i++) x[i] *= keep[i] ? cc->inv : 0.0f;
 }
 
+// The largest of x[0..n-1] (n ≥ 1), eight lanes at a time (max is exact: any order, the same value).
+static float row_max(const float *x, int n) {
+    float m[8];
+    for (int l = 0; l < 8; l++) m[l] = x[0];
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
+    for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
+    for (int l = 1; l < 8; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
+    return m[0];
+}
+
+// Σ a[i]·b[i] in double as eight partial sums over i mod 8 added pairwise (as sum_exp's).
+static double row_dot(const float *a, const float *b, int n) {
+    double acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
+    for (int l = 0; i + l < n; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 // Attention over a run of len rows, in blocks of ATT_BLOCK query rows: rows r0..r1 - 1 read
 // keys 0..r1 - 1 only, so the GEMMs skip most of the causal mask's zero half.
 enum { ATT_BLOCK = 64 };
@@ -234,8 +256,7 @@ static void attention_forward(Compute *cc, const Batch *b, int l) {
                             0.0f, S + (size_t)r0 * len, len);
                 for (int t = r0; t < r1; t++) {  // causal softmax: keys 0..t
                     const float *st = S + (size_t)t * len;
-                    float *pt = P + (size_t)t * len, mx = st[0];
-                    for (int u = 1; u <= t; u++) mx = st[u] > mx ? st[u] : mx;
+                    float *pt = P + (size_t)t * len, mx = row_max(st, t + 1);
                     double sum = cc->kern->sum_exp(st, cc->row, t + 1, mx);
                     cc->kern->scaled_softmax(pt, cc->row, t + 1, 1.0 / sum, 1.0f);
                     for (int u = t + 1; u < len; u++) pt[u] = 0.0f;
@@ -300,9 +321,7 @@ static void attention_backward(Compute *cc, const Batch *b, int l) {
                         const uint8_t *kt = keep + (size_t)t * len;
                         for (int u = 0; u <= t; u++) dpt[u] *= kt[u] ? cc->inv : 0.0f;
                     }
-                    double dot = 0;  // Σ_u P·dP over the row's keys
-                    for (int u = 0; u <= t; u++) dot += (double)pt[u] * dpt[u];
-                    float dotf = (float)dot;
+                    float dotf = (float)row_dot(pt, dpt, t + 1);  // Σ_u P·dP over the row's keys
                     for (int u = 0; u <= t; u++) dst[u] = pt[u] * (dpt[u] - dotf);
                     for (int u = t + 1; u < r1; u++) dst[u] = 0.0f;
                 }
