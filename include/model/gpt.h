@@ -50,8 +50,8 @@ enum {
 #define GPT_INIT_STD 0.02
 
 // Its row, gpt_row (src/model/gpt.c): the budget counts what gpt_cpu.c allocates (per row and
-// block 16C + 4 floats, per row NL·NH·Lmax for the attention probabilities and 13C + 4 + V
-// more, a per-instance scratch); its logits for generate run the CPU backend on the sequence
+// block 16C + 4 floats and 2C mask bytes, per row NL·NH·Lmax attention probabilities and their
+// mask bytes, 13C + 4 + V floats and C bytes more, a per-instance scratch); its logits for generate run the CPU backend on the sequence
 // so far (its last Lmax − 1 ids after the begin id once it is longer).
 
 // Dropout sites: the embedding, then three per block.

@@ -56,18 +56,20 @@ static void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
 
 // gpt_cpu.c's buffers for `rows` packed rows (its create allocates exactly these):
 //   per row and block: ln1, atty, res2, ln2, res3 (C each), qkv (3C), fch, fcg (4C each), the two
-//     LayerNorms' mean and rstd (4): 16C + 4;
-//   per row and block the attention probabilities: NH·Lmax (a run of length len holds NH·len²);
+//     LayerNorms' mean and rstd (4): 16C + 4 floats; the residual branches' dropout masks 2C bytes;
+//   per row and block the attention probabilities NH·Lmax floats and their mask NH·Lmax bytes (a
+//     run of length len holds NH·len² of each);
 //   per row: h0, lnf, sup, dres, dln, datty (C each), dqkv (3C), dfc (4C), lnf's mean and rstd and
-//     the run offsets (2 + 2), logits (V): 13C + 4 + V;
-//   per instance: the attention's backward scratch 2·Lmax² and the dropout row max(4C, NH·Lmax), V.
+//     the run offsets (2 + 2), logits (V): 13C + 4 + V floats; the embedding's mask C bytes;
+//   per instance: the attention's scratch 2·Lmax² and one row's max(4C, NH·Lmax), V floats.
 static void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
     (void)first_layer;  // dense only (compute_gpt_cpu.first_layers)
     uint64_t C = (uint64_t)m->n_embd, NL = (uint64_t)m->n_layer, NH = (uint64_t)m->n_head, T = (uint64_t)m->max_length,
              V = (uint64_t)m->V;
     uint64_t per_row = size_add(size_mul(NL, size_add(size_mul(16, C), 4)), size_add(size_add(size_mul(13, C), 4), V));
-    budget_add(b, size_mul(size_mul(rows, per_row), 4), keys, "activations %s*(NL*(16C+4)+13C+4+V)*4", rows_text);
-    budget_add(b, size_mul(size_mul(size_mul(rows, NL), size_mul(NH, T)), 4), keys, "attention %s*NL*NH*Lmax*4", rows_text);
+    uint64_t per_row_bytes = size_add(size_mul(per_row, 4), size_mul(size_add(size_mul(2, NL), 1), C));
+    budget_add(b, size_mul(rows, per_row_bytes), keys, "activations %s*((NL*(16C+4)+13C+4+V)*4+(2NL+1)*C)", rows_text);
+    budget_add(b, size_mul(size_mul(size_mul(rows, NL), size_mul(NH, T)), 5), keys, "attention %s*NL*NH*Lmax*5", rows_text);
     uint64_t row = size_mul(4, C) > size_mul(NH, T) ? size_mul(4, C) : size_mul(NH, T);
     budget_add(b, size_mul(size_add(size_add(size_mul(size_mul(2, T), T), row), V), 4),
                "data.max_length, model.n_embd, model.n_head", "attention scratch (2*Lmax*Lmax+max(4C,NH*Lmax)+V)*4");
