@@ -16,6 +16,12 @@ F.softmax, float64 autograd), one sequence at a time, reading only ddptok's docu
       last microbatch, torch.optim.AdamW (or SGD) as the config says; final parameters vs
       ddptok's checkpoint within stated bounds; --as adam-l2 (torch Adam with coupled L2
       decay), across and gelu-erf (the model controls of grad) must fall outside them.
+  gpt_witness.py generate CONFIG CHECKPOINT_DIR GENERATE_JSON [--as CONTROL]
+      the greedy continuation (temperature 0) of generate.json's prompt ids from the checkpoint's
+      weights, position by position, each next id the argmax over ids 1..n_ids - 1 of this
+      forward's logits (the begin id first; the last Lmax - 1 ids after it once the sequence is
+      longer): it must equal generate.json's ids. --as no-begin (the sequence fed without the
+      begin id first) must not.
 Exit 0 when the witness agrees with ddptok, 1 when it does not (what a control must give);
 prints the numbers either way."""
 import json
@@ -323,12 +329,37 @@ def witness_ddp(cfg_path, out, ckpt, replace=None):
           f"(bounds {bounds[0]:g}, {bounds[1]:g})")
     return ok
 
+def witness_generate(cfg_path, ckpt, gen_json, variant=None):
+    cfg = load_config(cfg_path)
+    with h5py.File(f"{ckpt}/rank-0000.h5") as f:
+        th = {p: torch.tensor(f[f"model/{p}"][()], dtype=torch.float64) for p in PARAMS}
+    with open(gen_json) as f:
+        g = json.load(f)
+    V, Lmax = cfg["V"], cfg["Lmax"]
+    n_ids = V  # generate draws from ids 1..V - 1 (a byte-level corpus of V > 257 would stop at 257: not tested here)
+    seq = list(g["prompt_ids"])
+    for _ in range(len(g["ids"])):
+        keep = seq[-(Lmax - 1):] if len(seq) >= Lmax else seq
+        inp = torch.tensor(([] if variant == "no-begin" else [0]) + keep, dtype=torch.int64)
+        with torch.no_grad():
+            logits = forward(cfg, th, inp, torch.arange(len(inp)), None, None)[-1]
+        seq.append(int(torch.argmax(logits[1:n_ids])) + 1)  # the lowest id of equal logits, as ddptok's
+    mine = seq[len(g["prompt_ids"]):]
+    same = mine == list(g["ids"])
+    print(f"gpt witness generate{' (control: ' + variant + ')' if variant else ''}: {len(mine)} greedy ids after a prompt of "
+          f"{len(g['prompt_ids'])} from {ckpt}: {'the same as' if same else 'NOT the same as'} generate.json's"
+          f"{'' if same else ' (first difference at ' + str(next(i for i, (a, b) in enumerate(zip(mine, g['ids'])) if a != b)) + ')'}")
+    return same
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     variant = args[args.index("--as") + 1] if "--as" in args else None
     if variant:
         args = args[:args.index("--as")]
-    if mode == "grad":
+    if mode == "generate":
+        ok = witness_generate(args[0], args[1], args[2], variant)
+    elif mode == "grad":
         if variant not in (None, "across", "gelu-erf", "untied"):
             raise SystemExit(f"gpt_witness grad: no control {variant}")
         ok = witness_grad(args[0], args[1], variant)
