@@ -118,6 +118,34 @@ typedef struct {
     double best_loss, best_acc, unigram;
 } TestReport;
 
+// A split with no supervised token has no loss: 0/0 is an error (exit 2, every rank), never a
+// loss of 0 with exit 0. Says why — no sequence, or sequences the label rule leaves without a
+// label — and what gives the split tokens.
+static void __attribute__((noreturn)) no_tokens(App *app, const Corpus *corpus, int split, const char *corpus_path,
+                                                const SplitEval *t) {
+    const Config *cfg = &app->cfg;
+    const char *name = split_name(split), *other = split_name(split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST);
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
+    char fix[HINT_MAX + 400], hint[HINT_MAX];
+    if (t->sequences == 0 && imported)
+        snprintf(fix, sizeof fix, "import again with data.import.%s_fraction above 0 (%g now) and more than one document", name,
+                 split == SPLIT_TEST ? cfg->data.import.test_fraction : cfg->data.import.validation_fraction);
+    else if (t->sequences == 0) snprintf(fix, sizeof fix, "set data.splits.%s above 0 and prepare again", name);
+    else snprintf(fix, sizeof fix, "the label rule leaves none of them a label (data.unsupervised_prefix %d, data.ignore_token %d, "
+                  "data.max_labels %d)", cfg->data.unsupervised_prefix, cfg->data.ignore_token, cfg->data.max_labels);
+    int other_split = split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST;
+    if (corpus_split_count(corpus, other_split) > 0 && t->sequences == 0 && !((const EvaluateOptions *)app->opts)->protocol) {
+        char extra[1400] = "";
+        const char *named = ((const EvaluateOptions *)app->opts)->checkpoint;
+        if (named) hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, named);
+        if (split == SPLIT_TEST) hint_word(extra, sizeof extra, "--split"), hint_word(extra, sizeof extra, "validation");
+        size_t n = strlen(fix);
+        snprintf(fix + n, sizeof fix - n, "; or score the %s split: run `%s`", other, hint_command(hint, sizeof hint, "evaluate", 0, extra));
+    }
+    die(EXIT_BAD_INPUT, "evaluate: the %s split of %s has no supervised token (%lld sequences): there is no %s loss to report; %s",
+        name, corpus_path, (long long)t->sequences, name, fix);
+}
+
 static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
     char path[1200], corpus_path[1024];
     checkpoint_rank_path(path, sizeof path, dir, 0);
@@ -141,6 +169,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     evaluator_run(&e, split, &r.t);
     evaluator_free(&e);
     checkpoint_state_free(&s);
+    if (!r.t.tokens) no_tokens(app, corpus, split, corpus_path, &r.t);
     baselines(&app->cfg, corpus, split, &r.best_loss, &r.best_acc, &r.unigram);
     say("evaluate: step-%d model of %s on %lld %s sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
         (long long)r.t.sequences, name, (long long)r.t.tokens);
