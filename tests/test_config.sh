@@ -20,7 +20,7 @@ case_yaml_errors() {
   printf 'seed: 1\n\x80\x00\xfe\xc3' > noise.yaml
   bad_case "binary noise as config file" '^ddptok: error: noise.yaml:2: YAML syntax error: invalid' prepare --config noise.yaml
   printf 'model:\n  hidden: 99999999999999999999\n' > huge.yaml
-  bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive integer, got 99999999999999999999 \(out of range\)' prepare --config huge.yaml
+  bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive integer, got 99999999999999999999 \(out of range: the range is \[1, 2\^20\]\)' prepare --config huge.yaml
   printf 'seed: 1\nseed: 2\n' > dup.yaml
   bad_case "duplicate key" 'dup.yaml:2: seed: duplicate key' prepare --config dup.yaml
 }
@@ -98,7 +98,7 @@ case_world_size_mismatch() {
   "$DDPTOK" prepare --config good.yaml >/dev/null
   local n rc
   OUT=$(ddp 3 train --config good.yaml 2>&1); rc=$?
-  n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 ranks were started (mpirun -np 2, or --set train.world_size=3 --set train.rank_bands=auto)$' <<<"$OUT")
+  n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 ranks were started: run `[^`]* -np 2 train --config good.yaml`, or set train.world_size: auto (the ranks launched) with train.rank_bands: auto (--set train.world_size=auto --set train.rank_bands=auto)$' <<<"$OUT")
   [ $rc -eq 2 ] && [ "$n" -eq 1 ] && [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] \
     && ok "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" || { bad "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" "— exit $rc, $n lines"; echo "$OUT" | head; }
 }

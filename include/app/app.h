@@ -61,6 +61,9 @@ typedef struct {
     // one line) on what the run would refuse beyond the table's ranges (a size over budget).
     void (*check_options)(const App *app);
     int skips_budget;                      // 1: runs whatever the config's sizes (clean)
+    // 1: a stop request (SIGUSR1, a first Ctrl-C or SIGTERM, the launcher's stop file) stops it at
+    // its next window with a checkpoint (train); 0: SIGINT and SIGTERM end it at once.
+    int stops_on_request;
 } Command;
 
 // The ranks of one job must run the same thing: a config edited on one node, or a GPU
@@ -73,6 +76,14 @@ void agree_on_run(App *app, const char *comm_name);
 // One line: ddptok's commit, whether the CUDA backend is built in, and the MPI, HDF5,
 // libyaml and OpenBLAS it runs with (`ddptok --version`, check-env).
 void build_info(char *out, size_t len);
+
+// The configs shipped with this binary: a checkout's configs/ beside it, or make install's
+// PREFIX/share/ddptok/configs beside PREFIX/bin; 0 (the folder into out), or -1 when neither is there.
+int shipped_configs_dir(char *out, size_t len);
+// The config file `given` names: itself when something is there; else, for a bare name
+// (`minimum.yaml`, `minimum`) or one under `configs/` (the README's), the shipped config of
+// that name when there is one; else `given` (its error names it). Into out (returned).
+const char *config_locate(const char *given, char *out, size_t len);
 
 // Paths under the configured outputs/ and artifacts/ directories.
 void out_path(const App *app, char *buf, size_t len, const char *rel);

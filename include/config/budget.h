@@ -41,6 +41,10 @@ uint64_t budget_corpus_bytes(const Config *cfg);
 // workload needs X (largest: WHAT = BYTES: KEYS), more than the Y this machine has
 // available (MemAvailable): make those keys smaller".
 int budget_check(const Config *cfg, char *err, size_t errlen);
+// The same for `ranks_here` ranks sharing this host (`host`, for the message; may be NULL):
+// their total against what the host has ("... needs 3.4 GiB (1.7 GiB per rank x 2 ranks on
+// this host, HOST) ..."); budget_check is ranks_here = 1.
+int budget_check_host(const Config *cfg, int ranks_here, const char *host, char *err, size_t errlen);
 // A command's own buffers, sized by its options rather than its config (bench-comm's
 // --max-bytes): 0 when `bytes` fit in memory_available(), else -1 with one line in `err`:
 // "WHAT needs X, more than the Y this machine has available (SOURCE): REMEDY".

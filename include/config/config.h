@@ -16,6 +16,7 @@ extern "C" {
 #endif
 
 #define MAX_WORLD 256
+#define CONFIG_AUTO (-1)  // an F_AUTO key's `auto` (train.world_size before config_finish; train.checkpoint_every)
 #define PATH_MAX_LEN 512
 
 // Which sequences a window holds (docs/spec.md §3; docs/sampling.md "Global sampling").
@@ -86,7 +87,7 @@ typedef struct {
         double dropout; // p
     } model;
     struct {
-        int world_size;                 // W
+        int world_size;                 // W (auto: resolved by config_finish, never CONFIG_AUTO after it)
         int bands_auto;                 // rank_bands: auto
         int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
         int n_bands;                    // bands given in the file (before auto resolution)
@@ -95,7 +96,7 @@ typedef struct {
         int updates;                    // U (with train.epochs: E x windows per epoch, set once the corpus is read)
         int epochs;                     // train.epochs E: 0, or whole epochs of the global sampler (sampler_resolve_epochs)
         int interrupt_at;
-        int checkpoint_every;           // 0: only at interrupt_at and the end
+        int checkpoint_every;           // 0: only at interrupt_at and the end; CONFIG_AUTO: config_checkpoint_every
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
         int eval_every;                 // the validation loss every n steps and at the last (0: off)
         Normalization normalization;
@@ -139,8 +140,20 @@ int config_key(int i, ConfigKey *out);
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);
 // Applies one "KEY=VALUE" override to a loaded config and re-validates.
 int config_set(Config *cfg, const char *assignment, char *err, int errlen);
-// Re-validates and resolves derived fields (auto bands) after programmatic changes.
+// Re-validates and resolves derived fields (train.world_size: auto, auto bands) after
+// programmatic changes.
 int config_finish(Config *cfg, char *err, int errlen);
+// How many ranks were launched for the command that loads configs from now on (main: the MPI
+// world of a distributed command; 0, the default: one process): train.world_size: auto is that.
+void config_launched_ranks(int ranks);
+// train.checkpoint_every as used: auto (CONFIG_AUTO) is every max(50, ceil(U / 10)) updates,
+// about ten checkpoints a run and at most one per 50 updates (docs/config.md); 0: off.
+static inline int config_checkpoint_every(const Config *cfg) {
+    int every = cfg->train.checkpoint_every, U = cfg->train.updates;
+    if (every != CONFIG_AUTO) return every;
+    every = (U + 9) / 10;
+    return every > 50 ? every : 50;
+}
 // Canonical YAML of every key (resolved values). Caller frees.
 char *config_to_yaml(const Config *cfg);
 // Parses a YAML text (as written by config_to_yaml) into `cfg`; 0 or -1 with err.

@@ -2,15 +2,19 @@
 // agreement of all ranks on the config and options, JSON output, the vector comparison,
 // the build line, and window 1 through the distributed path.
 #include <cblas.h>
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "app/app.h"
 #include "base/buf.h"
+#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
@@ -21,6 +25,41 @@
 #include "job/cuda_api.h"
 #include "train/trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
+
+int shipped_configs_dir(char *out, size_t len) {
+    char bin[PATH_MAX], dir[PATH_MAX + 32];
+    if (hint_program_dir(bin, sizeof bin)) return -1;
+    const char *const under[] = {"configs", "../share/ddptok/configs"};  // a checkout's, then make install's
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        snprintf(dir, sizeof dir, "%s/%s", bin, under[i]);
+        char real[PATH_MAX];
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && realpath(dir, real) && strlen(real) < len) {
+            snprintf(out, len, "%s", real);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *config_locate(const char *given, char *out, size_t len) {
+    snprintf(out, len, "%s", given);
+    struct stat st;
+    const char *name = !strncmp(given, "configs/", 8) ? given + 8 : given;
+    char dir[PATH_MAX], path[PATH_MAX + 300];
+    if (lstat(given, &st) == 0 || errno != ENOENT || strchr(name, '/') || !name[0] || name[0] == '.' ||
+        shipped_configs_dir(dir, sizeof dir))
+        return out;
+    const char *const suffix[] = {"", ".yaml"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix[i]);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && strlen(path) < len) {
+            snprintf(out, len, "%s", path);
+            break;
+        }
+    }
+    return out;
+}
 
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);

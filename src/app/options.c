@@ -97,8 +97,8 @@ static void __attribute__((noreturn)) unknown_option(const char *who, const char
     char base[256];  // --resum=latest: the name before '='
     snprintf(base, sizeof base, "%.*s", (int)strcspn(arg, "="), arg);
     if ((near = closest_name(base, names, n)))
-        die(EXIT_BAD_INPUT, "%s: unknown option '%s' (did you mean '%s'? try: ddptok %s --help)", who, arg, near, who);
-    die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", who, arg, who);
+        die(EXIT_BAD_INPUT, "%s: unknown option '%s' (did you mean '%s'? try: %s %s --help)", who, arg, near, hint_program(), who);
+    die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: %s %s --help)", who, arg, hint_program(), who);
 }
 
 int options_parse(const char *who, int argc, char **argv, int first, const OptionTable *tables, int n_tables) {

@@ -130,6 +130,9 @@ static int train_run(App *app) {
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
+    // train.checkpoint_every (auto: about every tenth of the run, at least 50 updates apart):
+    // what a crash can lose; a stop request (SIGUSR1, Ctrl-C) checkpoints the window it ends.
+    int every = config_checkpoint_every(cfg);
     while (t.step < stop_at) {
         WindowStats ws;
         int wrc = trainer_update(&t, stop_requested() || log_bad, &ws);
@@ -155,13 +158,13 @@ static int train_run(App *app) {
         if (ws.stop_requested) {
             comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
             char hint[HINT_MAX];
-            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
-                "--resume auto in a requeued job)\n", t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
+            say("train: stop requested (%s) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
+                "--resume auto in a requeued job)\n", stop_reason(), t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
             trainer_checkpoint(&t, root, corpus.lock);
             rc = EXIT_REQUEUE;
             break;
         }
-        if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
+        if (t.step == stop_at || (every && t.step % every == 0))
             trainer_checkpoint(&t, root, corpus.lock);
     }
     if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
@@ -175,6 +178,13 @@ static int train_run(App *app) {
         say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
     else if (!rc && !train_options(app)->continuous)
         say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
+    else if (!rc) {  // the continuous lineage: evaluate's default is the main lineage's newest, so name this one
+        char step_dir[1200], extra[1400] = "";
+        snprintf(step_dir, sizeof step_dir, "%s/step-%04d", root, t.step);
+        hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, step_dir);
+        say("train: to evaluate the continuous run's step-%d model, run `%s`\n", t.step,
+            hint_command(hint, sizeof hint, "evaluate", 0, extra));
+    }
     if (eval_every) evaluator_free(&ev);
     trainer_free(&t);
     corpus_free(&corpus);
@@ -185,6 +195,7 @@ const Command cmd_train = {
     .name = "train",
     .run = train_run,
     .distributed = 1,
+    .stops_on_request = 1,
     .summary = "SGD or AdamW updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
                "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
     .options = (const CommandOption[]){

@@ -148,16 +148,27 @@ static void say_available(char *out, size_t len) {
     snprintf(out, len, "the %s this machine has available (%s)", have, from);
 }
 
-int budget_check(const Config *cfg, char *err, size_t errlen) {
+int budget_check(const Config *cfg, char *err, size_t errlen) { return budget_check_host(cfg, 1, NULL, err, errlen); }
+
+// The one total, times the ranks of this host: they share its memory (MemAvailable,
+// DDPTOK_MEMORY_LIMIT); ulimit -v limits each process alone, so against it the total of one.
+int budget_check_host(const Config *cfg, int ranks_here, const char *host, char *err, size_t errlen) {
     const char *src = cfg->source[0] ? cfg->source : "config";
     if (int_sizes_check(cfg, src, err, errlen)) return -1;
-    char largest[300], need_s[32], have[128];
-    uint64_t need = budget_bytes(cfg, largest, sizeof largest);
-    if (need <= memory_available()) return 0;
+    char largest[300], need_s[32], each_s[32], have[128], ranks[160] = "";
+    uint64_t each = budget_bytes(cfg, largest, sizeof largest), need = each;
+    const char *from;
+    uint64_t avail = memory_available_from(&from);
+    if (ranks_here > 1 && strcmp(from, "ulimit -v") != 0) {
+        need = size_mul(each, (uint64_t)ranks_here);
+        format_bytes(each, each_s, sizeof each_s);
+        snprintf(ranks, sizeof ranks, " (%s per rank x %d ranks on this host%s%s)", each_s, ranks_here, host ? ", " : "", host ? host : "");
+    }
+    if (need <= avail) return 0;
     format_bytes(need, need_s, sizeof need_s);
     say_available(have, sizeof have);
-    snprintf(err, errlen, "%s: the workload needs %s%s (largest: %s), more than %s: make those keys smaller", src, need_s,
-             need == UINT64_MAX ? " or more" : "", largest, have);
+    snprintf(err, errlen, "%s: the workload needs %s%s%s (largest: %s), more than %s: make those keys smaller%s", src, need_s,
+             need == UINT64_MAX ? " or more" : "", ranks, largest, have, ranks[0] ? ", or start fewer ranks per host" : "");
     return -1;
 }
 

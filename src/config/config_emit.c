@@ -58,7 +58,10 @@ static void shortest_double(double v, char *out, size_t len) {
 static void field_value(const Config *cfg, const Field *f, char *out, size_t len) {
     const char *base = (const char *)cfg;
     switch (f->type) {
-    case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
+    case F_INT:
+        if (f->flags & F_AUTO && *(const int *)(base + f->offset) == CONFIG_AUTO) snprintf(out, len, "auto");
+        else snprintf(out, len, "%d", *(const int *)(base + f->offset));
+        break;
     case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
     case F_DOUBLE: shortest_double(*(const double *)(base + f->offset), out, len); break;
     case F_PAIR: {
