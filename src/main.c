@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/claim.h"
 #include "app/commands.h"
 #include "base/buf.h"
 #include "base/clock.h"
@@ -212,10 +213,10 @@ int main(int argc, char **argv) {
     app.command = cmd->name;
     interrupt_keep(cmd->stops_on_request);  // a Ctrl-C: a checkpoint at the next window (train), or the end now
     if (cmd->opts_size) app.opts = xcalloc(1, cmd->opts_size);
-    Buf options = {0};  // the command's own options as given, for agree_on_run
-    buf_printf(&options, "%s", "");
+    Buf options = {0}, quoted = {0};  // the command's own options as given, for agree_on_run; quoted, for hints
+    buf_printf(&options, "%s", ""), buf_printf(&quoted, "%s", "");
     CommonOptions common = {.comm_timeout = -1};  // -1: not given (300)
-    const OptionTable tables[2] = {{common_options, &common, NULL}, {cmd->options, app.opts, &options}};
+    const OptionTable tables[2] = {{common_options, &common, NULL, NULL}, {cmd->options, app.opts, &options, &quoted}};
     if (options_parse(cmd->name, argc, argv, 2, tables, 2)) {  // --help
         if (rank == 0) command_help(cmd);
         MPI_Finalize();
@@ -227,9 +228,10 @@ int main(int argc, char **argv) {
     app.backend = common.backend;
     app.comm_timeout = common.comm_timeout;
     comm_name = common.comm;
-    app.options = options.s;
+    app.options = options.s, app.options_quoted = quoted.s;
     char **sets = common.sets.items;
     int n_sets = common.sets.n;
+    app.sets = sets, app.n_sets = n_sets;
 
     hint_args_set(app.config_path, sets, n_sets);
     if (common.backend) hint_args_add("--backend", common.backend);
@@ -257,15 +259,16 @@ int main(int argc, char **argv) {
     if (!cmd->skips_budget && budget_check_host(&app.cfg, cmd->distributed ? app.comm.local_size : 1, g_id.host, err, sizeof err))
         die(EXIT_BAD_INPUT, "%s", err);
     if (cmd->check_options) cmd->check_options(&app);
-    free(sets);
     if (check_only) {
         backend_select(&app, comm_name, -1);
+        claim_roots(&app, cmd, 0);  // another config's directories are refused by --check as by the run
         startup_end(&app.comm);
         say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, text_safe(hint_args()),
             cmd->distributed == DISTRIBUTED_ANY ? "one process or mpirun -np N" : cmd->distributed ? "distributed: mpirun -np train.world_size"
             : "one process", app.cfg.train.world_size);
         buf_free(&options);
         free(app.opts);
+        free(sets);
         MPI_Finalize();
         return 0;
     }
@@ -303,10 +306,13 @@ int main(int argc, char **argv) {
     }
 #endif
     app.run_agreed = now_seconds();
+    // One config per outputs and artifacts directory (claim.h): checked, then recorded.
+    claim_roots(&app, cmd, 1);
 
     int rc = cmd->run(&app);
     buf_free(&options);
     free(app.opts);
+    free(sets);
     if (app.comm.ops->destroy) app.comm.ops->destroy(&app.comm);
     stop(rc);  // MPI_Finalize under the watchdog
 }

@@ -197,7 +197,7 @@ case_plot_never_mixes_runs() {
     && ok "plot after --fresh: no resumed curve joined to the new run's interrupted one (was: the old run's 7-12)" \
     || bad "plot after --fresh: no resumed curve joined to the new run's interrupted one (was: the old run's 7-12)" "— $OUT"
   grep -q 'title "continuous (uninterrupted witness), steps 1-12 (ANOTHER CONFIG: not compared)"' outputs/plot/figure.gp \
-    && grep -q 'title "interrupted, steps 1-6"' outputs/plot/figure.gp && grep -q 'sgd lr 0.02' outputs/plot/figure.gp \
+    && grep -q 'title "interrupted at step 6 (not resumed), steps 1-6"' outputs/plot/figure.gp && grep -q 'sgd lr 0.02' outputs/plot/figure.gp \
     && ! grep -q 'identical' outputs/plot/figure.gp \
     && ok "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" \
     || bad "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" "— $(grep title outputs/plot/figure.gp | head -3)"
@@ -224,7 +224,7 @@ case_plot_states_what_it_shows() {
   local gp=outputs/plot/figure.gp
   grep -q 'title ".*/tiny.yaml: W = 2 ranks, A = 2, B = 3, 12 updates, sgd lr 0.2, token unit"' $gp \
     && ok "plot: the title states the config, W, A, B, U, the optimizer and the unit" || bad "plot: the title states the config, W, A, B, U, the optimizer and the unit" "— $(grep multiplot $gp)"
-  grep -q 'interrupted + resumed vs the uninterrupted run: identical (max |Δloss| = 0 over 12 steps)' $gp && grep -q 'identical to the uninterrupted run (max |Δloss| = 0)' <<<"$OUT" \
+  grep -q 'interrupted at step 6 + resumed vs the uninterrupted run: identical (max |Δloss| = 0 over 12 steps)' $gp && grep -q 'interrupted at step 6 + resumed vs the uninterrupted run: identical (max |Δloss| = 0)' <<<"$OUT" \
     && ok "plot: 'identical (max |Δloss| = 0 over 12 steps)' on the figure and in its line" || bad "plot: 'identical (max |Δloss| = 0 over 12 steps)' on the figure and in its line" "— $OUT"
   [ "$(grep -o 'MUST PASS' $gp | wc -l)" -eq 1 ] && [ "$(grep -o 'MUST BE REJECTED' $gp | wc -l)" -eq 4 ] \
     && [ "$(grep -c '^set label 1[0-4] "\(passes\|rejected\) ✓"' $gp)" -eq 5 ] && ! grep -q WRONG $gp \
@@ -234,7 +234,7 @@ case_plot_states_what_it_shows() {
   sed -i '5s/"loss": \([0-9]\.[0-9][0-9][0-9][0-9]\)[0-9]/"loss": \19/' outputs/train/continuous.jsonl
   expect_rc "plot with one witness loss changed (negative control)" 0 one plot --config "$cfg"
   grep -q 'NOT identical (max |Δloss| = [0-9.e-]* over 12 steps)' $gp && ! grep -q ': identical' $gp \
-    && ok "negative control: a witness differing at one step is NOT identical on the figure" || bad "negative control: a witness differing at one step is NOT identical on the figure" "— $(grep 'Training loss' $gp)"
+    && ok "negative control: a witness differing at one step is NOT identical on the figure" || bad "negative control: a witness differing at one step is NOT identical on the figure" "— $(grep 'Loss (global' $gp)"
 }
 # generate (issue 20, "the model out"): on a byte-level corpus (import --format bytes: byte b
 # is id b + 1), greedy generation equals an independent numpy forward of the exported

@@ -12,7 +12,7 @@ cfg="$CONFIGS/tiny.yaml"
 # a prefix, an ignored token and a cap, so padding and unlabelled positions are many.
 E=(--config "$cfg" --set data.splits.validation=300 --set data.splits.test=1000 --set data.unsupervised_prefix=3
    --set data.ignore_token=4 --set data.max_labels=12)
-fixture_ev_trained() { one prepare "${E[@]}" >/dev/null && ddp 2 train "${E[@]}" --continuous >/dev/null 2>&1; }
+fixture_ev_trained() { one prepare "${E[@]}" >/dev/null && ddp 2 train "${E[@]}" --continuous --set train.eval_every=0 >/dev/null 2>&1; }
 CK=artifacts/continuous/step-0012
 
 # supervised SPLIT: the label rule's positions of a split of outputs/data/corpus.h5, counted

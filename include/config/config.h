@@ -88,6 +88,7 @@ typedef struct {
     } model;
     struct {
         int world_size;                 // W (auto: resolved by config_finish, never CONFIG_AUTO after it)
+        int world_size_auto;            // 1: train.world_size was auto (resolved; not a key: no digest or lock sees it)
         int bands_auto;                 // rank_bands: auto
         int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
         int n_bands;                    // bands given in the file (before auto resolution)
@@ -98,7 +99,7 @@ typedef struct {
         int interrupt_at;
         int checkpoint_every;           // 0: only at interrupt_at and the end; CONFIG_AUTO: config_checkpoint_every
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
-        int eval_every;                 // the validation loss every n steps and at the last (0: off)
+        int eval_every;                 // the validation loss every n steps and at the last (0: off; CONFIG_AUTO: config_eval_every)
         Normalization normalization;
         LossUnit loss_unit;
         SamplerKind sampler;
@@ -140,6 +141,8 @@ int config_key(int i, ConfigKey *out);
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);
 // Applies one "KEY=VALUE" override to a loaded config and re-validates.
 int config_set(Config *cfg, const char *assignment, char *err, int errlen);
+// Applies n overrides in order, then validates once (as --set on the command line does).
+int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int errlen);
 // Re-validates and resolves derived fields (train.world_size: auto, auto bands) after
 // programmatic changes.
 int config_finish(Config *cfg, char *err, int errlen);
@@ -148,11 +151,15 @@ int config_finish(Config *cfg, char *err, int errlen);
 void config_launched_ranks(int ranks);
 // train.checkpoint_every as used: auto (CONFIG_AUTO) is every max(50, ceil(U / 10)) updates,
 // about ten checkpoints a run and at most one per 50 updates (docs/config.md); 0: off.
+static inline int config_auto_every(int U) { return (U + 9) / 10 > 50 ? (U + 9) / 10 : 50; }
 static inline int config_checkpoint_every(const Config *cfg) {
-    int every = cfg->train.checkpoint_every, U = cfg->train.updates;
-    if (every != CONFIG_AUTO) return every;
-    every = (U + 9) / 10;
-    return every > 50 ? every : 50;
+    return cfg->train.checkpoint_every == CONFIG_AUTO ? config_auto_every(cfg->train.updates) : cfg->train.checkpoint_every;
+}
+// train.eval_every as used: auto is the checkpoints' cadence (every max(50, ceil(U / 10))
+// updates, and the run's last step) where the corpus has a validation split, else off.
+static inline int config_eval_every(const Config *cfg, int has_validation) {
+    if (cfg->train.eval_every != CONFIG_AUTO) return cfg->train.eval_every;
+    return has_validation ? config_auto_every(cfg->train.updates) : 0;
 }
 // Canonical YAML of every key (resolved values). Caller frees.
 char *config_to_yaml(const Config *cfg);
@@ -169,6 +176,10 @@ int config_diff_run(const Config *a, const Config *b, char *what, int len);
 // SHA-256 (hex) of exactly what config_diff_run compares (every key but paths.*, with its
 // value): equal digests, no difference. The ranks compare digests first (agree_on_run).
 void config_run_digest(const Config *cfg, char out[65]);
+// The same without the keys of how a run is carried out (train.log_every, eval_every,
+// checkpoint_every): what a report or a loss curve is of. config_diff_result compares them.
+void config_result_digest(const Config *cfg, char out[65]);
+int config_diff_result(const Config *a, const Config *b, char *what, int len);
 // The config's lines of the data lock (corpus_lock hashes them before the corpus): the
 // keys the table marks as deciding the data, under this config's sampler (data.source and
 // data.import.* for an imported corpus only). Returns the length written (at most len - 1).

@@ -61,6 +61,87 @@ const char *config_locate(const char *given, char *out, size_t len) {
     return out;
 }
 
+void report_identity_add(const App *app, const Corpus *corpus, json_t *report) {
+    char digest[65];
+    config_result_digest(&app->cfg, digest);
+    char *yaml = config_to_yaml(&app->cfg);
+    json_t *overrides = json_array();
+    for (int i = 0; i < app->n_sets; i++)
+        if (strncmp(app->sets[i], "paths.", 6) != 0) json_array_append_new(overrides, json_text(app->sets[i], NULL));
+    json_object_set_new(report, "config", json_pack("{s:o, s:s, s:o, s:o}", "path", json_text(app->config_path, NULL), "digest",
+                                                    digest, "yaml", json_text(yaml, NULL), "overrides", overrides));
+    json_object_set_new(report, "data_lock", json_string(corpus->lock));
+    free(yaml);
+}
+
+// `expected` (this config, or a cell's) against `other` made on a corpus of lock `other_lock`:
+// the first key that differs, else the data lock the content of this corpus has under it.
+static int identity_compare(Config *expected, const Corpus *corpus, const Config *other, const char *other_lock, char *why,
+                            size_t len) {
+    char err[600], what[600], lock[65];
+    if (expected->train.world_size_auto && expected->train.world_size != other->train.world_size) {
+        // auto, resolved here in one process: the report's run had its own ranks
+        Config c = *expected;
+        c.train.world_size = other->train.world_size;
+        if (c.train.bands_auto) c.train.n_bands = 0;
+        if (config_finish(&c, err, sizeof err) == 0) *expected = c;
+    }
+    if (config_diff_result(expected, other, what, sizeof what)) {
+        char *vs = strstr(what, " vs ");
+        if (vs) *vs = 0;
+        snprintf(why, len, "another config's (differs at %s here vs %s there)", what, vs ? vs + 4 : "?");
+        return -1;
+    }
+    if (!corpus->content[0]) return 0;
+    corpus_lock_of(expected, corpus->content, lock);
+    if (!other_lock || strcmp(lock, other_lock) != 0) {
+        snprintf(why, len, "made on other data (data lock %.12s…, this corpus's %.12s…)", other_lock ? other_lock : "none", lock);
+        return -1;
+    }
+    return 0;
+}
+
+int config_identity_check(const App *app, const Corpus *corpus, const Config *other, const char *other_lock, char *why,
+                          size_t len) {
+    Config expected = app->cfg;
+    return identity_compare(&expected, corpus, other, other_lock, why, len);
+}
+
+int report_identity_check(const App *app, const Corpus *corpus, const json_t *report, int cell, char *why, size_t len) {
+    const json_t *c = json_object_get(report, "config");
+    const char *yaml = json_string_value(json_object_get(c, "yaml")), *lock = json_string_value(json_object_get(report, "data_lock"));
+    const char *path = json_string_value(json_object_get(c, "path"));
+    if (!yaml || !lock) {
+        snprintf(why, len, "records no config or data lock (made before ddptok recorded them): not this config's as far as "
+                 "anyone can tell");
+        return -1;
+    }
+    char err[700];
+    Config stored, expected = app->cfg;
+    if (config_from_yaml(&stored, yaml, "its recorded config", err, sizeof err)) {
+        snprintf(why, len, "its recorded config does not parse (%s)", err);
+        return -1;
+    }
+    const json_t *overrides = json_object_get(c, "overrides");
+    size_t n = cell ? json_array_size(overrides) : 0;
+    char **sets = xcalloc(n + 1, sizeof *sets);
+    for (size_t i = 0; i < n; i++) sets[i] = (char *)json_string_value(json_array_get(overrides, i));
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) bad = !sets[i];
+    if (bad || (n && config_set_many(&expected, sets, (int)n, err, sizeof err))) {
+        snprintf(why, len, "its --set overrides do not apply to this config (%s)", bad ? "not strings" : err);
+        free(sets);
+        return -1;
+    }
+    free(sets);
+    char phrase[800];
+    if (identity_compare(&expected, corpus, &stored, lock, phrase, sizeof phrase)) {
+        snprintf(why, len, "%s%s%s%s", phrase, path ? " (made with " : "", path ? path : "", path ? ")" : "");
+        return -1;
+    }
+    return 0;
+}
+
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);
 }

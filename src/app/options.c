@@ -129,6 +129,12 @@ int options_parse(const char *who, int argc, char **argv, int first, const Optio
         option_set(prefix, o, tables[t].fields, value);
         count[base + (int)(o - tables[t].options)]++;
         if (tables[t].given) buf_printf(tables[t].given, " %s%s%s", o->name, value ? " " : "", value ? value : "");
+        if (tables[t].quoted) {
+            char words[4096] = "";
+            hint_word(words, sizeof words, o->name);
+            if (value) hint_word(words, sizeof words, value);
+            buf_printf(tables[t].quoted, "%s", words);
+        }
     }
     // What the tables say of options together: one excludes another, one is required.
     int base = 0;

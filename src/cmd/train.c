@@ -59,7 +59,7 @@ static int train_run(App *app) {
     // train.eval_every: the validation loss with the current parameters, on every rank, on
     // a backend instance of its own (the trajectory is the same with it on or off).
     Evaluator ev = {0};
-    int eval_every = cfg->train.eval_every;
+    int eval_every = config_eval_every(cfg, corpus_split_count(&corpus, SPLIT_VALIDATION) > 0);
     if (eval_every) {
         if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
             die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
@@ -76,7 +76,8 @@ static int train_run(App *app) {
     comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lineage_lock(root, app->comm.timeout) : 0, EXIT_BAD_INPUT, "locking the lineage");
     const LineageStart how = {.resume = train_options(app)->resume, .fresh = train_options(app)->fresh,
                               .global = cfg->train.sampler == SAMPLER_GLOBAL, .updates = cfg->train.updates,
-                              .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size};
+                              .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size,
+                              .cfg = cfg, .corpus = &corpus};
     int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
         if (eval_every) evaluator_free(&ev);
@@ -126,7 +127,7 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
-    config_run_digest(cfg, progress.config_digest);  // which config made this run's curve (plot)
+    config_result_digest(cfg, progress.config_digest);  // which config made this run's curve (plot): all but how it runs
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
@@ -209,7 +210,10 @@ const Command cmd_train = {
         OPTION_END,
     },
     .opts_size = sizeof(TrainOptions),
-    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
+    // .ddptok-config: the config the two directories are for (claim.h; every command that writes
+    // records it: declared here, so that clean removes it with the rest).
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, ".ddptok-config", 0}, {UNDER_ARTIFACTS, ".ddptok-config", 0},
+                                       {UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
                                        {UNDER_ARTIFACTS, "checkpoints", 1}, {UNDER_ARTIFACTS, "continuous", 1},
                                        {UNDER_ARTIFACTS, "checkpoints.old-*", 1}, {UNDER_ARTIFACTS, "continuous.old-*", 1}, {0}},
 };

@@ -60,7 +60,7 @@ uint64_t budget_bytes(const Config *cfg, char *largest, size_t len) {
          cfg->train.first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0},
     };
     // train.eval_every: the validation evaluator's E sequences beside the training window's
-    int ev = cfg->train.eval_every > 0;
+    int ev = cfg->train.eval_every != 0;  // auto: on, where the corpus has a validation split
     uint64_t act_b = ev ? size_add(B, EVALUATE_BATCH) : max_u64(B, EVALUATE_BATCH),
              act_g = ev ? size_add(G, EVALUATE_BATCH) : max_u64(G, EVALUATE_BATCH);
     const Term bands[] = {

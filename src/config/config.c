@@ -63,10 +63,10 @@ const Field config_fields[] = {
     {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0, "100", NULL},
     {"train.epochs", F_INT, OFF(train.epochs), 0, 1 << 24, 0, "a non-negative integer (0: train.updates decides)", NULL, 0, "0", NULL},
-    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
-    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, F_AUTO, "a non-negative integer (0: off), or auto (about every tenth of the run)", NULL, 0, "auto", NULL},
-    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
-    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (about every tenth of the run)", NULL, 0, "auto", NULL},
+    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
+    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (with the checkpoints)", NULL, 0, "auto", NULL},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},
@@ -356,6 +356,7 @@ void config_launched_ranks(int ranks) { g_launched_ranks = ranks > 0 ? ranks : 0
 // and the plan depend on W): -1 with the fix.
 static int resolve_world(Config *cfg, YamlCtx *ctx, const char *src) {
     if (cfg->train.world_size != CONFIG_AUTO) return 0;
+    cfg->train.world_size_auto = 1;
     if (g_launched_ranks) cfg->train.world_size = g_launched_ranks;
     else if (!cfg->train.bands_auto) cfg->train.world_size = cfg->train.n_bands;
     else if (cfg->train.sampler == SAMPLER_GLOBAL) cfg->train.world_size = 1;
@@ -466,6 +467,12 @@ static int apply_set(Config *cfg, const char *assignment, char *err, int errlen)
 
 int config_set(Config *cfg, const char *assignment, char *err, int errlen) {
     return apply_set(cfg, assignment, err, errlen) ? -1 : config_finish(cfg, err, errlen);
+}
+
+int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int errlen) {
+    for (int i = 0; i < n; i++)
+        if (apply_set(cfg, assignments[i], err, errlen)) return -1;
+    return config_finish(cfg, err, errlen);
 }
 
 // A file's every bad key in one line: each one's own message, "; "-separated, then how many.
