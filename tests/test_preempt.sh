@@ -165,7 +165,7 @@ case_fresh() {
 # failed"), no checkpoint, and ddprun's "its own error (above)" with nothing above.
 cc=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=cc --set train.interrupt_at=0 --set train.updates=400000)
 fixture_ctrl_c() { one prepare "${cc[@]}" >/dev/null; }
-ctrl_c() { timeout -k 5 150 /usr/bin/python3 "$ROOT/tests/ctrl_c.py" "$@"; }
+ctrl_c() { timeout -k 5 150 /usr/bin/python3 "$TESTS_DIR/ctrl_c.py" "$@"; }
 newest_step() { ls -d "$1"/step-* 2>/dev/null | grep -v '\.tmp$' | sed 's/.*step-0*//' | sort -n | tail -1; }
 case_ctrl_c_ddprun() {
   fixture ctrl_c || return

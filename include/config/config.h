@@ -156,10 +156,17 @@ static inline int config_checkpoint_every(const Config *cfg) {
     return cfg->train.checkpoint_every == CONFIG_AUTO ? config_auto_every(cfg->train.updates) : cfg->train.checkpoint_every;
 }
 // train.eval_every as used: auto is the checkpoints' cadence (every max(50, ceil(U / 10))
-// updates, and the run's last step) where the corpus has a validation split, else off.
-static inline int config_eval_every(const Config *cfg, int has_validation) {
+// updates, and the run's last step) where the corpus has a validation split of n_validation
+// sequences that costs little: its evaluations (at most max_length each) read at most what the
+// run trains on, or 2^22 tokens; else off. A number is that.
+static inline int config_eval_every(const Config *cfg, int64_t n_validation) {
     if (cfg->train.eval_every != CONFIG_AUTO) return cfg->train.eval_every;
-    return has_validation ? config_auto_every(cfg->train.updates) : 0;
+    int every = config_auto_every(cfg->train.updates), points = cfg->train.updates / every + 1;
+    int64_t window = cfg->train.sampler == SAMPLER_GLOBAL ? cfg->train.global_batch
+                     : (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
+    double cost = (double)points * (double)n_validation * cfg->data.max_length,
+           budget = (double)cfg->train.updates * (double)window * cfg->data.max_length;
+    return n_validation > 0 && cost <= (budget > (1 << 22) ? budget : (1 << 22)) ? every : 0;
 }
 // Canonical YAML of every key (resolved values). Caller frees.
 char *config_to_yaml(const Config *cfg);
@@ -188,6 +195,12 @@ int config_lock_fields(const Config *cfg, char *out, size_t len);
 int config_key_in_lock(const Config *cfg, int i);
 // Key i's resolved value as config_to_yaml writes it.
 void config_key_value(const Config *cfg, int i, char *out, size_t len);
+// Where each key's value comes from (`ddptok config`): origin[i] (config_key's numbering) is
+// the line of `path` that sets key i, 0 for its default, or -1 - s for sets[s] (the last
+// --set of a key wins, as config_load applies them). 0, or -1 when the file cannot be read or parsed.
+int config_origins(const char *path, char *const *sets, int n_sets, int *origin);
+// Key i takes `auto` (train.world_size, train.checkpoint_every, train.eval_every).
+int config_key_auto(int i);
 
 #ifdef __cplusplus
 }

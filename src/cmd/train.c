@@ -59,7 +59,10 @@ static int train_run(App *app) {
     // train.eval_every: the validation loss with the current parameters, on every rank, on
     // a backend instance of its own (the trajectory is the same with it on or off).
     Evaluator ev = {0};
-    int eval_every = config_eval_every(cfg, corpus_split_count(&corpus, SPLIT_VALIDATION) > 0);
+    int eval_every = config_eval_every(cfg, corpus_split_count(&corpus, SPLIT_VALIDATION));
+    if (cfg->train.eval_every == CONFIG_AUTO && !eval_every && corpus_split_count(&corpus, SPLIT_VALIDATION) > 0)
+        say("train: train.eval_every auto: off (the validation split's %d sequences would cost more than this run's training "
+            "reads): set train.eval_every to evaluate it\n", corpus_split_count(&corpus, SPLIT_VALIDATION));
     if (eval_every) {
         if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
             die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "

@@ -505,6 +505,44 @@ int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, ch
     return rc ? rc : config_finish(cfg, err, errlen);
 }
 
+// The line of each leaf of a file's mapping, by field (origin[i] = its line; 0 where none).
+static void origin_walk(const YamlNode *map, const char *prefix, int *origin) {
+    if (map->kind != N_MAP) return;
+    for (int i = 0; i + 1 < map->n; i += 2) {
+        const YamlNode *k = map->kids[i], *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = k->line;
+        else origin_walk(v, key, origin);
+    }
+}
+
+int config_origins(const char *path, char *const *sets, int n_sets, int *origin) {
+    for (int i = 0; i < config_n_fields; i++) origin[i] = 0;
+    size_t len;
+    char why[256], err[512];
+    char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
+    if (!text) return -1;
+    YamlCtx ctx = {.name = path, .err = err, .errlen = sizeof err};
+    YamlNode *root = yaml_parse(text, len, &ctx);
+    free(text);
+    if (!root) return -1;
+    origin_walk(root, "", origin);
+    yaml_node_free(root);
+    for (int s = 0; s < n_sets; s++) {
+        const char *eq = strchr(sets[s], '=');
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - sets[s]) : (int)strlen(sets[s]), sets[s]);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = -1 - s;
+    }
+    return 0;
+}
+
+int config_key_auto(int i) { return i >= 0 && i < config_n_fields && (config_fields[i].flags & F_AUTO); }
+
 int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen) {
     config_defaults(cfg);
     snprintf(cfg->source, sizeof cfg->source, "%s", name);
