@@ -88,7 +88,15 @@ static int train_run(App *app) {
         corpus_free(&corpus);
         return 0;
     }
-    if (resuming) trainer_resume(&t, dir, corpus.lock);
+    if (resuming) {  // a checkpoint of other data or another config cannot be continued: say what can be run
+        char fresh[HINT_MAX], remedy[HINT_MAX + 200];
+        snprintf(remedy, sizeof remedy, "it cannot be continued here; start over: run `%s` (moves the lineage aside), or give "
+                 "this run its own paths.artifacts (--set paths.artifacts=DIR)",
+                 hint_command(fresh, sizeof fresh, "train", cfg->train.world_size,
+                              train_options(app)->continuous ? " --continuous --fresh" : " --fresh"));
+        trainer_resume(&t, dir, corpus.lock, train_options(app)->resume && strcmp(train_options(app)->resume, "latest") &&
+                                                     strcmp(train_options(app)->resume, "auto") ? NULL : remedy);
+    }
     const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,

@@ -131,7 +131,10 @@ static int resumable_here(const LineageStart *how, const char *dir, char *why, s
     error_capture(0);
     if (unreadable) return 1;
     int ok = 1;
-    if (!corpus_lock_accepts(how->corpus, how->cfg, s.lock))
+    if (s.world_size != how->cfg->train.world_size && how->cfg->train.sampler != SAMPLER_GLOBAL)
+        ok = 0, snprintf(why, len, "written by %d rank%s, this run has %d (the bands sampler resumes on its own world size only)",
+                         s.world_size, s.world_size == 1 ? "" : "s", how->cfg->train.world_size);
+    else if (!corpus_lock_accepts(how->corpus, how->cfg, s.lock))
         ok = 0, snprintf(why, len, "trained on other data: its data lock %.12s… is not this corpus's %.12s… (the corpus was "
                          "prepared or imported again since, or with other data keys)", s.lock, how->corpus->lock);
     else if (config_diff_training(&s.cfg, how->cfg, what, sizeof what))
@@ -174,11 +177,6 @@ int lineage_start(Comm *comm, const LineageStart *how_, const char *root, char *
         }
         // Every rank says the same line, so the job prints it once (was: one line per rank
         // file from the resume checks).
-        char why[900];
-        if (!resumable_here(how_, dir, why, sizeof why))
-            die(EXIT_BAD_INPUT, "--resume %s: the newest checkpoint, %s, is %s: it cannot be continued here; start over: run `%s` "
-                "(moves the lineage aside), or give this run its own paths.artifacts (--set paths.artifacts=DIR)", how, dir, why,
-                train_hint(hint, sizeof hint, how_, " --fresh"));
         if (step >= how_->updates)
             die(EXIT_BAD_INPUT, "--resume latest: %s is step %d of %d: this lineage is finished, nothing to resume (%s)",
                 dir, step, how_->updates, finished_hint(next, sizeof next, how_, dir));
