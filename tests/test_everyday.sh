@@ -94,6 +94,14 @@ case_lineage_of_another_run() {
   expect_grep "--resume latest of another config's lineage: the --fresh line" 'it cannot be continued here; start over: run `[^`]* --fresh`' "$OUT"
   local hint; hint=$(sed -n 's/.*start over: run `\([^`]*\)`.*/\1/p' <<<"$OUT" | head -1)
   expect_rc "the printed --fresh line runs as printed" 0 bash -c "$hint"
+  # Other data: the corpus prepared again with another seed (the same file): "trained on other data".
+  one prepare "${T[@]}" --set seed=5 >/dev/null
+  expect_rc "a lineage trained on other data: refused" 2 ddp 2 train "${T[@]}" --set seed=5
+  expect_grep "a lineage trained on other data: says so and offers --fresh" 'is trained on other data: its data lock [0-9a-f]+… is not this corpus.s .*start over: run `[^`]* --set seed=5 --fresh`' "$OUT"
+  # The continuous lineage (its hint was refused the same way): --continuous --fresh.
+  ddp 2 train "${T[@]}" --set seed=5 --continuous >/dev/null 2>&1
+  expect_rc "a continuous lineage of another config: refused" 2 ddp 2 train "${T[@]}" --set seed=5 --set train.optimizer.lr=0.05 --continuous
+  expect_grep "a continuous lineage of another config: offers --continuous --fresh" 'artifacts/continuous already holds 1 checkpoint\(s\) of another run: .*start over: run `[^`]* --continuous --fresh`' "$OUT"
 }
 
 # A log a run is writing is never moved aside: a second train with the same paths.outputs
@@ -138,6 +146,11 @@ case_plot_without_parity() {
   ddp 2 parity "${T[@]}" >/dev/null 2>&1
   expect_rc "negative control: plot with this config's parity report" 0 one plot "${T[@]}"
   grep -q "plot 'parity.dat'" outputs/plot/figure.gp && ok "negative control: this config's parity report draws the parity panel" || bad "negative control: this config's parity report draws the parity panel"
+  # Under the C locale gnuplot warned "iconv failed to convert degree sign" on every plot.
+  OUT=$(env -u LC_ALL -u LC_CTYPE LANG=C "$DDPTOK" plot "${T[@]}" 2>&1)
+  ! grep -qi iconv <<<"$OUT" && ok "plot under LANG=C: no iconv warning from gnuplot" || bad "plot under LANG=C: no iconv warning from gnuplot" "— $(grep -i iconv <<<"$OUT")"
+  (cd outputs/plot && env -u LC_ALL -u LC_CTYPE LANG=C gnuplot figure.gp 2>&1) | grep -qi iconv \
+    && ok "negative control: gnuplot itself under LANG=C on that script warns (the check can fail)" || skip "negative control: gnuplot under LANG=C warns" "this gnuplot does not warn under the C locale"
 }
 
 # `ddptok config`: every key, its value and where it comes from; the output is a config
@@ -252,6 +265,10 @@ case_hints_run_as_printed() {
   grep -q -- '--format bytes|llmc|nanogpt|megatron|jsonl|jsonl-text  .*(required)$' <<<"$OUT" && grep -q -- '--input PATH .*(required)$' <<<"$OUT" \
     && grep -q 'import --config FILE \[--set KEY=VALUE\]... --format ' <<<"$OUT" \
     && ok "import --help marks --format and --input required" || bad "import --help marks --format and --input required" "— $OUT"
+  OUT=$(one train --help)
+  grep -q "^usage: $ROOT/run/ddprun -np W train --config FILE" <<<"$OUT" && grep -q "\`$DDPTOK clean --config FILE --scope generated\` removes" <<<"$OUT" \
+    && ok "train --help: the usage is the run/ddprun line, the clean line runs (was: mpirun -np W ddptok, \`ddptok clean\`)" \
+    || bad "train --help: the usage is the run/ddprun line, the clean line runs (was: mpirun -np W ddptok, \`ddptok clean\`)" "— $(grep -E '^usage|removes' <<<"$OUT")"
   expect_rc "train --continuous" 0 ddp 2 train "${T[@]}" --continuous
   local hint; hint=$(sed -n "s/^train: to evaluate the continuous run's step-12 model, run \`\([^\`]*\)\`$/\1/p" <<<"$OUT")
   [ -n "$hint" ] && ok "train --continuous ends with the evaluate line of its model" || bad "train --continuous ends with the evaluate line of its model" "— $(tail -2 <<<"$OUT")"
@@ -275,4 +292,27 @@ case_protocol_force_lists() {
   OUT=$(cd theirs && timeout 60 bash "$ROOT/run/protocol.sh" --force "$cfg" 2>&1); local rc=$?
   [ $rc -eq 2 ] && grep -q 'holds the results of another config' <<<"$OUT" && [ "$(sha256sum theirs/outputs/data/*)" = "$sums" ] \
     && ok "protocol.sh --force in another config's directory: stops (exit 2), removes nothing" || bad "protocol.sh --force in another config's directory: stops (exit 2), removes nothing" "— exit $rc: $(tail -2 <<<"$OUT")"
+}
+
+# The newcomer's day, by pasting only what ddptok prints: the protocol's config has results in
+# this directory; their own text with the shipped fortunes.yaml: import (refused here, with the
+# command that gives it its own directories), then each printed next command as printed —
+# train, evaluate, plot — to a figure of their text's loss curves.
+case_own_text_by_pasting() {
+  command -v gnuplot >/dev/null || { skip "$CASE" "gnuplot is not installed"; return; }
+  local text=/usr/share/common-licenses/GPL-3
+  [ -f "$text" ] || { skip "$CASE" "$text is not there (base-files)"; return; }
+  one prepare --config "$CONFIGS/minimum.yaml" >/dev/null || { bad "the protocol's prepare"; return; }
+  next() { sed -n "s/^$1: .*run \`\\([^\`]*\\)\`\$/\\1/p" <<<"$OUT" | tail -1; }
+  expect_rc "own text: import with the shipped config, in the protocol's directory: refused" 2 one import --config "$CONFIGS/fortunes.yaml" --format bytes --delimiter '\n\n' --input "$text"
+  local cmd; cmd=$(sed -n 's/.*own directories: run `\([^`]*\)`.*/\1/p' <<<"$OUT")
+  local step
+  for step in import train evaluate plot; do
+    [ -n "$cmd" ] || { bad "own text: the command printed before $step"; return; }
+    OUT=$(timeout 300 bash -c "$cmd" 2>&1) && ok "own text: $step, pasted as printed" "($cmd)" || { bad "own text: $step, pasted as printed" "— $cmd: $(tail -3 <<<"$OUT")"; return; }
+    case $step in import) cmd=$(next import) ;; train) cmd=$(next train) ;; evaluate) cmd=$(next evaluate) ;; esac
+  done
+  [ -s outputs-fortunes/figure.png ] && grep -q "validation loss" outputs-fortunes/plot/figure.gp \
+    && ok "own text: a figure of its training and validation loss, in its own outputs-fortunes/" || bad "own text: a figure of its training and validation loss, in its own outputs-fortunes/"
+  [ -f outputs/data/corpus.h5 ] && [ ! -e outputs/figure.png ] && ok "own text: the protocol's outputs/ untouched beside it" || bad "own text: the protocol's outputs/ untouched beside it"
 }

@@ -94,6 +94,10 @@ int shipped_configs_dir(char *out, size_t len);
 // that name when there is one; else `given` (its error names it). Into out (returned).
 const char *config_locate(const char *given, char *out, size_t len);
 
+// "WHO: to train on it, run `run/ddprun -np W train --config ...`": what prepare and import
+// end with, as this user can run it (hint.h).
+void say_next_train(const App *app, const char *who);
+
 // Paths under the configured outputs/ and artifacts/ directories.
 void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);

@@ -142,6 +142,11 @@ int report_identity_check(const App *app, const Corpus *corpus, const json_t *re
     return 0;
 }
 
+void say_next_train(const App *app, const char *who) {
+    char hint[HINT_MAX];
+    say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
+}
+
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);
 }

@@ -226,6 +226,7 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     if (!named)
         say("evaluate: the protocol's verdict (resume vs continuous, parity, empty windows): run `%s`\n",
             hint_command(hint, sizeof hint, "evaluate", 0, " --protocol"));
+    say("evaluate: its training and validation loss curves: run `%s`\n", hint_command(hint, sizeof hint, "plot", 0, NULL));
     return 0;
 }
 

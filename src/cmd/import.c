@@ -196,6 +196,7 @@ static int import_run(App *app) {
     free(files), free(plan), free(document), free(delim);
     buf_free(&list), buf_free(&summary);
     corpus_free(&corpus);
+    say_next_train(app, "import");
     return 0;
 }
 
