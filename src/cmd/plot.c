@@ -416,7 +416,8 @@ static int plot_run(App *app) {
         fprintf(f, "set title \"Loss (global token mean): training, and validation where logged\\n%s: NOT identical "
                    "(max |Δloss| = %.3g over %lld steps)\" noenhanced tc rgb '#b00000'\n", what_vs, max_diff, (long long)compared);
     else fprintf(f, "set title 'Loss (global token mean): training, and validation where logged'\n");
-    fprintf(f, "set xlabel 'update'\nset ylabel 'loss per token'\nset grid\nset key top right noenhanced\nset bmargin 11\n");
+    fprintf(f, "set xlabel 'update'\nset ylabel 'loss per token'\nset grid\nset key top right noenhanced\n%s",
+            parity ? "set bmargin 11\n" : "");  // the parity panel's legend sits below both
     fprintf(f, "plot ");
     const char *styles[3] = {"lw 3 lc rgb '#999999'", "lw 1.5 lc rgb '#1f77b4'", "lw 1.5 dt 2 lc rgb '#d62728'"};
     const char *val_styles[3] = {"pt 7 ps 1.2 lc rgb '#555555'", "pt 5 ps 1 lc rgb '#ff7f0e'", "pt 9 ps 1 lc rgb '#2ca02c'"};
