@@ -5,7 +5,8 @@ Runs CMD on a new pseudo-terminal, as a terminal runs the command line a user ty
 the session's foreground job, so a Ctrl-C typed there is a SIGINT to its whole process group
 (the terminal's own rule), nothing else. Once FILE has N lines (a run's JSONL: the training
 is under way) and DELAY more seconds have passed, it types Ctrl-C (0x03); with --again, a
-second one S seconds later. Everything CMD wrote to the terminal goes to stdout; the exit
+second one S seconds later. Everything CMD wrote to the terminal goes to stdout (without the
+terminal's "^C" echo); the exit
 status is CMD's (128 + N when a signal N ended it; 124 when it outlived --limit, default
 120 s, and was killed).
 """
@@ -86,7 +87,9 @@ def main():
         if not chunk:
             break
         out += chunk
-    sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n"))
+    # The terminal echoes each Ctrl-C as "^C" wherever the cursor is: taken out, so that the
+    # lines read as the programs wrote them.
+    sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n").replace("^C", ""))
     sys.stdout.write("ctrl_c.py: typed %d Ctrl-C\n" % typed)
     sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
