@@ -86,7 +86,7 @@ HDR := $(wildcard include/*/*.h)
 BASE_SRC := $(wildcard src/base/*.c)
 
 # `ddptok --version`: the release number in VERSION and, when known, the commit it was built
-# from: "0.9.0 (abc1234)", or "0.9.0" alone. The commit is DDPTOK_VERSION=... (the Docker
+# from: "0.9.0 (abc1234)", or "0.9.0 (no git)" when none is known. The commit is DDPTOK_VERSION=... (the Docker
 # build, where .git is absent), else the COMMIT file `make dist` puts in its tarball, else
 # git's (only for a checkout of this tree, not a tarball unpacked inside another one).
 # build/version.h is rewritten only when the version changes, so a rebuild happens exactly
@@ -94,7 +94,7 @@ BASE_SRC := $(wildcard src/base/*.c)
 VERSION_NUMBER := $(shell cat VERSION 2>/dev/null)
 COMMIT  := $(or $(DDPTOK_VERSION),$(shell cat COMMIT 2>/dev/null),$(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
              git describe --always --dirty --exclude='*' 2>/dev/null))
-VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)))
+VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)), (no git))
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 

@@ -157,6 +157,7 @@ int main(void) {
             snprintf(v, sizeof v, "%.0f", k.min - 1), try_set(k.key, v, 0);
             snprintf(v, sizeof v, "%.0f", k.max + 1), try_set(k.key, v, 0);
             try_set(k.key, "1.5", 0);
+            try_set(k.key, "auto", -1);  // train.world_size, train.checkpoint_every take it; the others refuse it
             break;
         }
         case 'd':

@@ -38,7 +38,10 @@ int budget_int_sizes(const Config *cfg, char *err, size_t errlen);
 // 0 when `total` fits in memory_available(), else -1 with one line in `err`: "SOURCE: the
 // workload needs X (largest: WHAT = BYTES: KEYS), more than the Y this machine has
 // available (MemAvailable): make those keys smaller".
-int budget_fits(const Config *cfg, uint64_t total, const char *largest, char *err, size_t errlen);
+// `ranks_here` ranks sharing this host (`host`, for the message; may be NULL) need that
+// total each, together against what the host has ("... needs 3.4 GiB (1.7 GiB per rank x 2
+// ranks on this host, HOST) ..."); against ulimit -v (a per-process limit) the total of one.
+int budget_fits(const Config *cfg, uint64_t total, int ranks_here, const char *host, const char *largest, char *err, size_t errlen);
 // A command's own buffers, sized by its options rather than its config (bench-comm's
 // --max-bytes): 0 when `bytes` fit in memory_available(), else -1 with one line in `err`:
 // "WHAT needs X, more than the Y this machine has available (SOURCE): REMEDY".

@@ -17,6 +17,10 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
 #define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
 #define F_LOCK_IMPORT 16 // in the data lock of an imported corpus only (data.source: imported)
 #define F_OPTIONAL 32    // F_PATH: may be empty (unset)
+#define F_AUTO 64       // F_INT that also takes `auto`, held as -1 (CONFIG_AUTO): train.world_size is resolved
+                        // by config_finish (config_launched_ranks), train.checkpoint_every where it is used
+#define F_RUN_ONLY 128  // how a run is carried out, not what it computes (progress lines, checkpoints, evaluations):
+                        // not in config_result_digest, so a report or a curve stays this config's whatever they are
 
 typedef struct {
     const char *key;  // dotted key as in the YAML

@@ -40,6 +40,7 @@ typedef struct {
     CorpusFile *file;  // on disk (corpus_read); NULL in memory
     int split_first[4];  // split s is sequences split_first[s] .. split_first[s + 1] - 1 (train, validation, test)
     char lock[65];     // data lock (hex SHA-256), see corpus_lock
+    char content[65];  // its content digest (hex): what the lock binds beside the config's lines (corpus_read; "" in memory)
 } Corpus;
 
 // Sequences are grouped by split: train first, then validation, then test (an import keeps

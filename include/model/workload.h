@@ -22,9 +22,12 @@ extern "C" {
 void workload_budget(Budget *b, const Config *cfg);
 // Their sum in bytes; `largest` (may be NULL) gets the largest term and its keys.
 uint64_t workload_bytes(const Config *cfg, char *largest, size_t len);
-// 0 when every int count fits in 31 bits (budget_int_sizes) and the workload fits in
+// 0 when every int count fits in 31 bits (budget_int_sizes) and the workload of
+// `ranks_here` ranks sharing this host (`host` names it in the message; may be NULL) fits in
 // memory_available(); else -1 with one line in `err` (budget.h budget_fits).
-int workload_check(const Config *cfg, char *err, size_t errlen);
+int workload_check_host(const Config *cfg, int ranks_here, const char *host, char *err, size_t errlen);
+// The same for one process.
+static inline int workload_check(const Config *cfg, char *err, size_t errlen) { return workload_check_host(cfg, 1, NULL, err, errlen); }
 
 #ifdef __cplusplus
 }

@@ -196,6 +196,7 @@ static int import_run(App *app) {
     free(files), free(plan), free(document), free(delim);
     buf_free(&list), buf_free(&summary);
     corpus_free(&corpus);
+    say_next_train(app, "import");
     return 0;
 }
 
@@ -207,8 +208,8 @@ const Command cmd_import = {
                "(data.source: imported; docs/data.md)",
     .options = (const CommandOption[]){
         OPTION_STRING("--format", ImportOptions, format, "bytes|llmc|nanogpt|megatron|jsonl|jsonl-text",
-                      "how the input files are read (docs/data.md)"),
-        OPTION_LIST("--input", ImportOptions, inputs, "PATH", "a file or a directory of them (repeatable, in order)"),
+                      "how the input files are read (docs/data.md)", .required = 1),
+        OPTION_LIST("--input", ImportOptions, inputs, "PATH", "a file or a directory of them (repeatable, in order)", .required = 1),
         OPTION_STRING("--eot", ImportOptions, eot, "ID", "the token id that ends a document (llmc, nanogpt)"),
         OPTION_STRING("--delimiter", ImportOptions, delimiter, "TEXT",
                       "the bytes that separate documents (bytes; escapes \\n \\t \\xHH)"),

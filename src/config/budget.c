@@ -60,14 +60,22 @@ static void say_available(char *out, size_t len) {
     snprintf(out, len, "the %s this machine has available (%s)", have, from);
 }
 
-int budget_fits(const Config *cfg, uint64_t need, const char *largest, char *err, size_t errlen) {
-    if (need <= memory_available()) return 0;
-    const char *src = cfg->source[0] ? cfg->source : "config";
-    char need_s[32], have[128];
+// The one total, times the ranks of this host: they share its memory (MemAvailable,
+// DDPTOK_MEMORY_LIMIT); ulimit -v limits each process alone, so against it the total of one.
+int budget_fits(const Config *cfg, uint64_t each, int ranks_here, const char *host, const char *largest, char *err, size_t errlen) {
+    const char *src = cfg->source[0] ? cfg->source : "config", *from;
+    char need_s[32], each_s[32], have[128], ranks[160] = "";
+    uint64_t need = each, avail = memory_available_from(&from);
+    if (ranks_here > 1 && strcmp(from, "ulimit -v") != 0) {
+        need = size_mul(each, (uint64_t)ranks_here);
+        format_bytes(each, each_s, sizeof each_s);
+        snprintf(ranks, sizeof ranks, " (%s per rank x %d ranks on this host%s%s)", each_s, ranks_here, host ? ", " : "", host ? host : "");
+    }
+    if (need <= avail) return 0;
     format_bytes(need, need_s, sizeof need_s);
     say_available(have, sizeof have);
-    snprintf(err, errlen, "%s: the workload needs %s%s (largest: %s), more than %s: make those keys smaller", src, need_s,
-             need == UINT64_MAX ? " or more" : "", largest, have);
+    snprintf(err, errlen, "%s: the workload needs %s%s%s (largest: %s), more than %s: make those keys smaller%s", src, need_s,
+             need == UINT64_MAX ? " or more" : "", ranks, largest, have, ranks[0] ? ", or start fewer ranks per host" : "");
     return -1;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
@@ -63,16 +64,16 @@ const Field config_fields[] = {
     {"model.n_head", F_INT, OFF(model.n_head), 1, 256, F_TRAJECTORY, "an integer in [1, 256] (model.kind: gpt)", NULL, 0, "4", NULL},
     {"model.n_embd", F_INT, OFF(model.n_embd), 1, 1 << 16, F_TRAJECTORY, "an integer in [1, 65536] (model.kind: gpt)", NULL, 0, "64", NULL},
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
-    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "an integer in [1, 256]", NULL, 0, "2", "world"},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS | F_AUTO, "an integer in [1, 256], or auto (the ranks launched)", NULL, 0, "auto", "world"},
     {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
     {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "2", "accumulation"},
     {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0, "100", NULL},
     {"train.epochs", F_INT, OFF(train.epochs), 0, 1 << 24, 0, "a non-negative integer (0: train.updates decides)", NULL, 0, "0", NULL},
-    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
-    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
-    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
-    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (about every tenth of the run)", NULL, 0, "auto", NULL},
+    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
+    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (with the checkpoints)", NULL, 0, "auto", NULL},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},
@@ -235,6 +236,15 @@ static const char *did_you_mean(const char *key, char *buf, size_t len) {
     return buf;
 }
 
+// A range bound as the messages write it: 16777216 as 2^24, a power of ten as 1e6.
+static void range_text(double v, char *out, size_t len) {
+    double a = fabs(v);
+    int e2 = a >= 1024 && a == floor(a) ? (int)round(log2(a)) : 0, e10 = a >= 1e5 ? (int)round(log10(a)) : 0;
+    if (e2 && ldexp(1, e2) == a) snprintf(out, len, "%s2^%d", v < 0 ? "-" : "", e2);
+    else if (e10 && pow(10, e10) == a) snprintf(out, len, "%s1e%d", v < 0 ? "-" : "", e10);
+    else snprintf(out, len, "%.15g", v);
+}
+
 // A finite number. An underflow (ERANGE with a result at most DBL_MIN: a subnormal or 0) is
 // the nearest double like any other rounding: refusing it refused the decimal emission of a
 // subnormal that a hex float (0x1p-1074) had set, so that config did not round-trip.
@@ -287,6 +297,10 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
         return 0;
     }
     if (n->kind != N_SCALAR) return BAD();
+    if (f->flags & F_AUTO && !strcmp(n->text, "auto") && n->plain) {
+        *(int *)(base + f->offset) = CONFIG_AUTO;
+        return 0;
+    }
     if (f->type == F_ENUM) {
         for (int i = 0; i < f->n_names; i++)
             if (strcmp(n->text, f->names[i]) == 0) {
@@ -303,9 +317,12 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
     double v;
     if (parse_number(n->text, &v) || !n->plain) return BAD();
     if (f->type != F_DOUBLE && v != floor(v)) return BAD();
-    if (v < f->min || v > f->max)
-        return yaml_fail(ctx, "%s: %s: expected %s, got %s (out of range)", yaml_at(ctx, n->line), f->key, expected(f, eb, sizeof eb),
-                    n->text);
+    if (v < f->min || v > f->max) {
+        char lo[32], hi[32];
+        range_text(f->min, lo, sizeof lo), range_text(f->max, hi, sizeof hi);
+        return yaml_fail(ctx, "%s: %s: expected %s, got %s (out of range: the range is [%s, %s]%s)", yaml_at(ctx, n->line), f->key,
+                         expected(f, eb, sizeof eb), n->text, lo, hi, f->flags & F_AUTO ? ", or auto" : "");
+    }
     if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
     else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
     else *(double *)(base + f->offset) = v;
@@ -313,8 +330,11 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
 #undef BAD
 }
 
-// Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
-static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx) {
+// Walks a mapping, setting every leaf; `prefix` is the dotted path so far. A bad leaf (an
+// unknown or duplicate key, a bad value) is added to `bad` ("; "-separated, counted in
+// *n_bad) and the walk goes on, so one run names every bad key of a file; a mapping that is
+// not one stops it (-1).
+static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx, Buf *bad, int *n_bad) {
     if (map->kind != N_MAP)
         return yaml_fail(ctx, "%s: %s: expected a mapping", yaml_at(ctx, map->line), prefix[0] ? prefix : "top level");
     for (int i = 0; i + 1 < map->n; i += 2) {
@@ -322,23 +342,23 @@ static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlC
         if (k->kind != N_SCALAR) return yaml_fail(ctx, "%s: expected a scalar key", yaml_at(ctx, k->line));
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        int failed = 0;
         // Duplicate keys are a common silent mistake: refuse them.
-        for (int j = 0; j < i; j += 2)
-            if (strcmp(map->kids[j]->text, k->text) == 0)
-                return yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
-        const Field *f = field_find(key);
-        if (f) {
-            if (set_field(cfg, f, v, ctx)) return -1;
-            continue;
+        for (int j = 0; j < i && !failed; j += 2)
+            if (strcmp(map->kids[j]->text, k->text) == 0) failed = yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
+        const Field *f = failed ? NULL : field_find(key);
+        if (f) failed = set_field(cfg, f, v, ctx);
+        else if (!failed) {
+            // A group (prefix of some field)?
+            size_t kl = strlen(key);
+            int group = 0;
+            for (int j = 0; j < config_n_fields && !group; j++)
+                group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
+            char hint[300];
+            if (!group) failed = yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
+            else if (apply_map(cfg, v, key, ctx, bad, n_bad)) return -1;
         }
-        // A group (prefix of some field)?
-        size_t kl = strlen(key);
-        int group = 0;
-        for (int j = 0; j < config_n_fields && !group; j++)
-            group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
-        char hint[300];
-        if (!group) return yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
-        if (apply_map(cfg, v, key, ctx)) return -1;
+        if (failed) buf_printf(bad, "%s%s", (*n_bad)++ ? "; " : "", ctx->err);
     }
     return 0;
 }
@@ -346,9 +366,33 @@ static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlC
 // ---------------------------------------------------------------------------------------
 // Validation across fields and band resolution
 
+static int g_launched_ranks;  // config_launched_ranks: the ranks of a distributed command, 0: one process
+
+void config_launched_ranks(int ranks) { g_launched_ranks = ranks > 0 ? ranks : 0; }
+
+// train.world_size: auto -> the ranks launched (a distributed command), else the number of
+// rank_bands given as a list, else (the global sampler, where W decides no data) 1; under the
+// bands sampler with rank_bands: auto a one-process command cannot know it (the data lock
+// and the plan depend on W): -1 with the fix.
+static int resolve_world(Config *cfg, YamlCtx *ctx, const char *src) {
+    if (cfg->train.world_size != CONFIG_AUTO) return 0;
+    cfg->train.world_size_auto = 1;
+    if (g_launched_ranks) cfg->train.world_size = g_launched_ranks;
+    else if (!cfg->train.bands_auto) cfg->train.world_size = cfg->train.n_bands;
+    else if (cfg->train.sampler == SAMPLER_GLOBAL) cfg->train.world_size = 1;
+    else
+        return yaml_fail(ctx, "%s: train.world_size: auto (the ranks launched) with train.rank_bands: auto and the bands sampler: "
+                         "this command runs in one process, and the data lock and the plan depend on W: give it (--set "
+                         "train.world_size=N, the -np you launch), or use train.sampler: global (W then decides no data)", src);
+    if (cfg->train.world_size > MAX_WORLD)
+        return yaml_fail(ctx, "%s: train.world_size: auto: %d ranks were launched, at most %d", src, cfg->train.world_size, MAX_WORLD);
+    return 0;
+}
+
 int config_finish(Config *cfg, char *err, int errlen) {
     YamlCtx ctx = {.name = cfg->source, .err = err, .errlen = errlen};
     const char *src = cfg->source[0] ? cfg->source : "config";
+    if (resolve_world(cfg, &ctx, src)) return -1;
     int W = cfg->train.world_size;
     if (cfg->data.min_length > cfg->data.max_length)
         return yaml_fail(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, cfg->data.min_length,
@@ -366,7 +410,7 @@ int config_finish(Config *cfg, char *err, int errlen) {
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);
     // The sizes these keys make (counts held in an int, bytes) are the budget's, for the
-    // sampler in use: budget_check (src/config/budget.c).
+    // sampler in use: workload_check (src/model/workload.c).
     if (cfg->train.epochs && cfg->train.sampler != SAMPLER_GLOBAL)
         return yaml_fail(&ctx, "%s: train.epochs (%d) needs train.sampler: global (the bands sampler draws with replacement: "
                          "it has no epochs; count train.updates instead)", src, cfg->train.epochs);
@@ -385,9 +429,10 @@ int config_finish(Config *cfg, char *err, int errlen) {
         return 0;
     }
     if (cfg->train.n_bands != W)
-        return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto: "
+        return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d%s (expected one band per rank, or auto: "
                     "add --set train.rank_bands=auto for %d contiguous bands over [%d, %d])",
-                    src, cfg->train.n_bands, W, W, cfg->data.min_length, cfg->data.max_length);
+                    src, cfg->train.n_bands, W, g_launched_ranks == W ? " (the ranks launched)" : "", W, cfg->data.min_length,
+                    cfg->data.max_length);
     for (int r = 0; r < W; r++) {
         int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
         if (lo > hi) return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
@@ -448,13 +493,24 @@ int config_set(Config *cfg, const char *assignment, char *err, int errlen) {
     return apply_set(cfg, assignment, err, errlen) ? -1 : config_finish(cfg, err, errlen);
 }
 
+int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int errlen) {
+    for (int i = 0; i < n; i++)
+        if (apply_set(cfg, assignments[i], err, errlen)) return -1;
+    return config_finish(cfg, err, errlen);
+}
+
+// A file's every bad key in one line: each one's own message, "; "-separated, then how many.
 static int config_apply_text(Config *cfg, const char *text, size_t len, const char *name, char *err, int errlen) {
     YamlCtx ctx = {.name = name, .err = err, .errlen = errlen};
     YamlNode *root = yaml_parse(text, len, &ctx);
     if (!root) return -1;
-    int rc = apply_map(cfg, root, "", &ctx);
+    Buf bad = {0};
+    int n_bad = 0, rc = apply_map(cfg, root, "", &ctx, &bad, &n_bad);
     yaml_node_free(root);
-    return rc;
+    if (!rc && n_bad == 1) snprintf(err, (size_t)errlen, "%s", bad.s);
+    else if (!rc && n_bad) snprintf(err, (size_t)errlen, "%s (%d bad keys in %s)", bad.s, n_bad, name);
+    buf_free(&bad);
+    return rc || n_bad ? -1 : 0;
 }
 
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
@@ -472,6 +528,44 @@ int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, ch
     for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(cfg, sets[i], err, errlen);
     return rc ? rc : config_finish(cfg, err, errlen);
 }
+
+// The line of each leaf of a file's mapping, by field (origin[i] = its line; 0 where none).
+static void origin_walk(const YamlNode *map, const char *prefix, int *origin) {
+    if (map->kind != N_MAP) return;
+    for (int i = 0; i + 1 < map->n; i += 2) {
+        const YamlNode *k = map->kids[i], *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = k->line;
+        else origin_walk(v, key, origin);
+    }
+}
+
+int config_origins(const char *path, char *const *sets, int n_sets, int *origin) {
+    for (int i = 0; i < config_n_fields; i++) origin[i] = 0;
+    size_t len;
+    char why[256], err[512];
+    char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
+    if (!text) return -1;
+    YamlCtx ctx = {.name = path, .err = err, .errlen = sizeof err};
+    YamlNode *root = yaml_parse(text, len, &ctx);
+    free(text);
+    if (!root) return -1;
+    origin_walk(root, "", origin);
+    yaml_node_free(root);
+    for (int s = 0; s < n_sets; s++) {
+        const char *eq = strchr(sets[s], '=');
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - sets[s]) : (int)strlen(sets[s]), sets[s]);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = -1 - s;
+    }
+    return 0;
+}
+
+int config_key_auto(int i) { return i >= 0 && i < config_n_fields && (config_fields[i].flags & F_AUTO); }
 
 int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen) {
     config_defaults(cfg);

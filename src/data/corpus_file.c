@@ -376,6 +376,7 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
         goto out;
     }
     corpus_lock_of(cfg, digest, corpus->lock);
+    memcpy(corpus->content, digest, sizeof corpus->content);
     if (strcmp(stored, corpus->lock) != 0) {
         error("%s: data lock %.12s… does not match this config's %.12s… (%s with another config or modified): run `%s`", path,
               stored, corpus->lock, imported ? "imported" : "prepared", make);

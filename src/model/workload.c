@@ -16,7 +16,7 @@ void workload_budget(Budget *b, const Config *cfg) {
     model_shape(&m, cfg);
     BatchSpec spec = model_batch_spec(&m);
     data_budget(b, cfg, &spec);
-    int global = cfg->train.sampler == SAMPLER_GLOBAL, ev = cfg->train.eval_every > 0;
+    int global = cfg->train.sampler == SAMPLER_GLOBAL, ev = cfg->train.eval_every != 0;  // auto: on, where the corpus has a validation split
     uint64_t n = (uint64_t)(global ? cfg->train.global_batch : cfg->train.batch_size_per_rank), E = EVALUATE_BATCH;
     uint64_t seqs = ev ? size_add(n, E) : n > E ? n : E;
     char text[32];
@@ -37,9 +37,9 @@ uint64_t workload_bytes(const Config *cfg, char *largest, size_t len) {
     return budget_total(&b, largest, len);
 }
 
-int workload_check(const Config *cfg, char *err, size_t errlen) {
+int workload_check_host(const Config *cfg, int ranks_here, const char *host, char *err, size_t errlen) {
     if (budget_int_sizes(cfg, err, errlen)) return -1;
     char largest[400];
-    uint64_t need = workload_bytes(cfg, largest, sizeof largest);
-    return budget_fits(cfg, need, largest, err, errlen);
+    uint64_t each = workload_bytes(cfg, largest, sizeof largest);
+    return budget_fits(cfg, each, ranks_here, host, largest, err, errlen);
 }
