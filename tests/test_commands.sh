@@ -201,6 +201,12 @@ case_plot_never_mixes_runs() {
     && ! grep -q 'identical' outputs/plot/figure.gp \
     && ok "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" \
     || bad "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" "— $(grep title outputs/plot/figure.gp | head -3)"
+  expect_grep "plot after --fresh (lr 0.02): says the uninterrupted run is another config's" '; the uninterrupted run is another config.s: nothing compared;' "$OUT"
+  # this config's (lr 0.2) uninterrupted run beside another config's interrupted one: the message
+  # names the interrupted and resumed runs as the other config's (was: "no uninterrupted run of this config")
+  expect_rc "plot of lr 0.2 with lr 0.02's interrupted run" 0 one plot --config "$cfg"
+  expect_grep "plot of lr 0.2 with lr 0.02's interrupted run: names the interrupted and resumed runs as another config's" \
+    '; the interrupted and resumed runs are another config.s: nothing compared;' "$OUT"
   cp outputs/train/resumed.*.jsonl outputs/train/resumed.jsonl  # the old way: the old run's resumed log beside the new run
   expect_rc "plot with the old run's resumed.jsonl put back" 0 one plot --config "$cfg" --set train.optimizer.lr=0.02
   grep -q 'title "resumed, steps 7-12 (ANOTHER CONFIG: not compared)"' outputs/plot/figure.gp \

@@ -12,7 +12,6 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
-#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/h5io.h"
@@ -95,11 +94,11 @@ static FILE *jsonl_open(const char *jsonl) {
 int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat) {
     FILE *in = jsonl_open(jsonl);
     if (!in) return 0;
-    FILE *out = fopen_nofollow(dat, "w");
-    if (!out) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
-    int64_t n = jsonl_points(in, jsonl, out, NULL);
+    FileOut out;
+    if (file_out_open(&out, dat) || !file_out_stream(&out)) stop(EXIT_BAD_INPUT);  // it said why
+    int64_t n = jsonl_points(in, jsonl, out.f, NULL);
     fclose(in);
-    if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
+    if (file_out_commit(&out)) stop(EXIT_BAD_INPUT);
     return n;
 }
 
@@ -146,12 +145,14 @@ static double tolerance_ratio(const float *g, const float *ref, size_t n, double
     return worst;
 }
 
-// Runs gnuplot on `script` with `dir` as its working directory: no shell, an argv, so no
-// path reaches a command line; 0 when it exited 0.
-static int run_gnuplot(const char *dir, const char *script) {
+// Runs gnuplot on `script` with `dir` as its working directory and its standard output on
+// `out` (the figure: gnuplot opens no file for writing, so none it could be tricked into): no
+// shell, an argv, so no path reaches a command line; 0 when it exited 0.
+static int run_gnuplot(const char *dir, const char *script, int out) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addchdir_np(&fa, dir);
+    posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
     char *argv[] = {"gnuplot", (char *)script, NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ), status = 0;
@@ -286,8 +287,9 @@ static int plot_run(App *app) {
         if (have[i]) have[i] = plot_jsonl_to_dat(path, dat);  // a run still writing only grows
     }
     snprintf(dat, sizeof dat, "%s/parity.dat", dir);
-    FILE *pd = fopen_nofollow(dat, "w");
-    if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
+    FileOut pdo;
+    if (file_out_open(&pdo, dat) || !file_out_stream(&pdo)) stop(EXIT_BAD_INPUT);  // it said why
+    FILE *pd = pdo.f;
     fprintf(pd, "mode");
     for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
     fprintf(pd, "\n");
@@ -296,19 +298,19 @@ static int plot_run(App *app) {
         for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
         fprintf(pd, "\n");
     }
-    if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
+    if (file_out_commit(&pdo)) stop(EXIT_BAD_INPUT);
 
     // gnuplot runs in the plot directory and its script names only fixed relative files; the
     // one user string in it (the config's path, in the title) is plain_text, printed with
     // noenhanced: no user string reaches a command line or gnuplot's syntax.
-    char png[1024], tmp[1200], gp[1200], cfg_text[256];
+    char png[1024], gp[1200], cfg_text[256];
     plain_text(cfg_text, sizeof cfg_text, app->config_path);
     out_path(app, png, sizeof png, "figure.png");
-    snprintf(tmp, sizeof tmp, "%s/figure.tmp.png", dir);
     snprintf(gp, sizeof gp, "%s/figure.gp", dir);
-    FILE *f = fopen_nofollow(gp, "w");
-    if (!f) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, write_error(errno));
-    fprintf(f, "set encoding utf8\nset terminal pngcairo size 1400,680 font 'sans,10'\nset output 'figure.tmp.png'\n"
+    FileOut gpo;
+    if (file_out_open(&gpo, gp) || !file_out_stream(&gpo)) stop(EXIT_BAD_INPUT);  // it said why
+    FILE *f = gpo.f;
+    fprintf(f, "set encoding utf8\nset terminal pngcairo size 1400,680 font 'sans,10'\nset output\n"
                "set multiplot layout 1,2 title \"%s: W = %d ranks, A = %d, B = %d, %d updates, %s lr %g, %s unit\" noenhanced "
                "font ',12'\n",
             cfg_text, W, cfg->train.accumulation, cfg->train.batch_size_per_rank, U, optimizer_names[cfg->train.optimizer],
@@ -374,17 +376,26 @@ static int plot_run(App *app) {
                "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
                "1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
     json_decref(pj);
-    if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
-    if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {
-        unlink(tmp);
+    if (file_out_commit(&gpo)) stop(EXIT_BAD_INPUT);
+    FileOut figure;  // gnuplot writes the figure to its standard output, this file
+    if (file_out_open(&figure, png)) stop(EXIT_BAD_INPUT);
+    if (run_gnuplot(dir, "figure.gp", figure.fd) != 0) {
+        file_out_abort(&figure);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (its own message is above)", gp);
     }
-    made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
+    if (file_out_commit(&figure)) stop(EXIT_BAD_INPUT);
     Buf drawn = {0};
     for (int i = 0; i < 3; i++)
         if (have[i]) buf_printf(&drawn, "%s%s", drawn.n ? ", " : "", runs[i]);
+    // Why nothing was compared, when nothing was: the curve that is missing or another config's.
+    int others = have[1] || have[2], mine = (have[1] && kind[1] != CURVE_OTHER) || (have[2] && kind[2] != CURVE_OTHER);
+    const char *no_comparison = !have[0] ? "no uninterrupted run (continuous.jsonl) to compare with"
+                                : kind[0] == CURVE_OTHER ? "the uninterrupted run is another config's: nothing compared"
+                                : !others ? "no interrupted or resumed run to compare with the uninterrupted one"
+                                : !mine ? "the interrupted and resumed runs are another config's: nothing compared"
+                                        : "no step that both the uninterrupted and the interrupted + resumed runs logged";
     say("plot: %s (loss curves of %s; %s; gradient error per mode and tensor: %s)\n", text_safe(png), drawn.s,
-        !compared ? "no uninterrupted run of this config to compare with"
+        !compared ? no_comparison
         : max_diff == 0 ? "interrupted + resumed identical to the uninterrupted run (max |Δloss| = 0)"
                         : "interrupted + resumed NOT identical to the uninterrupted run",
         verdict_ok ? "every mode as it must be" : "a mode NOT as it must be");

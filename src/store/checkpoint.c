@@ -30,6 +30,26 @@ static int absent_or_directory(const char *dir) {
     return 0;
 }
 
+// Publishes the complete step directory `tmp` as `dir`: a rename when nothing is there
+// (RENAME_NOREPLACE); over an earlier checkpoint of that step, an exchange, after which the old
+// one — now at `tmp` — is removed only if it is a real directory: a link or anything else
+// swapped in for `dir` after absent_or_directory looked goes back, untouched. 0 or -1 (error
+// printed).
+static int publish_directory(const char *tmp, const char *dir) {
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_NOREPLACE) == 0) return 0;
+    if (errno == EINVAL || errno == ENOSYS)  // a file system without the flags: look, then rename
+        return absent_or_directory(dir) || (rename(tmp, dir) != 0 && error("%s: cannot publish checkpoint: %s", dir, strerror(errno)));
+    if (errno != EEXIST) return error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0) return error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(tmp, &st) != 0) return 0;  // what it replaced is gone already
+    if (S_ISDIR(st.st_mode)) return remove_tree(tmp), 0;  // the checkpoint it replaced
+    const char *what = what_is_there(st.st_mode);
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
+        return error("%s: published, but %s swapped in for it meanwhile is now %s: move it back by hand", dir, what, tmp), -2;
+    return error("%s: %s was swapped in where ddptok keeps a checkpoint directory: refused, left as it is", dir, what);
+}
+
 int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     char tmp[1100], path[1200], parent[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", dir);
@@ -77,11 +97,10 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     // loses its name.
     if (comm->rank == 0 && !rc) {
         if (fsync_dir(tmp)) rc = -1;
-        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_tree(tmp);  // replaced
-        else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+        else rc = publish_directory(tmp, dir);
         if (!rc) rc = fsync_dir(parent);
     }
-    if (comm->rank == 0 && rc) remove_tree(tmp);  // nothing published, nothing left
+    if (comm->rank == 0 && rc && rc != -2) remove_tree(tmp);  // nothing published, nothing left
     return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
 }
 
