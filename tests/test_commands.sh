@@ -310,6 +310,12 @@ case_generate() {
   one import "${t[@]}" --format jsonl --input tok.jsonl >/dev/null
   expect_rc "generate on a token corpus (import --format jsonl)" 2 one generate "${t[@]}" --prompt the
   expect_grep "generate on a token corpus: one line, not byte-level (import --format jsonl)" '^ddptok: error: generate: tok/data/corpus.h5 is not a byte-level corpus \(import --format jsonl\)' "$OUT"
+  # jsonl-text is byte-level (its UTF-8 bytes are ids b + 1, as evaluate's bits/byte says): not refused as "not byte-level"
+  for i in {1..40}; do printf '"the quick brown fox jumps over %d lazy dogs"\n' "$i"; done >text.jsonl
+  local j=(--config bytes.yaml --set paths.outputs=jt --set paths.artifacts=jt-a --set train.world_size=1)
+  one import "${j[@]}" --format jsonl-text --input text.jsonl >/dev/null
+  expect_rc "generate on a jsonl-text corpus with no checkpoint yet" 2 one generate "${j[@]}" --prompt the
+  expect_grep "generate on a jsonl-text corpus: byte-level, refused only for the missing checkpoint" '^ddptok: error: generate: no checkpoint under jt-a/checkpoints' "$OUT"
 }
 case_check_env() {
   expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"

@@ -23,6 +23,7 @@
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "store/checkpoint.h"
+#include "train/evaluation.h"
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR (default: the newest intact of artifacts/checkpoints)
@@ -92,10 +93,11 @@ static int generate_run(App *app) {
     char *format = has_format ? h5_attr_read_str(cf, cpath, "import_format") : NULL;
     if (has_format && !format) stop(EXIT_BAD_INPUT);  // it said why
     h5_close(cf);
-    if (!format || strcmp(format, "bytes") != 0)
+    // One rule for byte-level (corpus_file_byte_level: evaluate's bits/byte too): bytes and jsonl-text.
+    if (!format || !corpus_file_byte_level(cpath))
         die(EXIT_BAD_INPUT, "generate: %s is not a byte-level corpus (%s%s): generate prints bytes, so it needs one imported "
-                            "with `import --format bytes` (byte b is id b + 1; configs/fortunes.yaml is such a config)", cpath,
-            format ? "import --format " : "data.source: ", format ? format : "synthetic");
+                            "with `import --format bytes` or `--format jsonl-text` (byte b is id b + 1; configs/fortunes.yaml is "
+                            "such a config)", cpath, format ? "import --format " : "data.source: ", format ? format : "synthetic");
     free(format);
 
     // The checkpoint: named, or the newest intact one; its data lock must be this corpus's.
