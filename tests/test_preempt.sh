@@ -92,6 +92,19 @@ case_sigusr1_group_ddprun() {
     && ok "SIGUSR1 to ddprun's process group 0..${spread} ms after its trap, $SIGNAL_TRIALS trials: each exit 75, an intact checkpoint, no false line" \
     || bad "SIGUSR1 to ddprun's process group 0..${spread} ms after its trap, $SIGNAL_TRIALS trials: each exit 75, an intact checkpoint, no false line" "— $good of $SIGNAL_TRIALS (delay:exit ${outcomes[*]})"
 }
+# ... and SIGKILL to that group (kill -9 %1, timeout -k), which no trap sees: mpirun and the
+# ranks, in process groups of their own, must not train on (ddprun's watcher ends them).
+case_kill9_group_ddprun() {
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=k9 --set train.interrupt_at=0 --set train.updates=400000) pid n left
+  one prepare "${sig[@]}" >/dev/null
+  DDPRUN_QUIET=1 setsid "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=k9-a >k9.txt 2>&1 &
+  pid=$!  # setsid, not a group leader here, becomes ddprun: the leader of its own group
+  wait_lines k9/train/interrupted.jsonl 2 30
+  kill -KILL -- -"$pid"
+  for ((n = 0; n < 50; n++)); do left=$(pgrep -fc -- "k9-a") || true; [ "$left" = 0 ] && break; sleep 0.1; done
+  [ "$left" = 0 ] && ok "SIGKILL to ddprun's process group mid-run: mpirun and the ranks end too" "(within $((n * 100)) ms)" \
+    || { bad "SIGKILL to ddprun's process group mid-run: mpirun and the ranks end too" "— $left process(es) left"; pkill -9 -f -- "k9-a"; }
+}
 case_resume_auto_fresh() {
   fixture prepared_long || return
   expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto
