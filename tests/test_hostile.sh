@@ -562,6 +562,22 @@ case_hardlink_record() {
   expect_grep "prepare says it cannot record there, naming the hard link" 'outputs/data/.ddptok-made: cannot record what ddptok made here \(a file with 2 names \(a hard link\)' "$OUT"
   [ "$(cat mine.txt)" = precious ] && ok "a hard-linked .ddptok-made: the user's file got no line" || bad "a hard-linked .ddptok-made: the user's file got no line" "— $(cat mine.txt | head -3)"
 }
+# A checkpoint replaced by a newer one of its step (--resume DIR of an earlier step) loses its
+# checkpoint files, not what someone else put in its directory (found by the fresh round: a
+# FIFO planted as SHA256SUMS, a user's notes.txt went with remove_tree).
+case_replaced_checkpoint_keeps_foreign() {
+  fixture sl_trained || return
+  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest >/dev/null 2>&1 || { bad "replaced checkpoint: resume to step 12"; return; }
+  echo "my notes" > art/checkpoints/step-0012/notes.txt
+  rm art/checkpoints/step-0012/SHA256SUMS && mkfifo art/checkpoints/step-0012/SHA256SUMS
+  expect_rc "resume from step 6 again, over a step-0012 holding a user's file and a FIFO" 0 ddp 2 train --config "$cfg" "${sl[@]}" --resume art/checkpoints/step-0006
+  expect_grep "the replaced step-0012: a warning names what ddptok did not write and where it is kept" \
+    'warning: art/checkpoints/step-0012 held what ddptok did not write \((notes.txt|SHA256SUMS), \.\.\.\): its checkpoint files removed, the rest kept in art/checkpoints/step-0012\.kept-[0-9T]+Z$' "$OUT"
+  local kept; kept=$(ls -d art/checkpoints/step-0012.kept-* 2>/dev/null | head -1)
+  [ -n "$kept" ] && [ "$(cat "$kept/notes.txt")" = "my notes" ] && [ -p "$kept/SHA256SUMS" ] && [ ! -e "$kept/rank-0000.h5" ] \
+    && ok "the replaced step-0012: the user's file and the FIFO kept, its rank files gone" || bad "the replaced step-0012: the user's file and the FIFO kept, its rank files gone" "— $(ls "$kept" 2>&1 | tr '\n' ' ')"
+  expect_rc "the new step-0012 passes check-checkpoints (the kept directory is not a checkpoint's name)" 0 one check-checkpoints --config "$cfg" "${sl[@]}"
+}
 fixture_plotready() {
   one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null && ddp 2 parity --config "$cfg" >/dev/null 2>&1 \
     && ddp 2 train --config "$cfg" >/dev/null 2>&1
