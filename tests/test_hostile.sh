@@ -619,6 +619,22 @@ case_clean_changed_in_place() {
     || bad "clean left plan.h5 written by a redirection and removed corpus.h5 as prepare wrote it (the control)" "— $(ls outputs/data)"
 }
 
+# ... and not the lineage a running train writes (found by the fresh round: clean removed its
+# published checkpoints and its .lock, so a second train could start on it meanwhile)
+case_clean_running_lineage() {
+  local L=(--set train.updates=200000 --set train.interrupt_at=0 --set train.checkpoint_every=2000) pid rc n
+  one prepare --config "$cfg" "${L[@]}" >/dev/null
+  mpirun -np 2 "$DDPTOK" train --config "$cfg" "${L[@]}" >run.txt 2>&1 &
+  pid=$!
+  for ((n = 0; n < 300; n++)); do [ -d artifacts/checkpoints/step-2000 ] && break; sleep 0.1; done
+  expect_rc "clean while a train writes its lineage: exit 1, something left" 1 one clean --config "$cfg" "${L[@]}" --scope generated
+  expect_grep "clean names the lineage in use and the lock's holder" '^left: artifacts/checkpoints/ \(in use: its .lock is held by pid [0-9]+, a train writing it\)$' "$OUT"
+  [ -f artifacts/checkpoints/.lock ] && [ -d artifacts/checkpoints/step-2000 ] && ok "clean left the running lineage whole: its .lock and its checkpoints" \
+    || bad "clean left the running lineage whole: its .lock and its checkpoints" "— $(ls -a artifacts/checkpoints 2>&1 | tr '\n' ' ')"
+  kill -USR1 "$pid"; wait "$pid"; rc=$?
+  [ $rc -eq 75 ] && ok "the train beside clean stopped as asked (exit 75)" || bad "the train beside clean stopped as asked (exit 75)" "— exit $rc"
+}
+
 case_config_roundtrip() {
   OUT=$("$ROOT"/build/test_config_roundtrip 2>&1); local rc=$?
   [ $rc -eq 0 ] && ok "property test over the key table: what the config accepts survives emission" "($(tail -1 <<<"$OUT"))" \
