@@ -9,6 +9,7 @@
 #include "app/commands.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -213,6 +214,7 @@ int main(int argc, char **argv) {
     }
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)
     if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     if (cmd->check_options) cmd->check_options(&app);
     free(sets);

@@ -599,6 +599,24 @@ case_plot_hardlinks() {
     one plot --config "$cfg"
   [ -p outputs/figure.png ] && ok "plot with a FIFO at figure.png: the FIFO left as it is" || bad "plot with a FIFO at figure.png: the FIFO left as it is"
 }
+# ... nor through a symbolic link below paths.outputs or paths.artifacts, where every directory
+# is ddptok's own (found by the fresh round: outputs/plot a link to a user's directory got its
+# parity.dat replaced); paths.outputs itself a link is the user's choice (the control)
+case_linked_subdirectory() {
+  fixture plotready || return
+  mkdir -p userdir && echo "the user's data" > userdir/parity.dat && rm -rf outputs/plot && ln -s "$PWD/userdir" outputs/plot
+  refused "plot with outputs/plot a link to a user's directory: refused" 2 \
+    '^ddptok: error: outputs/plot: a symbolic link is there, where ddptok keeps a directory of its own: refused, left as it is' one plot --config "$cfg"
+  [ "$(cat userdir/parity.dat)" = "the user's data" ] && [ "$(ls userdir)" = parity.dat ] && ok "plot with outputs/plot a link: nothing written into the user's directory" \
+    || bad "plot with outputs/plot a link: nothing written into the user's directory" "— $(ls userdir | tr '\n' ' ')"
+  rm outputs/plot && rm -rf outputs/logs && ln -s "$PWD/userdir" outputs/logs
+  refused_job "train with outputs/logs a link: refused" 'outputs/logs: a symbolic link is there, where ddptok keeps a directory of its own' \
+    ddp 2 train --config "$cfg" --set paths.artifacts=a2
+  [ "$(ls userdir)" = parity.dat ] && ok "train with outputs/logs a link: no log in the user's directory" || bad "train with outputs/logs a link: no log in the user's directory"
+  rm outputs/logs && mv outputs real-outputs && ln -s real-outputs outputs
+  expect_rc "reference with paths.outputs itself a link (the user's choice): written through it" 0 one reference --config "$cfg"
+  [ -f real-outputs/reference.h5 ] && ok "paths.outputs a link: reference.h5 in the directory it names" || bad "paths.outputs a link: reference.h5 in the directory it names"
+}
 # --- clean removes only what ddptok wrote, unchanged: the same inode written over in place (cp
 # onto it, > redirection, a cp -r restore onto the tree) is the user's text now
 case_clean_changed_in_place() {

@@ -65,7 +65,14 @@ const char *write_error(int e);
 // descriptor, opened O_NOFOLLOW). 0, or -1 with one line printed.
 int remove_tree(const char *path);
 
+// The directories the user chose (paths.outputs, paths.artifacts): a symbolic link there, or
+// above, is the user's (outputs -> /scratch/x) and is followed; below them every directory
+// is ddptok's to make (data/, plot/, train/, logs/, checkpoints/), and one that is a symbolic
+// link is refused by mkdir_p, so nothing is written through it. NULL: none (unset: no check).
+void fs_roots_set(const char *outputs, const char *artifacts);
 // mkdir -p; returns 0 or error(). Each directory it creates is recorded as ddptok's (made.h).
+// Below a root of fs_roots_set, an existing component that is a symbolic link (or not a
+// directory) is refused, naming it.
 int mkdir_p(const char *path);
 // Writes `len` bytes to `path` atomically: file_out_open, write, file_out_commit (above).
 int write_file_atomic(const char *path, const char *data, size_t len);

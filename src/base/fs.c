@@ -14,10 +14,44 @@
 #include "base/mem.h"
 #include "base/report.h"
 
+static char g_roots[2][1024];
+
+void fs_roots_set(const char *outputs, const char *artifacts) {
+    const char *r[2] = {outputs, artifacts};
+    for (int i = 0; i < 2; i++) {
+        snprintf(g_roots[i], sizeof g_roots[i], "%s", r[i] ? r[i] : "");
+        for (size_t n = strlen(g_roots[i]); n > 1 && g_roots[i][n - 1] == '/';) g_roots[i][--n] = 0;
+    }
+}
+
+// The length of the root `path` lies below (the root's own text), or 0.
+static size_t below_root(const char *path) {
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(g_roots[i]);
+        if (n && !strncmp(path, g_roots[i], n) && path[n] == '/') return n;
+    }
+    return 0;
+}
+
 // Each directory it creates is recorded as ddptok's (made.h); one that was there is not.
 int mkdir_p(const char *path) {
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return error("%s: path too long", path);
+    size_t root = below_root(buf);
+    for (char *p = buf + root + 1; root && *p; p++) {  // below the user's directory: ddptok's, real ones only
+        if (p[1] && p[1] != '/') continue;
+        char keep = p[1];
+        p[1] = 0;
+        struct stat st;
+        int there = lstat(buf, &st) == 0;
+        if (there && !S_ISDIR(st.st_mode)) {
+            error("%s: %s is there, where ddptok keeps a directory of its own: refused, left as it is (nothing is written "
+                  "through it)", buf, what_is_there(st.st_mode));
+            return -1;
+        }
+        p[1] = keep;
+        if (!there) break;  // the rest is made below
+    }
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;

@@ -278,7 +278,7 @@ static int plot_run(App *app) {
     free(ref), free(g);
 
     // 2. The data files, the script and the figure.
-    if (mkdir_p(dir)) die(EXIT_BAD_INPUT, "cannot create %s", dir);
+    if (mkdir_p(dir)) stop(EXIT_BAD_INPUT);  // it said why
     for (int i = 0; i < 3; i++) {
         char rel[128];
         snprintf(rel, sizeof rel, "train/%s.jsonl", runs[i]);
