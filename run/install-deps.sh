@@ -18,6 +18,11 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # recommends it, so a minimal machine lacks it), fortunes-min for a real English text to
 # import (tests/test_import.sh), xz-utils and zstd for its compression baselines.
 tests=0
+hf=0
+if [ "${1:-}" = --hf ]; then  # make test-hf: a venv for transformers from PyPI
+  hf=1
+  pkgs+=(python3-venv)
+fi
 if [ "${1:-}" = --tests ]; then
   tests=1
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
@@ -41,7 +46,7 @@ fi
 known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
 install="apt-get install -y --no-install-recommends ${missing[*]}"
 [ "$known" -ge ${#missing[@]} ] || install="apt-get update && $install"
-target=deps; [ "$tests" = 1 ] && target=test-deps
+target=deps; [ "$tests" = 1 ] && target=test-deps; [ "$hf" = 1 ] && target=test-hf
 if [ "$(id -u)" -ne 0 ] || [ $check = 1 ]; then
   if [ "$(id -u)" -eq 0 ]; then cmd="$install     (or: make $target)"
   elif command -v sudo >/dev/null; then

@@ -17,6 +17,8 @@
 #include "io/h5io.h"
 #include "job/cuda_api.h"
 #include "job/lifecycle.h"
+#include "model/hf.h"
+#include "model/workload.h"
 
 #define DDPTOK_COMMAND_ROW(name) &cmd_##name,
 static const Command *const commands[] = {DDPTOK_COMMANDS(DDPTOK_COMMAND_ROW)};
@@ -97,7 +99,8 @@ static void command_help(const Command *cmd) {
 }
 
 // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in,
-// as a module opened only for the cuda backend (job/cuda_api.h).
+// as a module opened only for the cuda backend (job/cuda_api.h). The compute backend is the
+// config's model row's (model.h): its CPU ops, or the module's CUDA twin of that model.
 // Default: cuda + nccl when a GPU is visible (gpus > 0), else cpu + mpi. Sets app->compute
 // and returns the comm backend's name. What needs no GPU is checked first (the names, the
 // build, train.first_layer, --comm), so --check (gpus < 0: not counted; without --backend
@@ -106,10 +109,14 @@ static void command_help(const Command *cmd) {
 static const char *backend_select(App *app, const char *comm_name, int gpus) {
     const char *name = app->backend;
     if (!name) name = gpus > 0 || (gpus < 0 && comm_name && !strcmp(comm_name, "nccl")) ? "cuda" : "cpu";
-    if (!strcmp(name, "cpu")) app->compute = &compute_cpu;
+    ModelKind kind = app->cfg.model.kind;
+    if (!strcmp(name, "cpu")) app->compute = model_rows[kind]->cpu;
     else if (!strcmp(name, "cuda")) {
 #ifdef DDPTOK_CUDA
-        app->compute = cuda_module()->compute;  // exit 2 on every rank when the module cannot be opened
+        app->compute = cuda_module()->compute[kind];  // exit 2 on every rank when the module cannot be opened
+        if (!app->compute)
+            die(EXIT_BAD_INPUT, "%s: model.kind %s: the cuda backend has no %s yet (docs/cuda.md; use --backend cpu)",
+                app->config_path, model_kind_names[kind], model_kind_names[kind]);
 #else
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
 #endif
@@ -215,7 +222,12 @@ int main(int argc, char **argv) {
     char err[1024];
     if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
     fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)
-    if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (!cmd->skips_budget && workload_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    if (app.cfg.train.init_from[0] && !cmd->skips_budget) {  // what model_initial would refuse, refused now (--check too)
+        ModelShape m;
+        model_shape(&m, &app.cfg);
+        if (hf_import(app.cfg.train.init_from, &m, NULL)) stop(EXIT_BAD_INPUT);
+    }
     if (cmd->check_options) cmd->check_options(&app);
     free(sets);
     if (check_only) {

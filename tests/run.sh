@@ -5,7 +5,7 @@
 #                                                bare, every group when nothing is named
 #   bash tests/run.sh --list [GROUP...]          every GROUP:CASE (of those groups), one a line
 #   bash tests/run.sh --groups                   every group, in the order they run, one a line
-# groups: layers runner unit config data import parity invariance lossunits empty train preempt
+# groups: layers runner unit config data import parity invariance lossunits empty train gpt hf preempt
 #   checkpoints faults hostile fuzz sanitize commands evaluation progress messages comm torch slurm hosts docker cuda
 # Each group runs in its own bash process (tests/lib.sh and tests/test_<group>.sh sourced
 # fresh), each case of it in its own subshell and scratch directory (tests/lib.sh says how);
@@ -21,7 +21,7 @@ TESTS_DIR=${DDPTOK_TESTS_DIR:-$ROOT/tests}
 if [ -n "${DDPTOK_TESTS_DIR:-}" ]; then
   ALL=($(cd "$TESTS_DIR" && ls test_*.sh 2>/dev/null | sed 's/^test_//; s/\.sh$//'))
 else
-  ALL=(layers runner unit config data import parity invariance lossunits empty train preempt checkpoints faults hostile fuzz
+  ALL=(layers runner unit config data import parity invariance lossunits empty train gpt hf preempt checkpoints faults hostile fuzz
        sanitize commands evaluation progress messages comm torch slurm hosts docker cuda)
 fi
 source tests/lib.sh

@@ -295,21 +295,28 @@ case_generate() {
   [[ $a == "$(printf 'a\tb')\\x01\\xff\\\\"? ]] && ok "generate escapes what is not printable (\\x01, \\xff, a backslash doubled; a tab kept)" "($a)" \
     || bad "generate escapes what is not printable (\\x01, \\xff, a backslash doubled; a tab kept)" "— '$a'"
   expect_rc "generate with a prompt of data.max_length bytes" 2 one generate "${b[@]}" --prompt "$(printf 'x%.0s' {1..64})"
-  expect_grep "generate with a prompt of data.max_length bytes: one line, longer than the context allows, the limit named" '^ddptok: error: generate --prompt: 64 bytes, longer than the context allows: .*data.max_length = 64 bytes, so a prompt of at most 63' "$OUT"
+  expect_grep "generate with a prompt of data.max_length bytes: one line, longer than the context allows, the limit named" '^ddptok: error: generate: a prompt of 64 bytes, longer than the context allows: .*data.max_length = 64, so a prompt of at most 63' "$OUT"
   expect_rc "generate with a prompt of data.max_length - 1 bytes" 0 one generate "${b[@]}" --prompt "$(printf 'x%.0s' {1..63})" --tokens 1
   expect_rc "generate --temperature -1" 2 one generate "${b[@]}" --prompt the --temperature -1
   expect_grep "generate --temperature -1: one line naming the option and the range" '^ddptok: error: generate --temperature -1: expected a number from 0 to 100' "$OUT"
   expect_rc "generate without --prompt" 2 one generate "${b[@]}"
+  expect_grep "generate without --prompt or --ids: one line naming both" '^ddptok: error: generate: give the prompt as --prompt TEXT .* or as --ids S,S,' "$OUT"
   expect_rc "generate before any corpus is refused" 2 one generate --config "$cfg" --set paths.outputs=syn --set paths.artifacts=syn-a --prompt the
   one prepare --config "$cfg" --set paths.outputs=syn >/dev/null
   expect_rc "generate on tiny.yaml's synthetic corpus" 2 one generate --config "$cfg" --set paths.outputs=syn --set paths.artifacts=syn-a --prompt the
-  [ "$(grep -c . <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: error: generate: syn/data/corpus.h5 is not a byte-level corpus (data.source: synthetic): .*import --format bytes' <<<"$OUT" \
+  [ "$(grep -c . <<<"$OUT")" -eq 1 ] && grep -q '^ddptok: error: generate --prompt: syn/data/corpus.h5 holds token ids, not bytes (data.source: synthetic): give the prompt as --ids .*import --format bytes' <<<"$OUT" \
     && ok "generate on a synthetic corpus: one line, not byte-level, with the import to run" || bad "generate on a synthetic corpus: one line, not byte-level, with the import to run" "— $OUT"
   printf '[5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n%.0s' {1..40} >tok.jsonl
   local t=(--config bytes.yaml --set paths.outputs=tok --set train.world_size=1)
   one import "${t[@]}" --format jsonl --input tok.jsonl >/dev/null
   expect_rc "generate on a token corpus (import --format jsonl)" 2 one generate "${t[@]}" --prompt the
-  expect_grep "generate on a token corpus: one line, not byte-level (import --format jsonl)" '^ddptok: error: generate: tok/data/corpus.h5 is not a byte-level corpus \(import --format jsonl\)' "$OUT"
+  expect_grep "generate on a token corpus: one line, not byte-level (import --format jsonl)" '^ddptok: error: generate --prompt: tok/data/corpus.h5 holds token ids, not bytes \(import --format jsonl\)' "$OUT"
+  # On a corpus of token ids the prompt and the output are the source's ids (--ids).
+  ddp 1 train "${t[@]}" --set paths.artifacts=tok-a --set train.rank_bands=auto --set train.interrupt_at=0 >/dev/null 2>&1
+  expect_rc "generate --ids on the token corpus" 0 one generate "${t[@]}" --set paths.artifacts=tok-a --set train.rank_bands=auto --set train.interrupt_at=0 --ids 4,5,6 --tokens 5 --temperature 0
+  expect_grep "generate --ids prints the prompt's and 5 more source ids" '^4 5 6( [0-9]+){5}$' "$OUT"
+  expect_rc "generate --ids with an id beyond the vocabulary" 2 one generate "${t[@]}" --set paths.artifacts=tok-a --set train.rank_bands=auto --set train.interrupt_at=0 --ids 4,999
+  expect_grep "generate --ids beyond the vocabulary: one line with the range" 'is not a source id in \[0, [0-9]+\]' "$OUT"
   # jsonl-text is byte-level (its UTF-8 bytes are ids b + 1, as evaluate's bits/byte says): not refused as "not byte-level"
   for i in {1..40}; do printf '"the quick brown fox jumps over %d lazy dogs"\n' "$i"; done >text.jsonl
   local j=(--config bytes.yaml --set paths.outputs=jt --set paths.artifacts=jt-a --set train.world_size=1)

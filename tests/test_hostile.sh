@@ -35,7 +35,7 @@ case_workload_sizes() {
     'train.batch_size_per_rank x data.max_length = 4294967296 positions per microbatch, at most 2147483647' \
     one prepare --config "$cfg" --set data.max_length=65536 --set train.batch_size_per_rank=65536 --set train.rank_bands=auto
   refused "V = H = 2^20 (V*H parameters): exit 2 naming the model keys and the bytes, not exit 70" 2 \
-    'the workload needs [0-9.]+ TiB \(largest: parameters .* = 72.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
+    'the workload needs [0-9.]+ TiB \(largest: parameters .* = 64.0 TiB: data.vocab_size, model.embed_dim, model.hidden' \
     one prepare --config "$cfg" --set data.vocab_size=1048576 --set model.hidden=1048576
   local big_tables=(--set model.context=1024 --set model.embed_dim=1 --set data.vocab_size=8192 --set model.hidden=8192)
   expect_rc "k = 1024, V = H = 8192 with the dense first layer: within the budget (--check)" 0 one --check prepare --config "$cfg" "${big_tables[@]}"
@@ -207,7 +207,7 @@ f.close()
 PY
   sums
   OUT=$(one check-checkpoints --config "$cfg" 2>&1); local rc=$?
-  [ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 72.0 TiB" <<<"$OUT" \
+  [ $rc -eq 1 ] && grep -q "rank-0000.h5: stored config: .*the workload needs 68.0 TiB" <<<"$OUT" \
     && ok "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" \
     || { bad "a checkpoint (manifest recomputed) whose config asks for V = H = 2^20: a problem named (exit 1), not exit 70" "— exit $rc"; echo "$OUT" | tail -3; }
 }

@@ -56,6 +56,17 @@ typedef enum {
     DATA_SOURCE_COUNT
 } DataSource;
 
+// The models a config can train (model.kind, docs/model.md), one X(ENUM, name) each: the
+// ModelKind values, model_kind_names and the row table (model/model.h: `const ModelRow
+// name_row`, defined by src/model/name.c) all derive from this list.
+//   mlp  the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
+//   gpt  GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
+#define DDPTOK_MODELS(X) X(MLP, mlp) X(GPT, gpt)
+#define DDPTOK_MODEL_ENUM(UP, low) MODEL_##UP,
+typedef enum { DDPTOK_MODELS(DDPTOK_MODEL_ENUM) MODEL_COUNT } ModelKind;
+#undef DDPTOK_MODEL_ENUM
+
+extern const char *const model_kind_names[MODEL_COUNT];
 extern const char *const data_source_names[DATA_SOURCE_COUNT];
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
@@ -80,10 +91,14 @@ typedef struct {
         } import;
     } data;
     struct {
-        int context;    // k
-        int embed_dim;  // D
-        int hidden;     // H
-        double dropout; // p
+        ModelKind kind; // model.kind
+        int context;    // k (mlp)
+        int embed_dim;  // D (mlp)
+        int hidden;     // H (mlp)
+        int n_layer;    // blocks (gpt)
+        int n_head;     // attention heads (gpt)
+        int n_embd;     // C, the width (gpt)
+        double dropout; // p (every dropout site of the model)
     } model;
     struct {
         int world_size;                 // W
@@ -107,6 +122,7 @@ typedef struct {
         OptimizerKind optimizer;        // train.optimizer.name
         OptimizerHyper hyper;           // train.optimizer.<field>: the hyper-parameter table (optimizer.h)
         FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
+        char init_from[PATH_MAX_LEN];   // θ0 from a Hugging Face GPT-2 directory ("": the seed's init)
     } train;
     struct {
         double atol, rtol;

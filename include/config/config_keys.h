@@ -16,6 +16,7 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
 #define F_LOCK_BANDS 4  // in the data lock under the bands sampler only (`lock` names it)
 #define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
 #define F_LOCK_IMPORT 16 // in the data lock of an imported corpus only (data.source: imported)
+#define F_OPTIONAL 32    // F_PATH: may be empty (unset)
 
 typedef struct {
     const char *key;  // dotted key as in the YAML

@@ -9,6 +9,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "config/budget.h"
+#include "model/workload.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -153,7 +154,7 @@ static int parity_invariance(App *app) {
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 // A config derived here is budgeted like the one given (main.c checked that one
                 // for its own sampler; the global sampler's sizes are others).
-                if (bad || budget_check(&cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
+                if (bad || workload_check(&cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
                 cfg.train.normalization = loss_units[unit].product;
                 if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &corpus, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");

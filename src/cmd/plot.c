@@ -264,14 +264,14 @@ static int plot_run(App *app) {
     ModelShape m;
     model_shape(&m, cfg);
     float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
-    double worst[NORM_COUNT][N_PARAMS];
+    double worst[NORM_COUNT][MODEL_MAX_TENSORS];
     hid_t rf = h5_open_read(rpath, NULL);
     hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, NULL);
     if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
     if (h5_read_params(rf, rpath, "grad", &m, ref)) die(EXIT_BAD_INPUT, "plot: cannot read the reference gradient");
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         if (h5_read_params(gf, gpath, normalization_names[mode], &m, g)) die(EXIT_BAD_INPUT, "plot: cannot read grads.h5");
-        for (int p = 0; p < N_PARAMS; p++)
+        for (int p = 0; p < m.n_tensors; p++)
             worst[mode][p] = tolerance_ratio(g + m.offset[p], ref + m.offset[p], m.size[p], cfg->parity.atol, cfg->parity.rtol);
     }
     h5_close(rf), h5_close(gf);
@@ -291,11 +291,11 @@ static int plot_run(App *app) {
     if (file_out_open(&pdo, dat) || !file_out_stream(&pdo)) stop(EXIT_BAD_INPUT);  // it said why
     FILE *pd = pdo.f;
     fprintf(pd, "mode");
-    for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
+    for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %s", m.name[p]);
     fprintf(pd, "\n");
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         fprintf(pd, "%s", normalization_names[mode]);
-        for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
+        for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
         fprintf(pd, "\n");
     }
     if (file_out_commit(&pdo)) stop(EXIT_BAD_INPUT);
@@ -338,19 +338,21 @@ static int plot_run(App *app) {
     // a decade above the highest bar leaves room for the verdicts at its top.
     double top = 100;
     for (int mode = 0; mode < NORM_COUNT; mode++)
-        for (int p = 0; p < N_PARAMS; p++)
+        for (int p = 0; p < m.n_tensors; p++)
             if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
     fprintf(f, "\nset title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
                "set logscale y\nset format y '10^{%%L}'\n"
                "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-               "set key below horizontal maxcols 3\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
-            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol, top);
+               "%s\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
+            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol,
+            // a model of many tensors (the GPT's 16) lists them beside the panel, one colour each
+            m.n_tensors > 6 ? "set key below horizontal maxcols 6 font ',8' samplen 1.5 spacing 0.9" : "set key below horizontal maxcols 3", top);
     buf_free(&counts);
     int verdict_ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
         int must_pass = strcmp(expected[mode], "rejected") != 0, ok = pass == must_pass;
         verdict_ok &= ok;
         fprintf(f, "%s\"", mode ? ", " : "");
@@ -367,14 +369,19 @@ static int plot_run(App *app) {
     // Above each cluster, its verdict against what it must do: green when as it must be.
     for (int mode = 0; mode < NORM_COUNT; mode++) {
         int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
+        for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
         int ok = pass == (strcmp(expected[mode], "rejected") != 0);
         fprintf(f, "set label %d \"%s %s\" at %d, graph 0.96 center noenhanced font ',9' tc rgb '%s'\n", 10 + mode,
                 pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
     }
-    fprintf(f, "plot 'parity.dat' using 2 title columnheader(2), '' using 3 title columnheader(3), "
-               "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
-               "1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
+    fprintf(f, "plot 'parity.dat'");  // one bar per tensor of the model (columns 2 .. n_tensors + 1)
+    static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                          "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#000000"};
+    for (int p = 0; p < m.n_tensors; p++) {
+        fprintf(f, "%s using %d title columnheader(%d)", p ? ", ''" : "", p + 2, p + 2);
+        if (m.n_tensors > 6) fprintf(f, " lc rgb '%s'", colours[p % 16]);
+    }
+    fprintf(f, ", 1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
     json_decref(pj);
     if (file_out_commit(&gpo)) stop(EXIT_BAD_INPUT);
     FileOut figure;  // gnuplot writes the figure to its standard output, this file

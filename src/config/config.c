@@ -18,6 +18,9 @@
 #include "config/config_keys.h"
 #include "config/yaml_tree.h"
 
+#define MODEL_NAME(UP, low) [MODEL_##UP] = #low,
+const char *const model_kind_names[MODEL_COUNT] = {DDPTOK_MODELS(MODEL_NAME)};
+#undef MODEL_NAME
 const char *const data_source_names[DATA_SOURCE_COUNT] = {"synthetic", "imported"};
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
@@ -52,9 +55,13 @@ const Field config_fields[] = {
     {"data.import.split_seed", F_U32, OFF(data.import.split_seed), 0, 4294967295.0, F_TRAJECTORY | F_LOCK_IMPORT, "an integer in [0, 2^32)", NULL, 0, "0", "split"},
     {"data.import.validation_fraction", F_DOUBLE, OFF(data.import.validation_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT, "a number in [0, 1]", NULL, 0, "0.1", "split"},
     {"data.import.test_fraction", F_DOUBLE, OFF(data.import.test_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT, "a number in [0, 1]", NULL, 0, "0.1", "split"},
+    {"model.kind", F_ENUM, OFF(model.kind), 0, 0, F_TRAJECTORY, NULL, model_kind_names, MODEL_COUNT, "mlp", NULL},
     {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0, "8", NULL},
     {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "32", NULL},
     {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "512", NULL},
+    {"model.n_layer", F_INT, OFF(model.n_layer), 1, 64, F_TRAJECTORY, "an integer in [1, 64] (model.kind: gpt)", NULL, 0, "2", NULL},
+    {"model.n_head", F_INT, OFF(model.n_head), 1, 256, F_TRAJECTORY, "an integer in [1, 256] (model.kind: gpt)", NULL, 0, "4", NULL},
+    {"model.n_embd", F_INT, OFF(model.n_embd), 1, 1 << 16, F_TRAJECTORY, "an integer in [1, 65536] (model.kind: gpt)", NULL, 0, "64", NULL},
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
     {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "an integer in [1, 256]", NULL, 0, "2", "world"},
     {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
@@ -75,6 +82,8 @@ const Field config_fields[] = {
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
     OPTIMIZER_HYPERS(HYPER_KEY)
+    // Where θ0 comes from: the seed's init, or a Hugging Face GPT-2 directory (model/hf.h).
+    {"train.init_from", F_PATH, OFF(train.init_from), 0, 0, F_TRAJECTORY | F_OPTIONAL, "a Hugging Face GPT-2 directory, or '' (the seed's init)", NULL, 0, "", NULL},
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
     {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
@@ -122,11 +131,22 @@ static const struct {
     {"vocab", "data.vocab_size", NULL},
     {"embedding_dim", "model.embed_dim", NULL},
     {"embed_size", "model.embed_dim", NULL},
-    {"d_model", "model.embed_dim", NULL},
+    {"d_model", "model.n_embd", "(model.kind: gpt; the window MLP's is model.embed_dim)"},
+    {"n_embed", "model.n_embd", NULL},
+    {"num_layers", "model.n_layer", NULL},
+    {"n_layers", "model.n_layer", NULL},
+    {"num_hidden_layers", "model.n_layer", NULL},
+    {"num_heads", "model.n_head", NULL},
+    {"n_heads", "model.n_head", NULL},
+    {"num_attention_heads", "model.n_head", NULL},
+    {"model_type", "model.kind", NULL},
+    {"architecture", "model.kind", NULL},
     {"hidden_size", "model.hidden", NULL},
     {"hidden_dim", "model.hidden", NULL},
     {"context_length", "model.context", NULL},
-    {"block_size", "model.context", NULL},
+    {"block_size", "model.context", "(the GPT's context is data.max_length)"},
+    {"n_positions", "data.max_length", "(the GPT's context)"},
+    {"n_ctx", "data.max_length", "(the GPT's context)"},
     {"dropout_rate", "model.dropout", NULL},
     {"save_every", "train.checkpoint_every", NULL},
     {"checkpoint_interval", "train.checkpoint_every", NULL},
@@ -169,7 +189,7 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
     return buf;
 }
-_Static_assert(sizeof(DataSource) == sizeof(int) && sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
+_Static_assert(sizeof(ModelKind) == sizeof(int) && sizeof(DataSource) == sizeof(int) && sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
                    sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
                    sizeof(FirstLayer) == sizeof(int) && sizeof(OverlapKind) == sizeof(int),
                "F_ENUM stores an int");
@@ -276,7 +296,7 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
         return BAD();
     }
     if (f->type == F_PATH) {
-        if (!n->text[0] || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
+        if ((!n->text[0] && !(f->flags & F_OPTIONAL)) || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
         strcpy(base + f->offset, n->text);
         return 0;
     }
@@ -339,6 +359,9 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->data.import.validation_fraction + cfg->data.import.test_fraction > 1)
         return yaml_fail(&ctx, "%s: data.import.validation_fraction (%g) + data.import.test_fraction (%g) must not exceed 1", src,
                     cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
+    if (cfg->model.kind == MODEL_GPT && cfg->model.n_embd % cfg->model.n_head)
+        return yaml_fail(&ctx, "%s: model.n_embd (%d) must be a multiple of model.n_head (%d): each head takes n_embd / n_head "
+                         "of the width", src, cfg->model.n_embd, cfg->model.n_head);
     if (cfg->data.ignore_token >= cfg->data.vocab_size)
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);
@@ -390,6 +413,7 @@ static void config_defaults(Config *cfg) {
     char err[256];
     for (int i = 0; i < config_n_fields; i++) {
         const Field *f = &config_fields[i];
+        if (!f->def[0]) continue;  // an optional path, unset: empty, as memset left it
         YamlCtx ctx = {.name = f->key, .err = err, .errlen = sizeof err, .strict = 1};
         YamlNode *v = yaml_parse(f->def, strlen(f->def), &ctx);
         if (!v || set_field(cfg, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);
