@@ -25,8 +25,8 @@ typedef struct {
 
 static void nccl_fail(Comm *comm, const char *what) {
     NcclImpl *im = (NcclImpl *)comm->impl;
-    fprintf(stderr, "ddptok: rank %d: error: NCCL %s on %s during %s at step %lld; aborting the job (exit %d)\n", comm->rank,
-            what, g_id.host, comm->op ? comm->op : "?", (long long)comm->step, EXIT_COMM_FAILURE);
+    fprintf(stderr, "ddptok: rank %d: error: NCCL %s on %s during %s%s; aborting the job (exit %d)\n", comm->rank,
+            what, g_id.host, comm->op ? comm->op : "?", comm_at_step(comm), EXIT_COMM_FAILURE);
     fflush(stderr);
     if (im && im->nccl) ncclCommAbort(im->nccl);
     MPI_Abort(MPI_COMM_WORLD, EXIT_COMM_FAILURE);
@@ -79,7 +79,7 @@ static void wait_collective(Comm *comm) {
 
 static int nccl_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
     NcclImpl *im = (NcclImpl *)comm->impl;
-    comm->op = "count all-reduce (NCCL)";
+    comm_op_begin(comm, "count all-reduce (NCCL)");
     if (n > im->cap_counts) {
         if (im->dcounts) CUDA_CHECK(cudaFree(im->dcounts));
         CUDA_CHECK(cudaMalloc(&im->dcounts, (size_t)n * sizeof(int64_t)));
@@ -94,7 +94,7 @@ static int nccl_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
 
 static int nccl_allreduce_avg_f32(Comm *comm, float *dbuf, size_t n) {
     NcclImpl *im = (NcclImpl *)comm->impl;
-    comm->op = "gradient all-reduce (NCCL)";
+    comm_op_begin(comm, "gradient all-reduce (NCCL)");
     // n is an element count (NCCL counts elements, not bytes)
     NCCL_CHECK(ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclAvg, im->nccl, im->stream), comm);
     wait_collective(comm);

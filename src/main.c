@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -262,6 +263,7 @@ int main(int argc, char **argv) {
                 "or exercise.yaml finds them)", err, dir);
         die(EXIT_BAD_INPUT, "%s", err);
     }
+    fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)
     // The memory check counts the ranks that share this host: their buffers add up.
     if (!cmd->skips_budget && workload_check_host(&app.cfg, cmd->distributed ? app.comm.local_size : 1, g_id.host, err, sizeof err))
         die(EXIT_BAD_INPUT, "%s", err);

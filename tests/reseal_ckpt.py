@@ -1,5 +1,6 @@
 """reseal_ckpt.py SRC DST [EDIT...]: rewrites the checkpoint directory SRC as DST in the current
-format (version 3), after applying each EDIT, and reseals it: every rank file's payload checksum
+format (version 3, or 4 for a file of version 4: the same layout, the global sampler's
+windows_sha256 a digest instead of a running hash, kept as it is), after applying each EDIT, and reseals it: every rank file's payload checksum
 recomputed as docs/file-formats.md defines it (what src/store/rank_file.c state_checksum
 computes) and the directory's SHA256SUMS rewritten. Independent of ddptok's code (h5py,
 numpy, hashlib), so a test can rewrite a checkpoint in the current format (a version-1 file
@@ -10,7 +11,7 @@ every window, epoch = 0, window = step, as the bands sampler's), or build one th
 one field and whose checksums are nevertheless right (both are unkeyed SHA-256: anyone can
 recompute them).
 
-Each source file's own checksum is verified first (format 1, 2 or 3): a tool that cannot
+Each source file's own checksum is verified first (format 1, 2, 3 or 4): a tool that cannot
 reproduce ddptok's checksum of an untouched file would prove nothing (exit 1).
 
 EDIT, applied to every rank file, or to rank R's only as R:EDIT:
@@ -209,7 +210,7 @@ def main(src, dst, edits):
         for e in mine:
             if not e.startswith("sampler/history"):
                 edit(st, e)
-        st["attrs"]["checksum"] = np.bytes_(checksum(st, 3, A, B).encode())
+        st["attrs"]["checksum"] = np.bytes_(checksum(st, int(a["version"]), A, B).encode())
         tmp = f"{dst}/{name}.tmp"
         write(tmp, st)
         os.replace(tmp, f"{dst}/{name}")

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,10 +104,60 @@ int main(void) {
     FILE *rf = fopen(rec, "a");
     if (rf) fputs(line, rf), fclose(rf);
     int sfd = open(sub, O_RDONLY | O_DIRECTORY);
-    CHECK(rename(path, moved) == 0 && !made_is(moved) && made_unproven_at(sfd, "made") && !made_unproven_at(sfd, "link"),
-          "made: a record line without a birth time counts as proof");
-    CHECK(rename(moved, path) == 0 && made_is(path), "made: renamed back");
+    CHECK(rename(path, moved) == 0 && !made_is(moved) && made_verdict_at(sfd, "made") == MADE_UNPROVEN &&
+          made_verdict_at(sfd, "link") == MADE_NOT, "made: a record line without a birth time counts as proof");
+    CHECK(rename(moved, path) == 0 && made_verdict_at(sfd, "file") == MADE_CHANGED, "made: renamed back (a rename moves the ctime)");
+    // ... and what ddptok wrote must be unchanged: the same inode written over in place (cp onto
+    // it, > redirection) is not ddptok's any more, even with the same size and its mtime set
+    // back (cp -a, touch -d: the ctime moves); the file as ddptok left it (the control) is.
+    char kept[96];
+    snprintf(kept, sizeof kept, "%s/a/b/kept", dir);
+    CHECK(write_file_atomic(kept, "hello", 5) == 0 && write_file_atomic(path, "hello", 5) == 0 && made_is(path) && made_is(kept),
+          "made: two files written");
+    struct stat before;
+    int in_place = open(path, O_WRONLY | O_TRUNC);
+    CHECK(stat(path, &before) == 0 && in_place >= 0 && write(in_place, "user!", 5) == 5 && close(in_place) == 0, "an in-place write");
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    CHECK(utimensat(AT_FDCWD, path, times, 0) == 0 && made_verdict_at(sfd, "made") == MADE_NOT, "utimensat");
+    CHECK(made_verdict_at(sfd, "kept") == MADE_YES && !made_is(path), "made: a file written over in place still counts as ddptok's");
+    int fdk = open(kept, O_RDONLY);
+    CHECK(fdk >= 0 && made_is_fd(kept, fdk), "made_is_fd: the file as ddptok wrote it");
+    if (fdk >= 0) close(fdk);
+    int fdp = open(path, O_RDONLY);
+    CHECK(fdp >= 0 && !made_is_fd(path, fdp), "made_is_fd: a file written over in place");
+    if (fdp >= 0) close(fdp);
     close(sfd);
+    // fs: a file is created or replaced only over nothing or a regular file (never through a
+    // link, never over a FIFO, a device or a directory: refused, left as they are); a hard
+    // link's other name keeps its bytes; open_in_place refuses a file with two names.
+    char fifo[96], dirp[96], lnk[96], hard[96], node[96], in[96];
+    snprintf(fifo, sizeof fifo, "%s/a/b/fifo", dir), snprintf(dirp, sizeof dirp, "%s/a/b/dir", dir);
+    snprintf(lnk, sizeof lnk, "%s/a/b/lnk", dir), snprintf(hard, sizeof hard, "%s/a/hard", dir);
+    snprintf(node, sizeof node, "%s/a/b/null", dir), snprintf(in, sizeof in, "%s/a/b/in", dir);
+    struct stat fst;
+    CHECK(mkfifo(fifo, 0600) == 0 && write_file_atomic(fifo, "x", 1) != 0 && lstat(fifo, &fst) == 0 && S_ISFIFO(fst.st_mode),
+          "write_file_atomic replaced a FIFO");
+    CHECK(mkdir(dirp, 0700) == 0 && write_file_atomic(dirp, "x", 1) != 0 && lstat(dirp, &fst) == 0 && S_ISDIR(fst.st_mode),
+          "write_file_atomic replaced a directory");
+    CHECK(symlink(kept, lnk) == 0 && write_file_atomic(lnk, "x", 1) != 0 && lstat(lnk, &fst) == 0 && S_ISLNK(fst.st_mode),
+          "write_file_atomic replaced a symbolic link");
+    char *k = file_read_regular(kept, 100, &len, why, sizeof why);
+    CHECK(k && !strcmp(k, "hello"), "write_file_atomic wrote through a symbolic link");
+    free(k);
+    if (mknod(node, S_IFCHR | 0600, makedev(1, 3)) == 0)  // root: a device node of our own, never /dev's
+        CHECK(write_file_atomic(node, "x", 1) != 0 && lstat(node, &fst) == 0 && S_ISCHR(fst.st_mode), "write_file_atomic replaced a device");
+    CHECK(linkat(AT_FDCWD, kept, AT_FDCWD, hard, 0) == 0 && write_file_atomic(kept, "new", 3) == 0, "write_file_atomic over a file with two names");
+    k = file_read_regular(hard, 100, &len, why, sizeof why);
+    CHECK(k && !strcmp(k, "hello"), "write_file_atomic wrote into a hard link's other name: '%s'", k ? k : why);
+    free(k);
+    int created = 0, ip = open_in_place(hard, O_RDWR, &created, why, sizeof why);
+    CHECK(ip >= 0 && !created, "open_in_place: a file with one name refused: %s", why);  // kept was replaced: hard has one name now
+    if (ip >= 0) close(ip);
+    CHECK(linkat(AT_FDCWD, hard, AT_FDCWD, in, 0) == 0 && open_in_place(in, O_RDWR, &created, why, sizeof why) < 0 && strstr(why, "hard link"),
+          "open_in_place took a file with two names: %s", why);
+    CHECK(open_in_place(fifo, O_WRONLY | O_APPEND, &created, why, sizeof why) < 0 && strstr(why, "FIFO"), "open_in_place took a FIFO");
+    CHECK(open_in_place(lnk, O_RDWR, &created, why, sizeof why) < 0 && strstr(why, "symbolic link"), "open_in_place followed a link");
+    unlink(fifo), rmdir(dirp), unlink(lnk), unlink(hard), unlink(node), unlink(in), unlink(kept);
     int subfd = open(sub, O_RDONLY | O_DIRECTORY);
     CHECK(subfd >= 0 && unlink(link) == 0 && unlink(path) == 0 && made_compact_at(subfd, 0) == 0, "made_compact_at");
     struct stat st;

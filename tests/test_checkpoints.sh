@@ -20,7 +20,7 @@ case_good() {
 import h5py
 f = h5py.File("artifacts/checkpoints/step-0006/rank-0001.h5")
 a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-assert a["format"] == "ddptok-checkpoint" and a["version"] == 3 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
+assert a["format"] == "ddptok-checkpoint" and a["version"] == 4 and a["step"] == 6 and a["world_size"] == 2 and a["rank"] == 1
 assert len(a["checksum"]) == 64 and len(a["data_lock"]) == 64 and "optimizer:" in a["config"]
 assert set(f["sampler"]) == {"last"} and f["sampler/last"].shape == (2, 3) and f["model/w1"].shape == (16, 24)
 sa = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["sampler"].attrs.items()}
@@ -122,7 +122,7 @@ cf='artifacts/checkpoints/step-0006/rank-000[01].h5: '
 case_tamper_sgd_step() { tampered "tampered: SGD optimizer step 6 -> 0 (drops the momentum)" "$cf/optimizer step is 0, expected 6 \(the checkpoint's step" @optimizer:step=0; }
 case_tamper_lr() { tampered "tampered: stored lr 0.3, its config 0.2" "$cf/optimizer lr is 0.3, expected 0.2 \(its stored config's train.optimizer.lr\)" @optimizer:lr=0.3; }
 case_tamper_lr_removed() { tampered "tampered, guard (exit, not the message): the lr attribute removed (takes the default 0.1, its config says 0.2)" "$cf/optimizer lr is 0.1, expected 0.2" -@optimizer:lr; }
-case_tamper_unknown_attribute() { tampered "tampered: an /optimizer attribute this ddptok does not know" "$cf/optimizer attribute 'nesterov' is not one of format 3's" @optimizer:nesterov=1; }
+case_tamper_unknown_attribute() { tampered "tampered: an /optimizer attribute this ddptok does not know" "$cf/optimizer attribute 'nesterov' is not one of format 4's" @optimizer:nesterov=1; }
 case_tamper_dropout_key_rank() { tampered "tampered: dropout key's rank word (rank 1 -> 2)" "rank-0001.h5: /rng/dropout/key is \(99, 0x4000002\), expected \(99, 0x4000001\)" 1:rng/dropout/key[1]=67108866; }
 case_tamper_dropout_counter() { tampered "tampered: dropout counter 12 -> 11" "$cf/rng/dropout/counter is 11, expected 12 \(one block per microbatch: step 6 x A = 2\)" rng/dropout/counter[0]=11; }
 case_tamper_sampler_key() { tampered "tampered: sampler key's seed 99 -> 100" "$cf/rng/sampler/key is \(100, 0x3000000\), expected \(99, 0x3000000\)" 0:rng/sampler/key[0]=100 1:rng/sampler/key[0]=100; }
@@ -260,5 +260,80 @@ case_bounded_size() {
   /usr/bin/python3 "$RESEAL" s100k.good as/checkpoints/step-100000 "sampler/last[1]=-1" >/dev/null
   expect_rc "bounded state, negative control: step 100000 with its last window's second id emptied is refused" 1 \
     one check-checkpoints --config "$cfg" "${small[@]}" --set train.updates=100000
-  expect_grep "bounded state, negative control: the refusal names the field" 'rank-0000.h5: /sampler/last slot 1 is -1, expected [0-9]+ \(window 100000 of the sampler replayed' "$OUT"
+  expect_grep "bounded state, negative control: the refusal names the field" "rank-0000.h5: /sampler/last slot 1 is -1, expected [0-9]+ \(window 100000 of the global sampler's epochs from seed 99\)" "$OUT"
 }
+# What checking the sampler state costs does not grow with the step (format 4, global sampler:
+# the last window by random access, the digest of what determines the windows): a checkpoint of
+# step 1 000 000 at G = 1024 — built from a trained step-1 one, resealed with window 1 000 000's
+# ids as `plan` prints them, the stream counter, the position, the optimizer's step and the
+# digest (docs/checkpoints.md) — is checked within seconds (format 3 replayed its 10^6 windows:
+# ~3 min here); with the digest of 999 999 windows, or one id changed, it is refused.
+# Where a replay cannot be avoided (the bands sampler's stream is a chain: where window u's draw
+# starts depends on every draw before it; format 3's running hash), it says how far it is past
+# ~2 s (here 0.2 s), and a process that checks several checkpoints replays each stream once:
+# from the states an earlier check passed (anchors every 4096 windows), not from step 0 each
+# time. build/bench_replay builds step 200 000's state, checks it (a full replay), then the same
+# state with its hash changed (refused, from the anchors). plan --steps says so too.
+case_replay_progress() {
+  local out checked refused
+  out=$(DDPTOK_PROGRESS_SECONDS=0.2 "$ROOT/build/bench_replay" "$cfg" 200000 4 --set train.updates=200000 2>&1); local rc=$?
+  [ $rc -eq 0 ] && grep -q '^  bench: replaying its sampler, window: [0-9]*/200000 ([0-9]* %), ETA' <<<"$out" \
+    && ok "a bands replay of 200000 windows: checked, its hash changed refused, a progress line on the way" "($(tail -1 <<<"$out" | cut -c15-))" \
+    || { bad "a bands replay of 200000 windows: checked, its hash changed refused, a progress line on the way" "— exit $rc"; tail -3 <<<"$out"; }
+  checked=$(sed -nE 's/.*checked in ([0-9.]+) s.*/\1/p' <<<"$out") refused=$(sed -nE 's/.*refused in ([0-9.]+) s.*/\1/p' <<<"$out")
+  /usr/bin/python3 -c "import sys; sys.exit(not (float('$refused') * 4 < float('$checked')))" 2>/dev/null \
+    && ok "the second check of step 200000 replays from the first one's anchors" "(${refused} s after ${checked} s)" \
+    || bad "the second check of step 200000 replays from the first one's anchors" "— ${refused} s after ${checked} s"
+  one prepare --config "$cfg" >/dev/null
+  out=$(DDPTOK_PROGRESS_SECONDS=0.1 one plan --config "$cfg" --steps 2000000 2>&1)
+  grep -q "^  plan: replaying the bands sampler's streams to the first step asked for, step: [0-9]*/1999999" <<<"$out" && grep -q '^step 2000000 rank 1:' <<<"$out" \
+    && ok "plan --steps 2000000 under bands: a progress line while it replays, then the window" \
+    || { bad "plan --steps 2000000 under bands: a progress line while it replays, then the window"; tail -3 <<<"$out"; }
+}
+case_replay_global_step_1e6() {
+  local big=(--set train.sampler=global --set train.global_batch=1024 --set data.splits.train=3000 --set train.world_size=1
+    --set train.rank_bands=auto --set train.updates=1000000 --set train.interrupt_at=1 --set paths.outputs=ob --set paths.artifacts=ab)
+  local edits t0 ms
+  one prepare --config "$cfg" "${big[@]}" >/dev/null && one train --config "$cfg" "${big[@]}" >/dev/null 2>&1 \
+    && one plan --config "$cfg" "${big[@]}" --steps 999999..1000000 > plan.txt \
+    || { bad "replay at step 10^6: prepare, train step 1 (G = 1024) and plan --steps 999999..1000000"; return; }
+  mv ab/checkpoints/step-0001 step1
+  forged() {  # STEP DIGEST-WINDOWS [EDIT...]: step 1 resealed as step STEP into ab/checkpoints/step-STEP
+    local step=$1 k=$2; shift 2
+    mapfile -t edits < <(/usr/bin/python3 - "$step" "$k" <<'PY'
+import hashlib, re, sys, h5py
+step, k = int(sys.argv[1]), int(sys.argv[2])
+m = re.match(r"step \d+ epoch \d+ window \d+/(\d+): (.*)", [l for l in open("plan.txt") if l.startswith(f"step {step} ")][0])
+Q, ids = int(m.group(1)), m.group(2).split()
+p = h5py.File("ob/data/plan.h5").attrs
+t = (f"ddptok-sampler-windows v2 global seed={int(p['seed'])} n_train={int(p['n_train'])} train_begin={int(p['train_begin'])} "
+     f"global_batch={int(p['global_batch'])} windows={k}")
+print(f"@/:step={step}\n@optimizer:step={step}\nrng/sampler/counter[0]={step}")
+print(f"@sampler:epoch={step // Q}\n@sampler:window={step % Q}")  # where window step + 1 lies
+print("@sampler:windows_sha256=" + hashlib.sha256(t.encode()).hexdigest())
+print("\n".join(f"sampler/last[{i}]={v}" for i, v in enumerate(ids)))
+PY
+)
+    rm -rf "ab/checkpoints/step-$step"
+    /usr/bin/python3 "$RESEAL" step1 "ab/checkpoints/step-$step" "${edits[@]}" "$@" >/dev/null
+  }
+  forged 1000000 1000000 || { bad "replay at step 10^6: reseal_ckpt.py writes step 1000000"; return; }
+  t0=$(date +%s%N)
+  expect_rc "check-checkpoints of a global-sampler checkpoint at step 1000000, G = 1024 (format 4)" 0 one check-checkpoints --config "$cfg" "${big[@]}"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ $ms -le 10000 ] && ok "checking step 1000000 at G = 1024 takes seconds, not the replay of 10^6 windows" "($ms ms)" \
+    || bad "checking step 1000000 at G = 1024 takes seconds, not the replay of 10^6 windows" "— $ms ms"
+  forged 1000000 999999
+  expect_rc "step 1000000 holding the digest of 999999 windows: refused" 1 one check-checkpoints --config "$cfg" "${big[@]}"
+  expect_grep "step 1000000 holding the digest of 999999 windows: the refusal names the digest" \
+    'step-1000000/rank-0000.h5: /sampler windows_sha256 is [0-9a-f]{12}…, expected [0-9a-f]{12}… \(the digest of what determines the 1000000 windows: seed 99' "$OUT"
+  forged 1000000 1000000 "sampler/last[7]=0"
+  expect_rc "step 1000000 with one id of its last window changed: refused" 1 one check-checkpoints --config "$cfg" "${big[@]}"
+  expect_grep "step 1000000 with one id changed: the refusal names the slot" "/sampler/last slot 7 is 0, expected [0-9]+ \(window 1000000 of the global sampler's epochs" "$OUT"
+  # ... and a resume from step 999999 checks it as fast, then trains its last step
+  rm -rf ab/checkpoints/step-1000000 && forged 999999 999999
+  expect_rc "train --resume from a global-sampler checkpoint at step 999999 (G = 1024): one step, then step 1000000 published" 0 \
+    one train --config "$cfg" "${big[@]}" --resume ab/checkpoints/step-999999
+  expect_rc "check-checkpoints of the resumed run's step 1000000 and the forged step 999999" 0 one check-checkpoints --config "$cfg" "${big[@]}"
+}
+

@@ -201,6 +201,12 @@ case_plot_never_mixes_runs() {
     && ! grep -q 'identical' outputs/plot/figure.gp \
     && ok "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" \
     || bad "plot after --fresh: the lr 0.2 witness is labelled ANOTHER CONFIG, no identity claimed, the title says lr 0.02" "— $(grep title outputs/plot/figure.gp | head -3)"
+  expect_grep "plot after --fresh (lr 0.02): says the uninterrupted run is another config's" '; the uninterrupted run is another config.s: nothing compared;' "$OUT"
+  # this config's (lr 0.2) uninterrupted run beside another config's interrupted one: the message
+  # names the interrupted and resumed runs as the other config's (was: "no uninterrupted run of this config")
+  expect_rc "plot of lr 0.2 with lr 0.02's interrupted run" 0 one plot --config "$cfg"
+  expect_grep "plot of lr 0.2 with lr 0.02's interrupted run: names the interrupted and resumed runs as another config's" \
+    '; the interrupted and resumed runs are another config.s: nothing compared;' "$OUT"
   cp outputs/train/resumed.*.jsonl outputs/train/resumed.jsonl  # the old way: the old run's resumed log beside the new run
   expect_rc "plot with the old run's resumed.jsonl put back" 0 one plot --config "$cfg" --set train.optimizer.lr=0.02
   grep -q 'title "resumed, steps 7-12 (ANOTHER CONFIG: not compared)"' outputs/plot/figure.gp \
@@ -311,6 +317,12 @@ case_generate() {
   expect_grep "generate --ids prints the prompt's and 5 more source ids" '^4 5 6( [0-9]+){5}$' "$OUT"
   expect_rc "generate --ids with an id beyond the vocabulary" 2 one generate "${t[@]}" --set paths.artifacts=tok-a --set train.rank_bands=auto --set train.interrupt_at=0 --ids 4,999
   expect_grep "generate --ids beyond the vocabulary: one line with the range" 'is not a source id in \[0, [0-9]+\]' "$OUT"
+  # jsonl-text is byte-level (its UTF-8 bytes are ids b + 1, as evaluate's bits/byte says): not refused as "not byte-level"
+  for i in {1..40}; do printf '"the quick brown fox jumps over %d lazy dogs"\n' "$i"; done >text.jsonl
+  local j=(--config bytes.yaml --set paths.outputs=jt --set paths.artifacts=jt-a --set train.world_size=1)
+  one import "${j[@]}" --format jsonl-text --input text.jsonl >/dev/null
+  expect_rc "generate on a jsonl-text corpus with no checkpoint yet" 2 one generate "${j[@]}" --prompt the
+  expect_grep "generate on a jsonl-text corpus: byte-level, refused only for the missing checkpoint" '^ddptok: error: generate: no checkpoint under jt-a/checkpoints' "$OUT"
 }
 case_check_env() {
   expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"

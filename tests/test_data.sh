@@ -167,9 +167,11 @@ PY
     && ok "epochs negative control: one id drawn twice in an epoch (with replacement) is caught" \
     || bad "epochs negative control: one id drawn twice in an epoch (with replacement) is caught"
 }
-# The trainer draws what `plan` prints: the running hash of a W = 2 run's step-6 checkpoint
-# (its own draws) equals the hash of plan's steps 1..6, computed here from the printed ids as
-# docs/checkpoints.md defines it; plan's steps 2..7 (a control: shifted by one) do not give it.
+# The trainer draws what `plan` prints: a W = 2 run's step-6 checkpoint holds plan's step 6 as
+# its last window (its own draw; plan's step 7, a control shifted by one, differs), and, format
+# 4, the digest of what determines its 6 windows, computed here as docs/checkpoints.md defines
+# it (for 7 windows, the control, it differs); the running hash over plan's steps 1..6 as
+# format 3 defined it is not what a format-4 file holds (a control: the digest is not the old hash).
 case_epoch_trainer_draws() {
   local tiny="$CONFIGS/tiny.yaml"
   one prepare --config "$tiny" "${ge[@]}" >/dev/null && ddp 2 train --config "$tiny" "${ge[@]}" >/dev/null 2>&1 \
@@ -187,8 +189,12 @@ def run(ws):
     return h
 f = h5py.File("ae/checkpoints/step-0006/rank-0001.h5")
 have = f["sampler"].attrs["windows_sha256"].decode()
-assert have == run(w[:6]) and have != run(w[1:7]), (have, run(w[:6]))
-assert (f["sampler/last"][0] == w[5]).all()
+p = h5py.File("oe/data/plan.h5").attrs
+def digest(k):
+    t = f"ddptok-sampler-windows v2 global seed={int(p['seed'])} n_train={int(p['n_train'])} train_begin={int(p['train_begin'])} global_batch={int(p['global_batch'])} windows={k}"
+    return hashlib.sha256(t.encode()).hexdigest()
+assert f.attrs["version"] == 4 and have == digest(6) and have != digest(7) and have != run(w[:6]), (have, digest(6))
+assert (f["sampler/last"][0] == w[5]).all() and not (f["sampler/last"][0] == w[6]).all()
 PY
 }
 # plan refuses what it cannot print, in one line, exit 2: steps not a..b with 1 <= a <= b, and

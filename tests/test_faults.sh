@@ -120,7 +120,7 @@ f = open('lka/checkpoints/.lock', 'r+'); f.truncate(); f.write('\x1b]0;owned\x07
 fcntl.lockf(f, fcntl.LOCK_EX); time.sleep(60)" & holder=$!
   sleep 1
   DDPTOK_LOCK_WAIT=1 expect_rc "a lock held with terminal controls in its holder text: refused" 2 ddp 2 train --config "$cfg" "${lk[@]}"
-  ! grep -q $'\x1b' <<<"$OUT" && grep -q 'held by ?\]0;owned? pid 1: ' <<<"$OUT" && ok "a lock held with terminal controls in its holder text: the controls printed as '?', not raw" \
+  ! grep -q $'\x1b' <<<"$OUT" && grep -q 'held by another process (the file, not written by ddptok, says: ?\]0;owned? pid 1): ' <<<"$OUT" && ok "a lock held with terminal controls in its holder text: the controls printed as '?', not raw" \
     || { bad "a lock held with terminal controls in its holder text: the controls printed as '?', not raw" "— $(grep -a 'held by' <<<"$OUT" | head -1 | cat -v)"; }
   kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 }
@@ -155,18 +155,38 @@ case_stall_mpi_init() {
 # start-up agreement just before it: rank 1 left that agreement once its own part was done,
 # but its 4-byte message to rank 0 may still sit in its transport's send queue, pushed only
 # by rank 1's next MPI call, which never comes (seen once in ~15 runs: "no progress in
-# agreement at step 0"). Both names are the truth about rank 0; the bound is the same.
+# agreement"). Both names are the truth about rank 0; the bound is the same. Before the first
+# window no message names a step (they said "at step 0"); the first agreement is start-up's.
 stall_phase() {  # PHASE
-  local phase=$1 pat=$1
+  local phase=$1 pat="$1 at step [0-9]+"
   fixture st || return
+  [ $phase = agreement ] && pat="the start-up agreement"
   [ $phase = broadcast ] && pat="(agreement|broadcast)"
-  DDPTOK_TEST_STALL=$phase stalled "the first $phase" "$pat at step [0-9]+" mp "$DDPTOK" train "${st[@]}"
+  DDPTOK_TEST_STALL=$phase stalled "the first $phase" "$pat" mp "$DDPTOK" train "${st[@]}"
 }
 case_stall_agreement() { stall_phase agreement; }
 case_stall_broadcast() { stall_phase broadcast; }
 case_stall_gather() { stall_phase gather; }
 # train.overlap: output-layer: rank 1 stops after starting the output layer's bucket, before
 # the rest (rank 0 then waits in the head bucket's barrier, the tail still in flight).
+# A rank stopped while `evaluate` computes: rank 0 names the evaluation's all-reduce and the
+# split, not the trainer's "count all-reduce at step 0" (evaluate has no step).
+case_stall_evaluate() {
+  local ev=(--config "$tcfg" --set paths.outputs=ste --set paths.artifacts=stea --set data.splits.test=1000000) pid p r1= rc t0 t
+  one prepare "${ev[@]}" >/dev/null && ddp 2 train "${ev[@]}" >/dev/null 2>&1 || { bad "stall_evaluate: prepare and train"; return; }
+  DDPTOK_PROGRESS_SECONDS=0.2 timeout -k 5 60 mpirun -np 2 "$DDPTOK" evaluate "${ev[@]}" --comm-timeout 3 > ev.txt 2>&1 &
+  pid=$!
+  for ((t = 0; t < 300; t++)); do grep -q 'evaluate: sequences' ev.txt && break; sleep 0.05; done  # both ranks in the split
+  for p in $(pgrep -f "$DDPTOK evaluate"); do tr '\0' '\n' < /proc/"$p"/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && r1=$p; done
+  t0=$(date +%s)
+  kill -STOP "$r1"
+  wait "$pid"; rc=$?; t=$(( $(date +%s) - t0 ))
+  kill -CONT "$r1" 2>/dev/null
+  [ $rc -eq 4 ] && [ $t -le 15 ] && grep -q "^ddptok: rank 0: error: no progress in the evaluation's all-reduce (test split: loss sums, tokens) on .* for 3 s (--comm-timeout)" ev.txt \
+    && ok "rank 1 stopped (SIGSTOP) in evaluate: rank 0 names the evaluation's all-reduce of the test split, no step, exit 4" "(after ${t} s)" \
+    || { bad "rank 1 stopped (SIGSTOP) in evaluate: rank 0 names the evaluation's all-reduce of the test split, no step, exit 4" "— exit $rc after $t s"; grep 'ddptok: rank 0' ev.txt | head -2 | sed 's/^/       /'; }
+  gone "$DDPTOK evaluate" 5 || { bad "rank 1 stopped in evaluate: no rank left behind"; pkill -9 -f "$DDPTOK evaluate"; }
+}
 case_stall_bucket() {
   fixture st || return
   DDPTOK_TEST_STALL="gradient bucket" stalled "between the gradient buckets (train.overlap: output-layer)" "gradient all-reduce at step [0-9]+" \

@@ -473,7 +473,7 @@ case_symlink_lock() {
   fixture sl || return
   echo precious > target
   mkdir -p art/continuous && ln -s "$PWD/target" art/continuous/.lock
-  refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link: refused' \
+  refused_job "a symlinked continuous/.lock: refused" 'art/continuous/.lock: cannot open: a symbolic link is there, not a regular file: refused' \
     ddp 2 train --config "$cfg" --continuous "${sl[@]}"
   [ "$(cat target)" = precious ] && ok "a symlinked continuous/.lock: its target untouched" || bad "a symlinked continuous/.lock: its target untouched"
 }
@@ -519,6 +519,139 @@ case_clean_linked_logs() {
   [ "$(cat keepdir/keep 2>/dev/null)" = keep ] && [ -L outputs/logs ] && grep -q '^left: outputs/logs (not made by ddptok)$' <<<"$OUT" \
     && ok "clean with outputs/logs a link: the link left and listed, its target's files untouched (guard)" \
     || bad "clean with outputs/logs a link: the link left and listed, its target's files untouched (guard)"
+}
+
+# --- where ddptok writes, only nothing or a regular file: never through a link (symbolic or
+# hard), never over a device, a FIFO or a directory (each made here in the scratch
+# directory: no test touches /dev). export --out /dev/null, as root, made the machine's
+# /dev/null a regular file; a hard link planted at the lineage's .lock, at plot's data files
+# or at a record .ddptok-made got the user's file written into.
+case_export_out_not_regular() {
+  fixture trained || return
+  echo precious > mine.txt
+  mkfifo fifo && mkdir adir && ln -s "$PWD/mine.txt" alink
+  local made_node=0 t
+  if mknod null c 1 3 2>/dev/null; then made_node=1; else skip "export --out a device node made here" "mknod needs root"; fi
+  for t in fifo adir alink $([ $made_node = 1 ] && echo null); do
+    refused "export --out $t: refused in one line" 2 "^ddptok: error: $t: cannot write: a (FIFO|directory|symbolic link|character device) is there, not a regular file: refused, left as it is$" \
+      one export --config "$cfg" --out "$t"
+  done
+  [ -p fifo ] && [ -d adir ] && [ -L alink ] && [ "$(cat mine.txt)" = precious ] && { [ $made_node = 0 ] || [ -c null ]; } && [ ! -e fifo.json ] \
+    && ok "export --out a FIFO, a directory, a link or a device node: each left as it was, the link's target untouched" \
+    || bad "export --out a FIFO, a directory, a link or a device node: each left as it was, the link's target untouched" "— $(ls -l fifo adir alink null 2>&1 | tr '\n' ' ')"
+  echo "a user's file" > regular && ln regular regular-too
+  expect_rc "export --out a regular file (the control): replaced" 0 one export --config "$cfg" --out regular
+  [ "$(head -c 8 regular | od -An -tu8 | tr -d ' ')" -gt 0 ] && [ "$(cat regular-too)" = "a user's file" ] \
+    && ok "export --out a regular file with a second name: replaced whole, the other name keeps its bytes" \
+    || bad "export --out a regular file with a second name: replaced whole, the other name keeps its bytes"
+}
+case_hardlink_lock() {
+  fixture sl || return
+  echo precious > mine.txt
+  mkdir -p art/checkpoints && ln mine.txt art/checkpoints/.lock
+  refused_job "a hard link planted at checkpoints/.lock: refused" 'art/checkpoints/.lock: cannot open: a file with 2 names \(a hard link\): refused, left as it is' \
+    ddp 2 train --config "$cfg" "${sl[@]}"
+  [ "$(cat mine.txt)" = precious ] && [ ! -e art/checkpoints/step-0006 ] && ok "a hard-linked .lock: the user's file untouched, nothing trained" \
+    || bad "a hard-linked .lock: the user's file untouched, nothing trained" "— mine.txt: $(head -c 60 mine.txt)"
+  rm art/checkpoints/.lock
+  expect_rc "train once the hard link is gone (the control)" 0 ddp 2 train --config "$cfg" "${sl[@]}"
+}
+case_hardlink_record() {
+  echo precious > mine.txt
+  mkdir -p outputs/data && ln mine.txt outputs/data/.ddptok-made
+  expect_rc "prepare with a hard link planted at outputs/data/.ddptok-made" 0 one prepare --config "$cfg"
+  expect_grep "prepare says it cannot record there, naming the hard link" 'outputs/data/.ddptok-made: cannot record what ddptok made here \(a file with 2 names \(a hard link\)' "$OUT"
+  [ "$(cat mine.txt)" = precious ] && ok "a hard-linked .ddptok-made: the user's file got no line" || bad "a hard-linked .ddptok-made: the user's file got no line" "— $(cat mine.txt | head -3)"
+}
+# A checkpoint replaced by a newer one of its step (--resume DIR of an earlier step) loses its
+# checkpoint files, not what someone else put in its directory (found by the fresh round: a
+# FIFO planted as SHA256SUMS, a user's notes.txt went with remove_tree).
+case_replaced_checkpoint_keeps_foreign() {
+  fixture sl_trained || return
+  ddp 2 train --config "$cfg" "${sl[@]}" --resume latest >/dev/null 2>&1 || { bad "replaced checkpoint: resume to step 12"; return; }
+  echo "my notes" > art/checkpoints/step-0012/notes.txt
+  rm art/checkpoints/step-0012/SHA256SUMS && mkfifo art/checkpoints/step-0012/SHA256SUMS
+  expect_rc "resume from step 6 again, over a step-0012 holding a user's file and a FIFO" 0 ddp 2 train --config "$cfg" "${sl[@]}" --resume art/checkpoints/step-0006
+  expect_grep "the replaced step-0012: a warning names what ddptok did not write and where it is kept" \
+    'warning: art/checkpoints/step-0012 held what ddptok did not write \((notes.txt|SHA256SUMS), \.\.\.\): its checkpoint files removed, the rest kept in art/checkpoints/step-0012\.kept-[0-9T]+Z$' "$OUT"
+  local kept; kept=$(ls -d art/checkpoints/step-0012.kept-* 2>/dev/null | head -1)
+  [ -n "$kept" ] && [ "$(cat "$kept/notes.txt")" = "my notes" ] && [ -p "$kept/SHA256SUMS" ] && [ ! -e "$kept/rank-0000.h5" ] \
+    && ok "the replaced step-0012: the user's file and the FIFO kept, its rank files gone" || bad "the replaced step-0012: the user's file and the FIFO kept, its rank files gone" "— $(ls "$kept" 2>&1 | tr '\n' ' ')"
+  expect_rc "the new step-0012 passes check-checkpoints (the kept directory is not a checkpoint's name)" 0 one check-checkpoints --config "$cfg" "${sl[@]}"
+}
+fixture_plotready() {
+  one prepare --config "$cfg" >/dev/null && one reference --config "$cfg" >/dev/null && ddp 2 parity --config "$cfg" >/dev/null 2>&1 \
+    && ddp 2 train --config "$cfg" >/dev/null 2>&1
+}
+case_plot_hardlinks() {
+  fixture plotready || return
+  local f
+  mkdir -p outputs/plot
+  for f in loss-interrupted.dat parity.dat figure.gp; do echo "precious $f" > "mine-$f" && ln "mine-$f" "outputs/plot/$f"; done
+  echo precious > mine-png && ln -s "$PWD/mine-png" outputs/plot/figure.tmp.png  # where gnuplot wrote the figure before
+  expect_rc "plot with its data files hard links to the user's files" 0 one plot --config "$cfg"
+  local intact=1
+  for f in loss-interrupted.dat parity.dat figure.gp; do [ "$(cat "mine-$f")" = "precious $f" ] || intact=0; done
+  [ $intact = 1 ] && [ "$(cat mine-png)" = precious ] && [ -s outputs/figure.png ] && [ "$(wc -l <outputs/plot/loss-interrupted.dat)" -gt 0 ] \
+    && ok "plot replaced its hard-linked data files whole (the user's files untouched) and wrote through no link" \
+    || bad "plot replaced its hard-linked data files whole (the user's files untouched) and wrote through no link" "— $(head -c 40 mine-parity.dat) / $(head -c 20 mine-png)"
+  rm outputs/figure.png && mkfifo outputs/figure.png
+  refused "plot with a FIFO at outputs/figure.png: refused" 2 '^ddptok: error: outputs/figure.png: cannot write: a FIFO is there, not a regular file: refused, left as it is$' \
+    one plot --config "$cfg"
+  [ -p outputs/figure.png ] && ok "plot with a FIFO at figure.png: the FIFO left as it is" || bad "plot with a FIFO at figure.png: the FIFO left as it is"
+}
+# ... nor through a symbolic link below paths.outputs or paths.artifacts, where every directory
+# is ddptok's own (found by the fresh round: outputs/plot a link to a user's directory got its
+# parity.dat replaced); paths.outputs itself a link is the user's choice (the control)
+case_linked_subdirectory() {
+  fixture plotready || return
+  mkdir -p userdir && echo "the user's data" > userdir/parity.dat && rm -rf outputs/plot && ln -s "$PWD/userdir" outputs/plot
+  refused "plot with outputs/plot a link to a user's directory: refused" 2 \
+    '^ddptok: error: outputs/plot: a symbolic link is there, where ddptok keeps a directory of its own: refused, left as it is' one plot --config "$cfg"
+  [ "$(cat userdir/parity.dat)" = "the user's data" ] && [ "$(ls userdir)" = parity.dat ] && ok "plot with outputs/plot a link: nothing written into the user's directory" \
+    || bad "plot with outputs/plot a link: nothing written into the user's directory" "— $(ls userdir | tr '\n' ' ')"
+  rm outputs/plot && rm -rf outputs/logs && ln -s "$PWD/userdir" outputs/logs
+  refused_job "train with outputs/logs a link: refused" 'outputs/logs: a symbolic link is there, where ddptok keeps a directory of its own' \
+    ddp 2 train --config "$cfg" --set paths.artifacts=a2
+  [ "$(ls userdir)" = parity.dat ] && ok "train with outputs/logs a link: no log in the user's directory" || bad "train with outputs/logs a link: no log in the user's directory"
+  rm outputs/logs && mv outputs real-outputs && ln -s real-outputs outputs
+  expect_rc "reference with paths.outputs itself a link (the user's choice): written through it" 0 one reference --config "$cfg"
+  [ -f real-outputs/reference.h5 ] && ok "paths.outputs a link: reference.h5 in the directory it names" || bad "paths.outputs a link: reference.h5 in the directory it names"
+}
+# --- clean removes only what ddptok wrote, unchanged: the same inode written over in place (cp
+# onto it, > redirection, a cp -r restore onto the tree) is the user's text now
+case_clean_changed_in_place() {
+  one prepare --config "$cfg" >/dev/null || { bad "clean_changed_in_place: prepare"; return; }
+  mkdir backup && cp -r outputs/data backup/ && echo "the user's corpus notes" > backup/data/plan.h5
+  echo "my thesis" > thesis.txt
+  cp -r backup/data/. outputs/data/                    # a cp -r restore onto the tree: each file in place
+  cp thesis.txt outputs/data/corpus.h5                 # cp onto it: the same inode, new content
+  expect_rc "clean after the user wrote over corpus.h5 and plan.h5 in place: exit 1, they are left" 1 one clean --config "$cfg" --scope generated
+  expect_grep "clean lists corpus.h5 as changed since ddptok wrote it" '^left: outputs/data/corpus.h5 \(made by ddptok, but changed since it wrote it' "$OUT"
+  expect_grep "clean lists plan.h5 (restored by cp -r) as changed" '^left: outputs/data/plan.h5 \(made by ddptok, but changed since it wrote it' "$OUT"
+  [ "$(cat outputs/data/corpus.h5)" = "my thesis" ] && [ "$(cat outputs/data/plan.h5)" = "the user's corpus notes" ] \
+    && ok "clean left the user's text written over ddptok's files" || bad "clean left the user's text written over ddptok's files"
+  one prepare --config "$cfg" >/dev/null && echo "> redirected" > outputs/data/plan.h5
+  expect_rc "clean after a > redirection onto plan.h5" 1 one clean --config "$cfg" --scope generated
+  [ "$(cat outputs/data/plan.h5)" = "> redirected" ] && [ ! -e outputs/data/corpus.h5 ] \
+    && ok "clean left plan.h5 written by a redirection and removed corpus.h5 as prepare wrote it (the control)" \
+    || bad "clean left plan.h5 written by a redirection and removed corpus.h5 as prepare wrote it (the control)" "— $(ls outputs/data)"
+}
+
+# ... and not the lineage a running train writes (found by the fresh round: clean removed its
+# published checkpoints and its .lock, so a second train could start on it meanwhile)
+case_clean_running_lineage() {
+  local L=(--set train.updates=200000 --set train.interrupt_at=0 --set train.checkpoint_every=2000) pid rc n
+  one prepare --config "$cfg" "${L[@]}" >/dev/null
+  mpirun -np 2 "$DDPTOK" train --config "$cfg" "${L[@]}" >run.txt 2>&1 &
+  pid=$!
+  for ((n = 0; n < 300; n++)); do [ -d artifacts/checkpoints/step-2000 ] && break; sleep 0.1; done
+  expect_rc "clean while a train writes its lineage: exit 1, something left" 1 one clean --config "$cfg" "${L[@]}" --scope generated
+  expect_grep "clean names the lineage in use and the lock's holder" '^left: artifacts/checkpoints/ \(in use: its .lock is held by pid [0-9]+, a train writing it\)$' "$OUT"
+  [ -f artifacts/checkpoints/.lock ] && [ -d artifacts/checkpoints/step-2000 ] && ok "clean left the running lineage whole: its .lock and its checkpoints" \
+    || bad "clean left the running lineage whole: its .lock and its checkpoints" "— $(ls -a artifacts/checkpoints 2>&1 | tr '\n' ' ')"
+  kill -USR1 "$pid"; wait "$pid"; rc=$?
+  [ $rc -eq 75 ] && ok "the train beside clean stopped as asked (exit 75)" || bad "the train beside clean stopped as asked (exit 75)" "— exit $rc"
 }
 
 case_config_roundtrip() {

@@ -57,6 +57,54 @@ case_sigusr1_early_ddprun() {
     && ok "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" \
     || bad "SIGUSR1 0..${SIGNAL_SPREAD_MS} ms after run/ddprun started, $SIGNAL_TRIALS trials: each exit 75 with an intact checkpoint" "— $good of $SIGNAL_TRIALS (delay:exit ${outcomes[*]})"
 }
+# ... and sent to ddprun's whole process group (`kill -USR1 %1` from a shell, a batch system
+# signalling the job's group) in its first milliseconds: a child of ddprun in that group died
+# of it — a subshell (the false "ddprun: /ddptok not built: run make", exit 2), mpirun itself
+# (exit 138) or mpirun forwarding it to ranks still loading ("mpirun: Forwarding signal 10",
+# ranks killed). Every trial must end 75 with an intact checkpoint and no other ddprun line.
+# trap_up_now PID: trap_up without a process per poll (the first milliseconds matter here).
+trap_up_now() {
+  local i k v
+  for ((i = 0; i < 50000; i++)); do
+    while read -r k v; do [ "$k" = SigCgt: ] && (( 0x$v & 0x200 )) && return 0; done </proc/"$1"/status 2>/dev/null
+  done
+  return 1
+}
+case_sigusr1_group_ddprun() {
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=2000)
+  local outcomes=() good=0 i d pid rc ck n spread=${DDPTOK_TEST_SIGNAL_GROUP_SPREAD_MS:-28}
+  one prepare "${sig[@]}" >/dev/null
+  for ((i = 0; i < SIGNAL_TRIALS; i++)); do
+    d=$((SIGNAL_TRIALS > 1 ? i * spread / (SIGNAL_TRIALS - 1) : 0))
+    # setsid: ddprun leads a process group of its own, as a shell's job does.
+    DDPRUN_QUIET=1 timeout -k 5 90 setsid "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=grp-$i >grp-$i.txt 2>&1 &
+    for ((n = 0; n < 1000; n++)); do pid=$(pgrep -P "$!") && break; sleep 0.001; done  # ddprun, timeout's child
+    trap_up_now "$pid"; sleep_ms "$d"; kill -USR1 -- -"$pid"
+    wait "$!"; rc=$?
+    one check-checkpoints "${sig[@]}" --set paths.artifacts=grp-$i >/dev/null 2>&1; ck=$?
+    n=$(ls -d grp-$i/checkpoints/step-* 2>/dev/null | wc -l)
+    outcomes+=("${d}ms:$rc")
+    if [ $rc -eq 75 ] && [ $ck -eq 0 ] && [ "$n" -ge 1 ] && ! grep -v '^ddprun: SIGUSR1: ' grp-$i.txt | grep -q '^ddprun: \|Forwarding signal'; then
+      good=$((good + 1)); rm -rf grp-$i grp-$i.txt
+    else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck, $n checkpoint(s):"; grep -v '^ ' grp-$i.txt | head -5 | sed 's/^/         /'; fi
+  done
+  [ $good -eq "$SIGNAL_TRIALS" ] \
+    && ok "SIGUSR1 to ddprun's process group 0..${spread} ms after its trap, $SIGNAL_TRIALS trials: each exit 75, an intact checkpoint, no false line" \
+    || bad "SIGUSR1 to ddprun's process group 0..${spread} ms after its trap, $SIGNAL_TRIALS trials: each exit 75, an intact checkpoint, no false line" "— $good of $SIGNAL_TRIALS (delay:exit ${outcomes[*]})"
+}
+# ... and SIGKILL to that group (kill -9 %1, timeout -k), which no trap sees: mpirun and the
+# ranks, in process groups of their own, must not train on (ddprun's watcher ends them).
+case_kill9_group_ddprun() {
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=k9 --set train.interrupt_at=0 --set train.updates=400000) pid n left
+  one prepare "${sig[@]}" >/dev/null
+  DDPRUN_QUIET=1 setsid "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=k9-a >k9.txt 2>&1 &
+  pid=$!  # setsid, not a group leader here, becomes ddprun: the leader of its own group
+  wait_lines k9/train/interrupted.jsonl 2 30
+  kill -KILL -- -"$pid"
+  for ((n = 0; n < 50; n++)); do left=$(pgrep -fc -- "k9-a") || true; [ "$left" = 0 ] && break; sleep 0.1; done
+  [ "$left" = 0 ] && ok "SIGKILL to ddprun's process group mid-run: mpirun and the ranks end too" "(within $((n * 100)) ms)" \
+    || { bad "SIGKILL to ddprun's process group mid-run: mpirun and the ranks end too" "— $left process(es) left"; pkill -9 -f -- "k9-a"; }
+}
 case_resume_auto_fresh() {
   fixture prepared_long || return
   expect_rc "--resume auto without a checkpoint starts fresh" 0 ddp 2 train --config "$cfg" --set train.updates=3 --set train.interrupt_at=0 --set paths.artifacts=fresh --resume auto

@@ -23,24 +23,58 @@ int open_regular_fd(const char *path, int64_t *size, char *why, size_t whylen);
 // The same file, opened for reading as a stream (a file of any length, read as it goes):
 // NULL with the reason in `why` (errno's strerror when it does not exist).
 FILE *fopen_regular(const char *path, char *why, size_t whylen);
-// Opens a file for writing without following a symbolic link in its last component:
-// mode "w" truncates, "a" appends; the file must be regular (a FIFO or device refused).
-// NULL with errno set (ELOOP for a link). The file is recorded as ddptok's (made.h) when
-// "w" rewrites it or "a" creates it.
-FILE *fopen_nofollow(const char *path, const char *mode);
-// strerror for a failed create or fopen_nofollow, naming a refused link or non-regular file.
+// Where ddptok writes, the rule (docs/failure-model.md "No writes through links"): a file is
+// created, or replaced whole, only where nothing is or a regular file is — never through a
+// symbolic link, never over a directory, a FIFO, a device or a socket, which are refused and
+// left as they are. A file is replaced by a rename (file_out_commit), so a hard link's other
+// names keep their bytes; a file ddptok must rewrite in place (the lineage lock, the records
+// of made.h) is opened only when it is a regular file with no other name (open_in_place).
+
+// A file being written: a temporary PATH.tmp.PID beside `path`, created O_EXCL|O_NOFOLLOW (a
+// planted file or link of that name is refused and left as it is), published by
+// file_out_commit. `f` is a stdio stream on it for the caller that wants one (NULL until
+// file_out_stream).
+typedef struct {
+    char path[1100], tmp[1200];
+    int fd;    // the temporary file
+    int keep;  // a second descriptor of it: its identity once published (made_note_fd)
+    FILE *f;
+} FileOut;
+// Starts writing `path` (its directory made with mkdir_p). 0, or -1 (error printed, naming it).
+int file_out_open(FileOut *o, const char *path);
+// A stdio stream on the file (closed by file_out_commit or file_out_abort).
+FILE *file_out_stream(FileOut *o);
+// Publishes it in place of `path`: flushed, fsynced, closed, renamed over nothing or a regular
+// file only (RENAME_NOREPLACE, or RENAME_EXCHANGE and the old entry removed only if it is a
+// regular file: anything swapped in meanwhile goes back), recorded as ddptok's (made.h), the
+// directory fsynced. 0, or -1 with one line printed; nothing published, the temporary removed.
+int file_out_commit(FileOut *o);
+// Drops it: the temporary removed, nothing published.
+void file_out_abort(FileOut *o);
+// Opens `path` for a rewrite in place (flags: O_WRONLY|O_APPEND or O_RDWR), creating it
+// (*created = 1) when absent; an existing one only when it is a regular file with one name
+// (checked with lstat before it is opened, so a device is never opened, and with fstat after),
+// never through a link. The descriptor, or -1 with the reason in `why`.
+int open_in_place(const char *path, int flags, int *created, char *why, size_t whylen);
+// What is at `path` when it is no regular file ("a symbolic link", "a character device", ...).
+const char *what_is_there(unsigned mode);
+// strerror for a failed create, naming a refused link or non-regular file.
 const char *write_error(int e);
 // Removes `path` and, for a directory, everything under it, never following a symbolic
 // link (a link is removed itself; entries are unlinked relative to their directory's
 // descriptor, opened O_NOFOLLOW). 0, or -1 with one line printed.
 int remove_tree(const char *path);
 
+// The directories the user chose (paths.outputs, paths.artifacts): a symbolic link there, or
+// above, is the user's (outputs -> /scratch/x) and is followed; below them every directory
+// is ddptok's to make (data/, plot/, train/, logs/, checkpoints/), and one that is a symbolic
+// link is refused by mkdir_p, so nothing is written through it. NULL: none (unset: no check).
+void fs_roots_set(const char *outputs, const char *artifacts);
 // mkdir -p; returns 0 or error(). Each directory it creates is recorded as ddptok's (made.h).
+// Below a root of fs_roots_set, an existing component that is a symbolic link (or not a
+// directory) is refused, naming it.
 int mkdir_p(const char *path);
-// Writes `len` bytes to `path` atomically (creates its directory; temp file, fsync, rename,
-// fsync of the directory) and records it as ddptok's (made.h). The temp file PATH.tmp.PID
-// is created O_EXCL|O_NOFOLLOW: a planted file or link of that name is refused and left as
-// it is.
+// Writes `len` bytes to `path` atomically: file_out_open, write, file_out_commit (above).
 int write_file_atomic(const char *path, const char *data, size_t len);
 // The directory part of `path` ("." when there is none).
 void dir_of(const char *path, char *dir, size_t len);

@@ -4,13 +4,18 @@
 // A name is no proof: a user's outputs/data/thesis.tex, or an artifacts/checkpoints.old-X/
 // of their own, sits where ddptok writes. So ddptok records each thing it creates, where it
 // creates it, in a record file MADE_RECORD (".ddptok-made"), one line per thing:
-//     d INO BTIME .       in a directory ddptok created: the directory itself
-//     f INO BTIME NAME    in the directory of a file ddptok created (or rewrote): that file
+//     d INO BTIME .                       in a directory ddptok created: the directory itself
+//     f INO BTIME SIZE MTIME CTIME NAME   in the directory of a file ddptok wrote: that file
 // INO and BTIME (the inode number and birth time in ns; 0 where the file system keeps no
 // birth time) name the very inode: a file put later under the same name, or a copy (cp -r,
 // a restored backup), has another, and is not taken for ddptok's. Without a birth time
-// nothing is proven (a freed inode number is reused at once): clean leaves it all. The last line of a name
-// is its record (a rewrite appends a new line). A directory's own line lives inside it, so
+// nothing is proven (a freed inode number is reused at once): clean leaves it all. SIZE,
+// MTIME and CTIME (ns) are the file's content stamp once ddptok had written it: a file
+// written over in place (cp onto it, > redirection, a cp -r restore onto the tree) keeps its
+// inode but not its times — the ctime cannot be set back — and is not ddptok's any more. A
+// file line of an older ddptok has no stamp ("f INO BTIME NAME") and proves nothing of the
+// content. The last line of a name is its record (a rewrite, or a log closed, appends a new
+// line). A directory's own line lives inside it, so
 // it travels with the directory when ddptok renames it (a checkpoint published, a lineage
 // moved aside by train --fresh), and nothing is written outside the directories ddptok
 // writes to. Each line is one append (O_APPEND), so the ranks writing one step directory
@@ -27,19 +32,29 @@ extern "C" {
 #define MADE_RECORD ".ddptok-made"
 
 // Records `path` (a regular file or a directory, there now) as made by ddptok: a directory in
-// its own record, a file in its directory's. 0, or -1 after one warning per process (what
+// its own record, a file in its directory's, with its content stamp as it is now (so a file
+// is recorded once ddptok has written all of it). 0, or -1 after one warning per process (what
 // was written stays; clean will leave it).
 int made_note(const char *path);
 // The same for the file open as `fd` (its identity, whatever `path` names meanwhile).
 int made_note_fd(const char *path, int fd);
-// 1 when `path` is what its record says ddptok made (the same inode); 0 for anything else:
-// no record, another inode, a symbolic link, a FIFO.
-int made_is(const char *path);
-// The same for entry `name` of the directory open as `dirfd` (no link followed below it).
+
+// What the record says of an entry as it is now.
+typedef enum {
+    MADE_NOT = 0,    // not ddptok's: no line, another inode, a link, a FIFO
+    MADE_YES,        // what ddptok made, unchanged since
+    MADE_UNPROVEN,   // listed with this inode, but it or its line has no birth time
+    MADE_CHANGED,    // ddptok's inode, but written over since (its size or times moved)
+    MADE_UNSTAMPED,  // ddptok's inode, listed by an older ddptok without a content stamp
+} MadeVerdict;
+// The verdict on entry `name` of the directory open as `dirfd` (no link followed below it).
+MadeVerdict made_verdict_at(int dirfd, const char *name);
+// 1 when the verdict is MADE_YES.
 int made_is_at(int dirfd, const char *name);
-// 1 when entry `name` is not made_is_at only because it or its record line has no birth
-// time (the same kind and inode number listed): for clean's message.
-int made_unproven_at(int dirfd, const char *name);
+int made_is(const char *path);
+// 1 when the file open as `fd` is what the record of `path`'s directory says ddptok wrote
+// under `path`'s name, unchanged (for a rewrite in place: the lineage lock).
+int made_is_fd(const char *path, int fd);
 // Rewrites the record of the directory open as `dirfd` to the lines of what is still there
 // and still the same inode (its own line only when keep_self); removes the record when none
 // is left. For clean, after it removed what it may. 0 or -1 (error printed).

@@ -64,6 +64,11 @@ void sampler_position(const Sampler *s, uint64_t k, int64_t *epoch, int64_t *win
 #define SAMPLER_HASH_DOMAIN "ddptok-sampler-windows v1"
 void window_hash_init(char h[65]);
 void window_hash_add(char h[65], const int32_t *ids, size_t n);
+// The global sampler's windows 0..k-1 are a pure function of what this names, so checkpoint
+// format 4 holds this digest of it instead of the running hash over their ids (recomputed in
+// O(1), where the running hash took all k·G ids): SHA-256 of
+// "ddptok-sampler-windows v2 global seed=S n_train=N train_begin=T global_batch=G windows=k", hex.
+void sampler_windows_digest(const Sampler *s, uint32_t seed, uint64_t k, char h[65]);
 // The shape (A, B) of one window as sampler_next draws it (a checkpoint's /sampler/last).
 void sampler_window_shape(const Config *cfg, int *A, int *B);
 

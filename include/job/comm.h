@@ -43,7 +43,8 @@ struct Comm {
     int local_rank;   // rank among the ranks of this host
     int local_size;
     const char *op;   // the operation in flight, for error messages
-    int64_t step;     // the window in flight, for error messages
+    const char *label;  // what the next collective is for, in its messages (comm_label); NULL: its own name
+    int64_t step;     // the window in flight, for error messages; -1 (comm_setup): none, and no message names one
     double timeout;   // seconds one collective of the training loop may wait (--comm-timeout)
     MPI_Request bucket[COMM_MAX_BUCKET_REQUESTS];  // gradient buckets in flight (sum_f32_start)
     int buckets;
@@ -57,6 +58,19 @@ extern const CommOps comm_mpi;
 #ifdef DDPTOK_CUDA
 extern const CommOps comm_nccl;
 #endif
+
+// Names what the next collective of `comm` is for ("the evaluation's sums of the test split"),
+// so that a failure or a timeout in it says what happened, not the name its primitive has in
+// training ("count all-reduce"); the name is used once. `name` must outlive the collective.
+static inline void comm_label(Comm *comm, const char *name) { comm->label = name; }
+// The operation's name for messages: the caller's label if it gave one (taken), else `own`.
+static inline const char *comm_op_begin(Comm *comm, const char *own) {
+    comm->op = comm->label ? comm->label : own;
+    comm->label = NULL;
+    return comm->op;
+}
+// " at step N" while a training step is in flight, else "" (for messages).
+const char *comm_at_step(const Comm *comm);
 
 // Every rank passes its own code; all get the largest (0 = all fine). Used so that an
 // error seen by one rank stops every rank at the same point.

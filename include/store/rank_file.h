@@ -1,4 +1,4 @@
-// rank_file.h — one rank's checkpoint file (docs/file-formats.md): HDF5, format 3, the
+// rank_file.h — one rank's checkpoint file (docs/file-formats.md): HDF5, format 4, the
 // model, the optimizer's named state tensors and hyper-parameters, the bounded sampler state
 // (the last window, the running hash of every window, the epoch position) and the RNG streams, a payload checksum over all of it, and the directory manifest entry
 // (SHA256SUMS) that covers every byte of the file.
@@ -17,8 +17,10 @@ extern "C" {
 #endif
 
 #define CHECKPOINT_FORMAT "ddptok-checkpoint"
-#define CHECKPOINT_VERSION 3  // 3: bounded sampler state; 2 (generic optimizer state, the whole sampler history)
-                              // and 1 (SGD momentum) still load, their history converted
+#define CHECKPOINT_VERSION 4  // 4: the global sampler's windows_sha256 is the digest of what determines its windows
+                              // (sampler_windows_digest); 3: bounded sampler state, the running hash for both samplers;
+                              // 2 (generic optimizer state, the whole sampler history) and 1 (SGD momentum) still
+                              // load, their history converted
 #define CHECKPOINT_MANIFEST "SHA256SUMS"  // sha256sum format, one line per rank file
 
 typedef struct {
@@ -33,7 +35,8 @@ typedef struct {
     uint32_t hyper_stored;  // loaded: bit a, the file holds hyper-parameter attribute a (optimizer_hyper_attr);
                             // the others took the table's default. A file written holds them all.
     int32_t *last;        // (A, B) the last window drawn (global: the global window, every rank alike); -1 at step 0
-    char windows_hash[65];  // the running hash of the step windows drawn (window_hash_add), hex
+    char windows_hash[65];  // the running hash of the step windows drawn (window_hash_add), hex; format 4's global
+                            // sampler: the digest of what determines them (sampler_windows_digest)
     int64_t epoch, window;  // where the next window lies (sampler_position of window `step`): global
                             // (epoch, window in epoch), bands (0, step)
     RngStream sampler_rng, dropout_rng;
@@ -58,7 +61,10 @@ int checkpoint_load(const char *path, CheckpointState *s);
 // (its stored config, its rank) on `corpus` (the data its lock names: compare the locks first),
 // in O(1) memory, must end on the window of /sampler/last with the running hash of
 // /sampler windows_sha256, at the epoch position /sampler epoch, window, and leave the stream at
-// /rng/sampler/counter.
+// /rng/sampler/counter. The replay costs one window per step, from the nearest state an
+// earlier call of this process passed (anchors every 4096 windows), with a progress line past
+// ~2 s; format 4's global sampler is not replayed: window `step` by random access and the
+// digest of sampler_windows_digest, O(G) at any step.
 // 0, or -1 with one line naming the file and the field. Both check-checkpoints and a
 // resume call it after checkpoint_load.
 int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus);

@@ -15,5 +15,9 @@ int runlog_set_aside(const char *path, char *aside, size_t len);
 FILE *runlog_create(const char *path);
 // 0, or -1 with one line when a log line did not reach the file (a full disk).
 int runlog_check(FILE *f, const char *path);
+// Closes the log (NULL: nothing), recorded as ddptok's with what it holds now (made.h: clean
+// removes a log only as ddptok left it; one of a run that never closed it is left, listed).
+// 0, or -1 with one line when what it held did not reach the file.
+int runlog_close(FILE *f, const char *path);
 
 #endif

@@ -7,16 +7,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 
+static char g_roots[2][1024];
+
+void fs_roots_set(const char *outputs, const char *artifacts) {
+    const char *r[2] = {outputs, artifacts};
+    for (int i = 0; i < 2; i++) {
+        snprintf(g_roots[i], sizeof g_roots[i], "%s", r[i] ? r[i] : "");
+        for (size_t n = strlen(g_roots[i]); n > 1 && g_roots[i][n - 1] == '/';) g_roots[i][--n] = 0;
+    }
+}
+
+// The length of the root `path` lies below (the root's own text), or 0.
+static size_t below_root(const char *path) {
+    for (int i = 0; i < 2; i++) {
+        size_t n = strlen(g_roots[i]);
+        if (n && !strncmp(path, g_roots[i], n) && path[n] == '/') return n;
+    }
+    return 0;
+}
+
 // Each directory it creates is recorded as ddptok's (made.h); one that was there is not.
 int mkdir_p(const char *path) {
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return error("%s: path too long", path);
+    size_t root = below_root(buf);
+    for (char *p = buf + root + 1; root && *p; p++) {  // below the user's directory: ddptok's, real ones only
+        if (p[1] && p[1] != '/') continue;
+        char keep = p[1];
+        p[1] = 0;
+        struct stat st;
+        int there = lstat(buf, &st) == 0;
+        if (there && !S_ISDIR(st.st_mode)) {
+            error("%s: %s is there, where ddptok keeps a directory of its own: refused, left as it is (nothing is written "
+                  "through it)", buf, what_is_there(st.st_mode));
+            return -1;
+        }
+        p[1] = keep;
+        if (!there) break;  // the rest is made below
+    }
     for (char *p = buf + 1; *p; p++) {
         if (*p != '/') continue;
         *p = 0;
@@ -44,39 +79,150 @@ void dir_of(const char *path, char *dir, size_t len) {
     else snprintf(dir, len, ".");
 }
 
-int write_file_atomic(const char *path, const char *data, size_t len) {
-    char tmp[1100], dir[1100];
+const char *what_is_there(unsigned mode) {
+    return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+           : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "something that is not a regular file";
+}
+
+int file_out_open(FileOut *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    o->fd = o->keep = -1;
+    char dir[1100];
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path) return error("%s: path too long", path);
     dir_of(path, dir, sizeof dir);
     if (mkdir_p(dir)) return -1;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0 && errno == EEXIST)
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%d", path, (int)getpid());
+    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (o->fd < 0 && errno == EEXIST)
         return error("%s: cannot write: %s already exists (a leftover or a planted file or link): refused, left as it is",
-                     path, tmp);
-    if (fd < 0) return error("%s: cannot write: %s", path, strerror(errno));
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, data + done, len - done);
+                     path, o->tmp);
+    if (o->fd < 0) return error("%s: cannot write: %s", path, strerror(errno));
+    o->keep = fcntl(o->fd, F_DUPFD_CLOEXEC, 0);
+    if (o->keep < 0) {
+        int e = errno;
+        file_out_abort(o);
+        return error("%s: cannot write: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+FILE *file_out_stream(FileOut *o) {
+    if (!o->f && o->fd >= 0) o->f = fdopen(o->fd, "w");
+    return o->f;
+}
+
+void file_out_abort(FileOut *o) {
+    if (o->f) fclose(o->f);
+    else if (o->fd >= 0) close(o->fd);
+    if (o->keep >= 0) close(o->keep);
+    if (o->fd >= 0 || o->f) unlink(o->tmp);
+    o->f = NULL, o->fd = o->keep = -1;
+}
+
+// Renames `tmp` to `path` (one directory) only over nothing or a regular file; 0, or -1 with
+// `why`. Nothing there: RENAME_NOREPLACE. A regular file there: RENAME_EXCHANGE, then the old
+// entry, now under `tmp`, is removed only when it is a regular file — a link, a device or a
+// directory swapped in after the look goes back where it was, untouched. A file system with
+// neither flag (EINVAL): the look (lstat), then rename, a window a swap can still hit.
+static int publish(const char *tmp, const char *path, char *why, size_t whylen) {
+    struct stat st;
+    for (int tries = 0; tries < 16; tries++) {
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
+        int plain = errno == EINVAL || errno == ENOSYS;
+        if (!plain && errno != EEXIST) return snprintf(why, whylen, "%s", strerror(errno)), -1;
+        if (lstat(path, &st) != 0) {
+            if (errno == ENOENT) continue;  // gone meanwhile: try again
+            return snprintf(why, whylen, "%s", strerror(errno)), -1;
+        }
+        if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "%s is there, not a regular file: refused, left as it is", what_is_there(st.st_mode)), -1;
+        if (plain) return rename(tmp, path) == 0 ? 0 : (snprintf(why, whylen, "%s", strerror(errno)), -1);
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) != 0) {
+            if (errno == ENOENT) continue;
+            if (errno == EINVAL || errno == ENOSYS) return rename(tmp, path) == 0 ? 0 : (snprintf(why, whylen, "%s", strerror(errno)), -1);
+            return snprintf(why, whylen, "%s", strerror(errno)), -1;
+        }
+        if (lstat(tmp, &st) == 0 && S_ISREG(st.st_mode)) {  // the old file: its name goes, as rename would do
+            if (unlink(tmp) != 0 && errno != ENOENT) warning("%s: the file it replaced is left as %s: %s", path, tmp, strerror(errno));
+            return 0;
+        }
+        const char *what = what_is_there(st.st_mode);
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
+            return snprintf(why, whylen, "%s was swapped in while ddptok wrote, and now is %s (%s): move it back by hand", what, tmp,
+                            strerror(errno)), -2;
+        return snprintf(why, whylen, "%s was swapped in while ddptok wrote: refused, left as it is", what), -1;
+    }
+    return snprintf(why, whylen, "it keeps changing while ddptok writes it: refused"), -1;
+}
+
+int file_out_commit(FileOut *o) {
+    char dir[1100], why[1600];
+    int failed = 0, e = 0;
+    if (o->f) {
+        if (fflush(o->f) != 0 || ferror(o->f)) failed = 1, e = errno ? errno : EIO;
+        if (!failed && fsync(o->fd) != 0) failed = 1, e = errno;
+        if (fclose(o->f) != 0 && !failed) failed = 1, e = errno;
+        o->f = NULL, o->fd = -1;
+    } else {
+        if (fsync(o->fd) != 0) failed = 1, e = errno;  // NFS and quotas report a full disk here
+        if (close(o->fd) != 0 && !failed) failed = 1, e = errno;
+        o->fd = -1;
+    }
+    if (failed) {
+        unlink(o->tmp), close(o->keep), o->keep = -1;
+        return error("%s: cannot write (fsync/close): %s", o->path, strerror(e));
+    }
+    int rc = publish(o->tmp, o->path, why, sizeof why);
+    if (rc == -1) unlink(o->tmp);
+    if (rc) {
+        close(o->keep), o->keep = -1;
+        return error("%s: cannot write: %s", o->path, why);
+    }
+    made_note_fd(o->path, o->keep);  // this very file, whatever the name shows meanwhile
+    close(o->keep), o->keep = -1;
+    dir_of(o->path, dir, sizeof dir);
+    return fsync_dir(dir);
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len) {
+    FileOut o;
+    if (file_out_open(&o, path)) return -1;
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(o.fd, data + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
         if (w < 0) {
-            if (errno == EINTR) continue;
-            close(fd);
-            unlink(tmp);
-            return error("%s: cannot write: %s", path, strerror(errno));
+            int e = errno;
+            file_out_abort(&o);
+            return error("%s: cannot write: %s", path, strerror(e));
         }
         done += (size_t)w;
     }
-    int failed = fsync(fd) != 0, e = errno;  // NFS and quotas report a full disk here
-    if (close(fd) != 0 && !failed) failed = 1, e = errno;
-    if (failed) {
-        unlink(tmp);
-        return error("%s: cannot write (fsync/close): %s", path, strerror(e));
+    return file_out_commit(&o);
+}
+
+int open_in_place(const char *path, int flags, int *created, char *why, size_t whylen) {
+    *created = 0;
+    int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd >= 0) *created = 1;
+    else if (errno != EEXIST) return snprintf(why, whylen, "%s", strerror(errno)), -1;
+    else {
+        struct stat before, st;
+        if (lstat(path, &before) != 0) return snprintf(why, whylen, "%s", strerror(errno)), -1;
+        if (!S_ISREG(before.st_mode)) return snprintf(why, whylen, "%s is there, not a regular file: refused, left as it is", what_is_there(before.st_mode)), -1;
+        fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) return snprintf(why, whylen, "%s", write_error(errno)), -1;
+        const char *bad = fstat(fd, &st) != 0 ? strerror(errno)
+                          : !S_ISREG(st.st_mode) || st.st_ino != before.st_ino || st.st_dev != before.st_dev ? "swapped while ddptok opened it: refused"
+                                                                                                               : NULL;
+        if (!bad && st.st_nlink != 1) {
+            snprintf(why, whylen, "a file with %ju names (a hard link): refused, left as it is (ddptok rewrites in place only a file that has "
+                     "no other name)", (uintmax_t)st.st_nlink);
+            return close(fd), -1;
+        }
+        if (bad) return snprintf(why, whylen, "%s", bad), close(fd), -1;
     }
-    if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        return error("%s: cannot publish (rename from %s): %s", path, tmp, strerror(errno));
-    }
-    made_note(path);
-    return fsync_dir(dir);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
 }
 
 static const char *file_kind(mode_t m) {
@@ -87,6 +233,10 @@ static const char *file_kind(mode_t m) {
 // A descriptor of `path` for reading, only if it is a regular file (O_NONBLOCK: a FIFO
 // never blocks the open; fstat on that descriptor); -1 with the reason in `why`.
 static int open_regular(const char *path, struct stat *st, char *why, size_t whylen) {
+    if (stat(path, st) == 0 && !S_ISREG(st->st_mode)) {  // a device is not even opened (its open may act: a tape rewinds)
+        snprintf(why, whylen, "%s", file_kind(st->st_mode));
+        return -1;
+    }
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "%s", strerror(errno));
@@ -153,26 +303,6 @@ char *file_read_regular(const char *path, size_t max, size_t *len, char *why, si
     buf[n] = 0;
     *len = n;
     return buf;
-}
-
-FILE *fopen_nofollow(const char *path, const char *mode) {
-    int append = mode[0] == 'a', flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0);
-    int fd = open(path, flags | O_EXCL, 0666), created = fd >= 0;
-    if (fd < 0 && errno == EEXIST) fd = open(path, flags, 0666);
-    if (fd < 0) return NULL;
-    struct stat st;
-    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : !append && ftruncate(fd, 0) != 0 ? errno : 0;
-    if (e) {
-        close(fd);
-        errno = e;
-        return NULL;
-    }
-    if (created || !append) made_note_fd(path, fd);  // its contents are ddptok's now
-    flags = fcntl(fd, F_GETFL);
-    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    FILE *f = fdopen(fd, append ? "a" : "w");
-    if (!f) close(fd);
-    return f;
 }
 
 const char *write_error(int e) {

@@ -16,42 +16,64 @@
 #include "base/mem.h"
 #include "base/report.h"
 
-#define RECORD_HEADER "# ddptok made these (one line each: kind, inode, birth time, name); `ddptok clean` removes only what is listed here\n"
+#define RECORD_HEADER "# ddptok made these (one line each: kind, inode, birth time, [a file's size, mtime, ctime,] name); `ddptok clean` removes only what is listed here, unchanged\n"
 #define RECORD_MAX ((size_t)64 << 20)  // a record larger than this is not ddptok's: nothing in it counts
 
 typedef struct {
     char kind;       // 'd' directory, 'f' regular file, '?' anything else (never recorded)
     uint64_t ino;
     int64_t btime;   // ns since the epoch; 0: the file system keeps none
+    // A file's content stamp: its size, modification and change times (ns) when ddptok had
+    // written it. A write in place keeps the inode and its birth time but moves both times
+    // (a program can set the mtime back — `cp -a`, `touch -d` — but not the ctime). A line
+    // of an older ddptok has none (stamped 0): it proves nothing about the content.
+    int stamped;
+    uint64_t size;
+    int64_t mtime, ctime;
 } MadeId;
 
+#define STATX_MADE (STATX_TYPE | STATX_INO | STATX_BTIME | STATX_SIZE | STATX_MTIME | STATX_CTIME)
+
+static int64_t ns_of(struct statx_timestamp t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
+
 static void id_from_statx(const struct statx *sx, MadeId *id) {
+    memset(id, 0, sizeof *id);
     id->kind = S_ISDIR(sx->stx_mode) ? 'd' : S_ISREG(sx->stx_mode) ? 'f' : '?';
     id->ino = sx->stx_ino;
-    id->btime = sx->stx_mask & STATX_BTIME ? (int64_t)sx->stx_btime.tv_sec * 1000000000 + sx->stx_btime.tv_nsec : 0;
+    id->btime = sx->stx_mask & STATX_BTIME ? ns_of(sx->stx_btime) : 0;
+    unsigned stamp = STATX_SIZE | STATX_MTIME | STATX_CTIME;
+    if (id->kind == 'f' && (sx->stx_mask & stamp) == stamp)
+        id->stamped = 1, id->size = sx->stx_size, id->mtime = ns_of(sx->stx_mtime), id->ctime = ns_of(sx->stx_ctime);
 }
 
 // The identity of `path` itself (a link is not followed: its kind is '?'). 0 or -1 (errno).
 static int id_of_path(const char *path, MadeId *id) {
     struct statx sx;
-    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) return -1;
+    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MADE, &sx) != 0) return -1;
     id_from_statx(&sx, id);
     return 0;
 }
 
 static int id_of_fd(int fd, MadeId *id) {
     struct statx sx;
-    if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) return -1;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_MADE, &sx) != 0) return -1;
     id_from_statx(&sx, id);
     return 0;
 }
 
-// The same inode, born at the same time. An inode number alone proves nothing: a file
-// system reuses a freed one at once (ext4 gave a user's file, written where ddptok's had
-// been removed, the same number), so where either side has no birth time (a file system
-// that keeps none: ext4 with 128-byte inodes, NFS) nothing is the same.
-static int id_same(const MadeId *a, const MadeId *b) {
-    return a->kind == b->kind && a->ino == b->ino && a->btime && a->btime == b->btime;
+// What a record line says of the entry there now (made.h MadeVerdict). The same inode, born
+// at the same time: an inode number alone proves nothing (a file system reuses a freed one at
+// once: ext4 gave a user's file, written where ddptok's had been removed, the same number), so
+// where either side has no birth time (a file system that keeps none: ext4 with 128-byte
+// inodes, NFS) nothing is proven. A file must also hold what ddptok wrote: its content stamp
+// unchanged.
+static MadeVerdict verdict_of(const MadeId *line, const MadeId *now) {
+    if (line->kind != now->kind || line->ino != now->ino) return MADE_NOT;
+    if (!line->btime || !now->btime) return MADE_UNPROVEN;
+    if (line->btime != now->btime) return MADE_NOT;
+    if (now->kind != 'f') return MADE_YES;
+    if (!line->stamped || !now->stamped) return MADE_UNSTAMPED;
+    return line->size == now->size && line->mtime == now->mtime && line->ctime == now->ctime ? MADE_YES : MADE_CHANGED;
 }
 
 // Where the record of `path` lives and the name it has there: a directory's own record and
@@ -86,19 +108,20 @@ static void name_unescape(char *s) {
     *out = 0;
 }
 
-static void warn_once(const char *rec, int e) {
+static void warn_why(const char *rec, const char *why) {
     static int warned;
-    if (!warned) warning("%s: cannot record what ddptok made here (%s): `ddptok clean` will leave it", rec, write_error(e));
+    if (!warned) warning("%s: cannot record what ddptok made here (%s): `ddptok clean` will leave it", rec, why);
     warned = 1;
 }
+static void warn_once(const char *rec, int e) { warn_why(rec, strerror(e)); }
 
-// Appends one line to the record `rec` (created with its header line if absent), in one write.
+// Appends one line to the record `rec` (created with its header line if absent), in one write:
+// only to a regular file with no other name (a hard link planted there would get ddptok's lines
+// appended to the user's file), never through a link (fs.h open_in_place).
 static int record_append(const char *rec, const char *line) {
-    int fd = open(rec, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644), created = fd >= 0;
-    if (fd < 0 && errno == EEXIST) fd = open(rec, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
-    if (fd < 0) return warn_once(rec, errno), -1;
+    char why[160];
+    int created = 0, fd = open_in_place(rec, O_WRONLY | O_APPEND, &created, why, sizeof why);
+    if (fd < 0) return warn_why(rec, why), -1;
     Buf b = {0};
     buf_printf(&b, "%s%s", created ? RECORD_HEADER : "", line);
     ssize_t n = (ssize_t)b.n, w = write(fd, b.s, b.n);
@@ -109,15 +132,22 @@ static int record_append(const char *rec, const char *line) {
     return 0;
 }
 
+// One record line: "d INO BTIME ." or "f INO BTIME SIZE MTIME CTIME NAME" (an older ddptok's
+// file line: "f INO BTIME NAME").
+static void line_print(Buf *b, const MadeId *id, const char *name) {
+    buf_printf(b, "%c %" PRIu64 " %" PRId64 " ", id->kind, id->ino, id->btime);
+    if (id->kind == 'f' && id->stamped) buf_printf(b, "%" PRIu64 " %" PRId64 " %" PRId64 " ", id->size, id->mtime, id->ctime);
+    name_escape(b, name);
+    buf_printf(b, "\n");
+}
+
 static int note(const char *path, const MadeId *id) {
     if (id->kind == '?') return -1;  // only files and directories are ddptok's
     char rec[1200];
     const char *name;
     record_of(path, id->kind, rec, sizeof rec, &name);
     Buf line = {0};
-    buf_printf(&line, "%c %" PRIu64 " %" PRId64 " ", id->kind, id->ino, id->btime);
-    name_escape(&line, name);
-    buf_printf(&line, "\n");
+    line_print(&line, id, name);
     int rc = record_append(rec, line.s);
     buf_free(&line);
     return rc;
@@ -175,21 +205,24 @@ static void record_read(int dirfd, Record *r) {
     for (char *p = r->text, *next; *p; p = next) {
         if (!(next = strchr(p, '\n'))) break;  // a line cut mid-write
         *next++ = 0;
-        char kind;
-        uint64_t ino;
-        int64_t btime;
-        int used = 0;
-        if (p[0] == '#' || sscanf(p, "%c %" SCNu64 " %" SCNd64 " %n", &kind, &ino, &btime, &used) != 3 || !used ||
-            (kind != 'd' && kind != 'f'))
+        MadeId id = {0};
+        int used = 0, more = 0;
+        if (p[0] == '#' || sscanf(p, "%c %" SCNu64 " %" SCNd64 " %n", &id.kind, &id.ino, &id.btime, &used) != 3 || !used ||
+            (id.kind != 'd' && id.kind != 'f'))
             continue;
+        // A file's stamp: three more numbers, then the name (one word: spaces are escaped).
+        if (id.kind == 'f' && strchr(p + used, ' ') &&
+            sscanf(p + used, "%" SCNu64 " %" SCNd64 " %" SCNd64 " %n", &id.size, &id.mtime, &id.ctime, &more) == 3 && more)
+            id.stamped = 1, used += more;
         char *name = p + used;
+        if (strchr(name, ' ')) continue;  // neither form
         name_unescape(name);
-        if (!*name || strchr(name, '/') || (kind == 'd') != !strcmp(name, ".")) continue;
+        if (!*name || strchr(name, '/') || (id.kind == 'd') != !strcmp(name, ".")) continue;
         if (r->n == lines) {
             r->line = realloc(r->line, (size_t)(lines = lines ? 2 * lines : 16) * sizeof *r->line);
             ASSERT(r->line);
         }
-        r->line[r->n].id = (MadeId){kind, ino, btime};
+        r->line[r->n].id = id;
         r->line[r->n++].name = name;
     }
 }
@@ -203,51 +236,61 @@ static int record_find(const Record *r, const char *name) {
 
 static int id_at(int dirfd, const char *name, MadeId *id) {
     struct statx sx;
-    if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_INO | STATX_BTIME, &sx) != 0) return -1;
+    if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW, STATX_MADE, &sx) != 0) return -1;
     id_from_statx(&sx, id);
     return 0;
 }
 
-int made_is_at(int dirfd, const char *name) {
+MadeVerdict made_verdict_at(int dirfd, const char *name) {
     MadeId id;
-    if (id_at(dirfd, name, &id) != 0 || id.kind == '?') return 0;
+    if (id_at(dirfd, name, &id) != 0 || id.kind == '?') return MADE_NOT;
     int fd = dirfd;
     if (id.kind == 'd') {  // its own record, read through the directory itself (no link followed)
         MadeId opened;
         fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) return 0;
-        if (id_of_fd(fd, &opened) != 0 || !id_same(&opened, &id)) return close(fd), 0;
+        if (fd < 0) return MADE_NOT;
+        if (id_of_fd(fd, &opened) != 0 || opened.ino != id.ino || opened.btime != id.btime) return close(fd), MADE_NOT;
     }
     Record r;
     record_read(fd, &r);
     if (fd != dirfd) close(fd);
-    int i = record_find(&r, id.kind == 'd' ? "." : name), ok = i >= 0 && id_same(&r.line[i].id, &id);
+    int i = record_find(&r, id.kind == 'd' ? "." : name);
+    MadeVerdict v = i < 0 ? MADE_NOT : verdict_of(&r.line[i].id, &id);
     record_free(&r);
-    return ok;
+    return v;
 }
 
-int made_unproven_at(int dirfd, const char *name) {
-    MadeId id;
-    if (id_at(dirfd, name, &id) != 0 || id.kind == '?') return 0;
-    int fd = id.kind == 'd' ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : dirfd;
-    if (fd < 0) return 0;
-    Record r;
-    record_read(fd, &r);
-    if (fd != dirfd) close(fd);
-    int i = record_find(&r, id.kind == 'd' ? "." : name), listed = i >= 0 && r.line[i].id.kind == id.kind && r.line[i].id.ino == id.ino &&
-                                                      (!id.btime || !r.line[i].id.btime);
-    record_free(&r);
-    return listed;
-}
+int made_is_at(int dirfd, const char *name) { return made_verdict_at(dirfd, name) == MADE_YES; }
 
-int made_is(const char *path) {
+// The directory of `path` opened, and its last component.
+static int open_parent(const char *path, const char **name) {
     char dir[1100];
     dir_of(path, dir, sizeof dir);
     const char *slash = strrchr(path, '/');
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    *name = slash ? slash + 1 : path;
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int made_is(const char *path) {
+    const char *name;
+    int fd = open_parent(path, &name);
     if (fd < 0) return 0;
-    int ok = made_is_at(fd, slash ? slash + 1 : path);
+    int ok = made_is_at(fd, name);
     close(fd);
+    return ok;
+}
+
+int made_is_fd(const char *path, int fd) {
+    MadeId id;
+    const char *name;
+    if (id_of_fd(fd, &id) != 0 || id.kind != 'f') return 0;
+    int dirfd = open_parent(path, &name);
+    if (dirfd < 0) return 0;
+    Record r;
+    record_read(dirfd, &r);
+    close(dirfd);
+    int i = record_find(&r, name), ok = i >= 0 && verdict_of(&r.line[i].id, &id) == MADE_YES;
+    record_free(&r);
     return ok;
 }
 
@@ -261,11 +304,12 @@ int made_compact_at(int dirfd, int keep_self) {
         int self = !strcmp(r.line[i].name, ".");
         MadeId now;
         if (self && !keep_self) continue;
-        if ((self ? id_of_fd(dirfd, &now) : id_at(dirfd, r.line[i].name, &now)) != 0 || !id_same(&r.line[i].id, &now)) continue;
+        // A line stays while its entry is there, the same inode (whatever its stamp says: it is
+        // checked again each time, and a changed file keeps being called changed).
+        if ((self ? id_of_fd(dirfd, &now) : id_at(dirfd, r.line[i].name, &now)) != 0 || verdict_of(&r.line[i].id, &now) == MADE_NOT)
+            continue;
         if (!kept++) buf_printf(&out, "%s", RECORD_HEADER);
-        buf_printf(&out, "%c %" PRIu64 " %" PRId64 " ", r.line[i].id.kind, r.line[i].id.ino, r.line[i].id.btime);
-        name_escape(&out, r.line[i].name);
-        buf_printf(&out, "\n");
+        line_print(&out, &r.line[i].id, r.line[i].name);
     }
     record_free(&r);
     int rc = 0;

@@ -72,8 +72,29 @@ static void free_entries(char **names, int n) {
     free(names);
 }
 
-// Why a path its record lists is left on a file system that keeps no birth time.
-#define UNPROVEN "listed as made by ddptok, but this file system keeps no birth time: it cannot be told from a file put there later"
+// Why a path is left, from its verdict (made.h).
+static const char *left_why(MadeVerdict v) {
+    switch (v) {
+    case MADE_UNPROVEN: return "listed as made by ddptok, but this file system keeps no birth time: it cannot be told from a file put there later";
+    case MADE_CHANGED: return "made by ddptok, but changed since it wrote it: its size or times differ from the record (written over in place, "
+                              "or the log of a run that never closed it)";
+    case MADE_UNSTAMPED: return "made by ddptok, but listed by an older ddptok without its size and times: a change since cannot be told";
+    default: return "not made by ddptok";
+    }
+}
+
+// The pid holding the fcntl lock on `.lock` in the directory open as `fd` (a train writing this
+// lineage: train/lineage.c), else 0. A lineage in use is left whole: removing its checkpoints
+// and its lock under a running train let a second one start on it.
+static int held_by(int fd) {
+    int lk = openat(fd, ".lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (lk < 0) return 0;
+    struct stat st;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int pid = fstat(lk, &st) == 0 && S_ISREG(st.st_mode) && fcntl(lk, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? (fl.l_pid > 0 ? fl.l_pid : -1) : 0;
+    close(lk);
+    return pid;
+}
 
 // 1 when everything in the directory open as `fd` is ddptok's, all the way down.
 static int wholly_made(int fd, int depth) {
@@ -99,7 +120,8 @@ static int wholly_made(int fd, int depth) {
 static void sweep(Sweep *s, int parent, const char *name, const char *path, int depth, int quiet) {
     struct stat st;
     if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;  // not there
-    int is_dir = S_ISDIR(st.st_mode), made = made_is_at(parent, name), unproven = !made && made_unproven_at(parent, name);
+    MadeVerdict verdict = made_verdict_at(parent, name);
+    int is_dir = S_ISDIR(st.st_mode), made = verdict == MADE_YES;
     const char *verb = s->dry_run ? "would remove" : "removing";
     if (made && !is_dir) {
         if (!quiet) say("%s %s\n", verb, text_safe(path)), s->removed++;
@@ -109,8 +131,16 @@ static void sweep(Sweep *s, int parent, const char *name, const char *path, int 
     int fd = is_dir ? openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     if (!made && (fd < 0 || faccessat(fd, MADE_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) != 0)) {  // nothing of ddptok's in it
         s->left++;
-        say("left: %s%s (%s)\n", text_safe(path), is_dir ? "/" : "", unproven ? UNPROVEN : "not made by ddptok");
+        say("left: %s%s (%s)\n", text_safe(path), is_dir ? "/" : "", left_why(verdict));
         if (fd >= 0) close(fd);
+        return;
+    }
+    int holder = fd >= 0 ? held_by(fd) : 0;
+    if (holder) {  // a lineage a train is writing: nothing of it goes
+        s->left++;
+        if (holder > 0) say("left: %s/ (in use: its .lock is held by pid %d, a train writing it)\n", text_safe(path), holder);
+        else say("left: %s/ (in use: its .lock is held, a train writing it)\n", text_safe(path));
+        close(fd);
         return;
     }
     if (fd < 0 || depth > 32) {
@@ -140,7 +170,7 @@ static void sweep(Sweep *s, int parent, const char *name, const char *path, int 
         }
     }
     if (!s->dry_run && kept) made_compact_at(fd, made);  // what stays of ddptok's is still known as its
-    if (!made) s->left++, say("left: %s/ (%s)\n", text_safe(path), unproven ? UNPROVEN : "not made by ddptok");
+    if (!made) s->left++, say("left: %s/ (%s)\n", text_safe(path), left_why(verdict));
     else if (foreign) say("left: %s/ (made by ddptok, but holds what it did not make)\n", text_safe(path));
     close(fd);
 }

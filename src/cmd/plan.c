@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/app.h"
+#include "base/clock.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
@@ -89,13 +90,19 @@ static int plan_run(App *app) {
         int32_t *ids = xmalloc((size_t)W * per * sizeof *ids);
         for (int r = 0; r < W; r++)
             if (sampler_init(&s[r], &cfg, &corpus, r)) stop(EXIT_BAD_INPUT);
-        for (long long u = 1; u <= b; u++)  // each rank's stream, replayed from step 1
+        // Each rank's stream, replayed from step 1 (a stream is a chain: where window u's draw starts
+        // depends on every draw before it), with a progress line when the steps before a take a while.
+        WorkProgress progress;
+        work_progress_init(&progress, "plan: replaying the bands sampler's streams to the first step asked for, step");
+        for (long long u = 1; u <= b; u++) {
+            if (u < a && !(u & 1023)) work_progress(&progress, u, a - 1);
             for (int r = 0; r < W; r++) {
                 sampler_next(&s[r], ids + (size_t)r * per);
                 if (u < a) continue;
                 snprintf(lead, sizeof lead, "step %lld rank %d:", u, r);
                 print_ids(lead, ids + (size_t)r * per, per, 0);
             }
+        }
         for (int r = 0; r < W; r++) sampler_free(&s[r]);
         free(s), free(ids);
     }

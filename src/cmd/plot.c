@@ -12,7 +12,6 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
-#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
@@ -104,12 +103,19 @@ static FILE *jsonl_open(const char *jsonl) {
 static int64_t jsonl_to_dats(const char *jsonl, const char *dat, const char *val_dat) {
     FILE *in = jsonl_open(jsonl);
     if (!in) return 0;
-    FILE *out = fopen_nofollow(dat, "w"), *val = val_dat ? fopen_nofollow(val_dat, "w") : NULL;
-    if (!out || (val_dat && !val)) die(EXIT_BAD_INPUT, "%s: cannot write: %s", out ? val_dat : dat, write_error(errno));
-    int64_t n = jsonl_points(in, jsonl, out, val, NULL);
+    FileOut out, vo;
+    if (file_out_open(&out, dat) || !file_out_stream(&out)) stop(EXIT_BAD_INPUT);  // it said why
+    if (val_dat && (file_out_open(&vo, val_dat) || !file_out_stream(&vo))) {
+        file_out_abort(&out);
+        stop(EXIT_BAD_INPUT);
+    }
+    int64_t n = jsonl_points(in, jsonl, out.f, val_dat ? vo.f : NULL, NULL);
     fclose(in);
-    if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
-    if (val && fclose(val) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", val_dat, strerror(errno));
+    if (file_out_commit(&out)) {
+        if (val_dat) file_out_abort(&vo);
+        stop(EXIT_BAD_INPUT);
+    }
+    if (val_dat && file_out_commit(&vo)) stop(EXIT_BAD_INPUT);
     return n;
 }
 
@@ -158,12 +164,14 @@ static double tolerance_ratio(const float *g, const float *ref, size_t n, double
     return worst;
 }
 
-// Runs gnuplot on `script` with `dir` as its working directory: no shell, an argv, so no
-// path reaches a command line; 0 when it exited 0.
-static int run_gnuplot(const char *dir, const char *script) {
+// Runs gnuplot on `script` with `dir` as its working directory and its standard output on
+// `out` (the figure: gnuplot opens no file for writing, so none it could be tricked into): no
+// shell, an argv, so no path reaches a command line; 0 when it exited 0.
+static int run_gnuplot(const char *dir, const char *script, int out) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addchdir_np(&fa, dir);
+    posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
     char *argv[] = {"gnuplot", (char *)script, NULL};
     // The script is UTF-8 (Δ, ✓): under a locale that is not (C, POSIX, none) gnuplot warned
     // "iconv failed to convert degree sign" on every plot; it gets C.UTF-8 then (glibc's own).
@@ -367,7 +375,7 @@ static int plot_run(App *app) {
     }
 
     // 2. The data files, the script and the figure.
-    if (mkdir_p(dir)) die(EXIT_BAD_INPUT, "cannot create %s", dir);
+    if (mkdir_p(dir)) stop(EXIT_BAD_INPUT);  // it said why
     int64_t val[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
         char rel[128];
@@ -380,8 +388,9 @@ static int plot_run(App *app) {
     }
     if (parity) {
         snprintf(dat, sizeof dat, "%s/parity.dat", dir);
-        FILE *pd = fopen_nofollow(dat, "w");
-        if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
+        FileOut pdo;
+        if (file_out_open(&pdo, dat) || !file_out_stream(&pdo)) stop(EXIT_BAD_INPUT);  // it said why
+        FILE *pd = pdo.f;
         fprintf(pd, "mode");
         for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %s", m.name[p]);
         fprintf(pd, "\n");
@@ -390,20 +399,20 @@ static int plot_run(App *app) {
             for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
             fprintf(pd, "\n");
         }
-        if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
+        if (file_out_commit(&pdo)) stop(EXIT_BAD_INPUT);
     }
 
     // gnuplot runs in the plot directory and its script names only fixed relative files; the
     // one user string in it (the config's path, in the title) is plain_text, printed with
     // noenhanced: no user string reaches a command line or gnuplot's syntax.
-    char png[1024], tmp[1200], gp[1200], cfg_text[256];
+    char png[1024], gp[1200], cfg_text[256];
     plain_text(cfg_text, sizeof cfg_text, app->config_path);
     out_path(app, png, sizeof png, "figure.png");
-    snprintf(tmp, sizeof tmp, "%s/figure.tmp.png", dir);
     snprintf(gp, sizeof gp, "%s/figure.gp", dir);
-    FILE *f = fopen_nofollow(gp, "w");
-    if (!f) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, write_error(errno));
-    fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,680 font 'sans,10'\nset output 'figure.tmp.png'\n"
+    FileOut gpo;
+    if (file_out_open(&gpo, gp) || !file_out_stream(&gpo)) stop(EXIT_BAD_INPUT);  // it said why
+    FILE *f = gpo.f;
+    fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,680 font 'sans,10'\nset output\n"
                "set multiplot layout 1,%d title \"%s: W = %d ranks, A = %d, B = %d, %d updates, %s lr %g, %s unit\" noenhanced "
                "font ',12'\n",
             parity ? 1400 : 900, parity ? 2 : 1, cfg_text, W, cfg->train.accumulation, cfg->train.batch_size_per_rank, U,
@@ -491,12 +500,14 @@ static int plot_run(App *app) {
     buf_free(&counts);
     fprintf(f, "unset multiplot\n");
     json_decref(pj);
-    if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
-    if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {
-        unlink(tmp);
+    if (file_out_commit(&gpo)) stop(EXIT_BAD_INPUT);
+    FileOut figure;  // gnuplot writes the figure to its standard output, this file
+    if (file_out_open(&figure, png)) stop(EXIT_BAD_INPUT);
+    if (run_gnuplot(dir, "figure.gp", figure.fd) != 0) {
+        file_out_abort(&figure);
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (its own message is above)", gp);
     }
-    made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
+    if (file_out_commit(&figure)) stop(EXIT_BAD_INPUT);
     Buf drawn = {0}, vals = {0};
     for (int i = 0; i < 3; i++) {
         if (have[i]) buf_printf(&drawn, "%s%s", drawn.n ? ", " : "", runs[i]);
@@ -505,11 +516,18 @@ static int plot_run(App *app) {
     if (vals.n) buf_printf(&drawn, "; validation loss of %s", vals.s);
     else buf_printf(&drawn, "; no validation loss logged (train.eval_every)");
     buf_free(&vals);
+    // Why nothing was compared, when nothing was: the curve that is missing or another config's.
+    int others = have[1] || have[2], mine = (have[1] && kind[1] != CURVE_OTHER) || (have[2] && kind[2] != CURVE_OTHER);
+    const char *no_comparison = !have[0] ? "no uninterrupted run (continuous.jsonl) to compare with"
+                                : kind[0] == CURVE_OTHER ? "the uninterrupted run is another config's: nothing compared"
+                                : !others ? "no interrupted or resumed run to compare with the uninterrupted one"
+                                : !mine ? "the interrupted and resumed runs are another config's: nothing compared"
+                                        : "no step that both the uninterrupted and the interrupted + resumed runs logged";
     char verdict[400];
     if (parity) snprintf(verdict, sizeof verdict, "gradient error per mode and tensor: %s", verdict_ok ? "every mode as it must be" : "a mode NOT as it must be");
     else snprintf(verdict, sizeof verdict, "no parity panel: %s", no_parity);
     say("plot: %s (loss curves of %s; %s; %s)\n", text_safe(png), drawn.s,
-        !compared ? "no uninterrupted run of this config to compare with"
+        !compared ? no_comparison
         : max_diff == 0 ? (snprintf(what_vs + strlen(what_vs), sizeof what_vs - strlen(what_vs), ": identical (max |Δloss| = 0)"), what_vs)
                         : (snprintf(what_vs + strlen(what_vs), sizeof what_vs - strlen(what_vs), ": NOT identical"), what_vs),
         text_safe(verdict));

@@ -179,8 +179,8 @@ static int train_run(App *app) {
         if (t.step == stop_at || (every && t.step % every == 0))
             trainer_checkpoint(&t, root, corpus.lock);
     }
-    if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
-    if (fclose(log) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", log_path, strerror(errno));
+    if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
+    if (runlog_close(log, log_path) && !log_bad) log_bad = 1;
     comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
     if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
     train_progress_summary(&progress, run);

@@ -154,6 +154,16 @@ void window_hash_add(char h[65], const int32_t *ids, size_t n) {
     sha256_hex(c, h);
 }
 
+void sampler_windows_digest(const Sampler *s, uint32_t seed, uint64_t k, char h[65]) {
+    ASSERT(s->global);
+    char text[256];
+    int n = snprintf(text, sizeof text, "ddptok-sampler-windows v2 global seed=%u n_train=%d train_begin=%d global_batch=%d windows=%llu",
+                     seed, s->n_pool, s->train_begin, s->B, (unsigned long long)k);
+    Sha256 *c = sha256_begin();
+    sha256_add(c, text, (size_t)n);
+    sha256_hex(c, h);
+}
+
 int sampler_resolve_epochs(Config *cfg, const Corpus *corpus) {
     if (!cfg->train.epochs) return 0;
     int64_t n = corpus_split_count(corpus, SPLIT_TRAIN), G = cfg->train.global_batch;

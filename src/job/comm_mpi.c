@@ -17,8 +17,8 @@ static inline void mpi_check(int rc, const Comm *comm, const char *file, int lin
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    die_abort(EXIT_COMM_FAILURE, "MPI failure on %s at %s:%d during %s (step %lld): %s", g_id.host, file, line,
-              comm && comm->op ? comm->op : "?", comm ? (long long)comm->step : -1LL, msg);
+    die_abort(EXIT_COMM_FAILURE, "MPI failure on %s at %s:%d during %s%s: %s", g_id.host, file, line,
+              comm && comm->op ? comm->op : "?", comm ? comm_at_step(comm) : "", msg);
 }
 #define MPI_CHECK(call, c) mpi_check((call), (c), __FILE__, __LINE__)
 
@@ -43,9 +43,9 @@ static void mpi_wait_all(Comm *comm, int n, MPI_Request *req) {
         double waited = now_seconds() - start;
         if (waited > comm->timeout)
             die_abort(EXIT_COMM_FAILURE,
-                      "no progress in %s at step %lld on %s for %g s (--comm-timeout): another rank is stuck or gone; "
+                      "no progress in %s%s on %s for %g s (--comm-timeout): another rank is stuck or gone; "
                       "aborting the job",
-                      comm->op ? comm->op : "?", (long long)comm->step, g_id.host, comm->timeout);
+                      comm->op ? comm->op : "?", comm_at_step(comm), g_id.host, comm->timeout);
         if (waited < MPI_SPIN_SECONDS) continue;
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
@@ -54,9 +54,17 @@ static void mpi_wait_all(Comm *comm, int n, MPI_Request *req) {
 }
 static void mpi_wait(Comm *comm, MPI_Request *req) { mpi_wait_all(comm, 1, req); }
 
+const char *comm_at_step(const Comm *comm) {
+    static char text[48];
+    if (comm->step < 0) return "";
+    snprintf(text, sizeof text, " at step %lld", (long long)comm->step);
+    return text;
+}
+
 void comm_setup(Comm *comm, double timeout) {
     memset(comm, 0, sizeof *comm);
     comm->timeout = timeout;
+    comm->step = -1;  // no training step yet: messages name none
     MPI_Comm_dup(MPI_COMM_WORLD, &comm->mpi);
     MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm->mpi, &comm->rank);
@@ -73,13 +81,16 @@ int comm_agree(Comm *comm, int code) {
     int out = code;
     MPI_Request req;
     test_stall("agreement");
-    comm->op = "agreement";
+    comm_op_begin(comm, "agreement");
     MPI_CHECK(MPI_Iallreduce(&code, &out, 1, MPI_INT, MPI_MAX, comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     return out;
 }
 
 void comm_stop_if_any(Comm *comm, int bad, int code, const char *what) {
+    static char label[160];
+    snprintf(label, sizeof label, "the agreement (%s)", what);
+    comm_label(comm, label);
     int failed = comm_agree(comm, bad ? comm->rank + 1 : 0);  // the highest failed rank, plus one
     if (!failed) return;
     if (!bad) error("stopping: rank %d failed %s", failed - 1, what);
@@ -92,7 +103,7 @@ int comm_bcast(Comm *comm, void *buf, size_t bytes, int root) {
     MPI_Request req;
     ASSERT(bytes <= (size_t)INT_MAX);
     test_stall("broadcast");
-    comm->op = "broadcast";
+    comm_op_begin(comm, "broadcast");
     MPI_CHECK(MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     return 0;
@@ -100,7 +111,7 @@ int comm_bcast(Comm *comm, void *buf, size_t bytes, int root) {
 
 void comm_barrier(Comm *comm) {
     MPI_Request req;
-    comm->op = "barrier";
+    comm_op_begin(comm, "barrier");
     MPI_CHECK(MPI_Ibarrier(comm->mpi, &req), comm);
     mpi_wait(comm, &req);
 }
@@ -110,7 +121,7 @@ void comm_gather_str(Comm *comm, const char *mine, char *out, int len) {
     strncpy(buf, mine, (size_t)len - 1);
     MPI_Request req;
     test_stall("gather");
-    comm->op = "gather";
+    comm_op_begin(comm, "gather");
     MPI_CHECK(MPI_Igather(buf, len, MPI_CHAR, out, len, MPI_CHAR, 0, comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     free(buf);
@@ -118,7 +129,7 @@ void comm_gather_str(Comm *comm, const char *mine, char *out, int len) {
 
 static int mpi_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
     MPI_Request req;
-    comm->op = "count all-reduce";
+    comm_op_begin(comm, "count all-reduce");
     MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf, n, MPI_INT64_T, MPI_SUM, comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     return 0;
@@ -134,14 +145,14 @@ static int mpi_allreduce_sum_i64(Comm *comm, int64_t *buf, int n) {
 static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
     if (comm->world == 1) return 0;
     MPI_Request req;
-    comm->op = "gradient all-reduce";
+    comm_op_begin(comm, "gradient all-reduce");
     test_stall("gradient all-reduce");
     MPI_CHECK(MPI_Ibarrier(comm->mpi, &req), comm);
     mpi_wait(comm, &req);
     // A rank stopped between the barrier and the blocking all-reduce would hang its peers
     // there: the watchdog bounds it (two setitimer calls per window).
-    char phase[96];
-    snprintf(phase, sizeof phase, "%s at step %lld", comm->op, (long long)comm->step);
+    char phase[160];
+    snprintf(phase, sizeof phase, "%s%s", comm->op, comm_at_step(comm));
     watchdog_arm(phase);
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
@@ -163,7 +174,7 @@ static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
 // tail's last bits (docs/performance.md "Overlap of the gradient all-reduce with the backward").
 static int mpi_sum_f32_start(Comm *comm, float *buf, size_t n) {
     if (comm->world == 1) return 0;
-    comm->op = "gradient all-reduce";
+    comm_op_begin(comm, "gradient all-reduce");
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
         ASSERT(comm->buckets < COMM_MAX_BUCKET_REQUESTS);
@@ -177,7 +188,7 @@ static int mpi_sum_f32_start(Comm *comm, float *buf, size_t n) {
 
 static int mpi_sum_f32_finish(Comm *comm) {
     if (!comm->buckets) return 0;
-    comm->op = "gradient all-reduce";
+    comm_op_begin(comm, "gradient all-reduce");
     mpi_wait_all(comm, comm->buckets, comm->bucket);
     comm->buckets = 0;
     return 0;

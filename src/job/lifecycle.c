@@ -173,6 +173,7 @@ static void startup_failed(int code) {  // stop() on a rank that failed during s
     Comm *comm = g_startup;
     g_startup = NULL;
     stop_hook_set(NULL);
+    comm_label(comm, "the start-up agreement");
     comm_agree(comm, code << 16 | (comm->rank + 1));
 }
 
@@ -184,6 +185,7 @@ void startup_begin(Comm *comm) {
 void startup_end(Comm *comm) {
     g_startup = NULL;
     stop_hook_set(NULL);
+    comm_label(comm, "the start-up agreement");
     int v = comm_agree(comm, 0);
     if (!v) return;
     error("stopping: rank %d failed to start (see its message)", (v & 0xffff) - 1);

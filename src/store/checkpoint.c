@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -30,13 +31,88 @@ static int absent_or_directory(const char *dir) {
     return 0;
 }
 
+// A checkpoint's own files, as checkpoint_save writes them: rank-NNNN.h5, SHA256SUMS and the
+// record, each possibly still under its temporary name (NAME.tmp.PID: a crashed write).
+static int checkpoint_file_name(const char *name) {
+    int n = 0, pid = 0;
+    char tail[2];
+    const char *rest = NULL;
+    if (sscanf(name, "rank-%*4[0-9].h5%n", &n) == 0 && n == 12) rest = name + n;
+    else if (!strncmp(name, CHECKPOINT_MANIFEST, strlen(CHECKPOINT_MANIFEST))) rest = name + strlen(CHECKPOINT_MANIFEST);
+    else if (!strncmp(name, MADE_RECORD, strlen(MADE_RECORD))) rest = name + strlen(MADE_RECORD);
+    return rest && (!*rest || (sscanf(rest, ".tmp.%d%1s", &pid, tail) == 1 && pid > 0));
+}
+
+// Removes a step directory ddptok replaces or re-creates (the checkpoint a new one of the same
+// step replaced, a crashed write's step-NNNN.tmp, this write's own when it fails): its
+// checkpoint files go (regular files under a checkpoint's names, whoever copied them there, and
+// whatever its record says ddptok made), and the directory with them. Anything else in it — a
+// user's file, a link, a FIFO, a directory, even under a checkpoint's name — is not ddptok's to
+// remove: the directory is kept whole, renamed BASE.kept-UTC beside it, and said so. 0, or -1
+// (error printed) when it could not be removed or moved aside.
+static int retire_step_dir(const char *path, const char *base) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : error("%s: cannot open: %s", path, strerror(errno));
+    int dup_fd = dup(fd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0) close(dup_fd);
+        close(fd);
+        return error("%s: cannot list: %s", path, strerror(errno));
+    }
+    char first[256] = "";
+    int kept = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat st;
+        int ours = fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+                   (checkpoint_file_name(e->d_name) || made_is_at(fd, e->d_name));
+        if (ours && unlinkat(fd, e->d_name, 0) == 0) continue;
+        if (!kept++) snprintf(first, sizeof first, "%s", e->d_name);
+    }
+    closedir(d);
+    close(fd);
+    if (!kept) return rmdir(path) == 0 || errno == ENOENT ? 0 : error("%s: cannot remove: %s", path, strerror(errno));
+    char aside[1200], stamp[32];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
+    for (int k = 1;; k++) {
+        snprintf(aside, sizeof aside, "%s.kept-%s%s%.0d", base, stamp, k > 1 ? "-" : "", k > 1 ? k : 0);
+        if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) break;
+        if (errno != EEXIST || k > 99) return error("%s: holds what ddptok did not write (%s), and cannot be moved aside: %s", path, text_safe(first), strerror(errno));
+    }
+    warning("%s held what ddptok did not write (%s%s): its checkpoint files removed, the rest kept in %s", base, text_safe(first),
+            kept > 1 ? ", ..." : "", aside);
+    return 0;
+}
+
+// Publishes the complete step directory `tmp` as `dir`: a rename when nothing is there
+// (RENAME_NOREPLACE); over an earlier checkpoint of that step, an exchange, after which the old
+// one — now at `tmp` — is removed only if it is a real directory: a link or anything else
+// swapped in for `dir` after absent_or_directory looked goes back, untouched. 0 or -1 (error
+// printed).
+static int publish_directory(const char *tmp, const char *dir) {
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_NOREPLACE) == 0) return 0;
+    if (errno == EINVAL || errno == ENOSYS)  // a file system without the flags: look, then rename
+        return absent_or_directory(dir) || (rename(tmp, dir) != 0 && error("%s: cannot publish checkpoint: %s", dir, strerror(errno)));
+    if (errno != EEXIST) return error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0) return error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+    struct stat st;
+    if (lstat(tmp, &st) != 0) return 0;  // what it replaced is gone already
+    if (S_ISDIR(st.st_mode)) return retire_step_dir(tmp, dir), 0;  // the checkpoint it replaced
+    const char *what = what_is_there(st.st_mode);
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
+        return error("%s: published, but %s swapped in for it meanwhile is now %s: move it back by hand", dir, what, tmp), -2;
+    return error("%s: %s was swapped in where ddptok keeps a checkpoint directory: refused, left as it is", dir, what);
+}
+
 int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     char tmp[1100], path[1200], parent[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp", dir);
     int rc = 0;
     if (comm->rank == 0) {  // leftovers of a crashed write go; tmp is then made afresh, by this process
         dir_of(dir, parent, sizeof parent);
-        rc = absent_or_directory(tmp) || absent_or_directory(dir) || remove_tree(tmp) || mkdir_p(parent);
+        rc = absent_or_directory(tmp) || absent_or_directory(dir) || retire_step_dir(tmp, tmp) || mkdir_p(parent);
         if (!rc && mkdir(tmp, 0777) != 0) rc = error("%s: cannot create directory: %s", tmp, strerror(errno));
         if (!rc) made_note(tmp);  // its record, inside it, is published with it (made.h)
     }
@@ -45,7 +121,7 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
     char sum[65] = "";
     rc = rank_file_write(path, s, sum);
     if (comm_agree(comm, rc ? 1 : 0)) {
-        if (comm->rank == 0) remove_tree(tmp);
+        if (comm->rank == 0) retire_step_dir(tmp, tmp);
         return -1;
     }
     // Rank 0 writes the manifest of every rank file's SHA-256 ...
@@ -73,15 +149,12 @@ int checkpoint_save(Comm *comm, const char *dir, const CheckpointState *s) {
         free(sums);
     }
     // ... and, every file complete, publishes the directory atomically.
-    // remove_tree never follows a link, so even a link swapped in for `dir` meanwhile only
-    // loses its name.
     if (comm->rank == 0 && !rc) {
         if (fsync_dir(tmp)) rc = -1;
-        else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) remove_tree(tmp);  // replaced
-        else if (rename(tmp, dir) != 0) rc = error("%s: cannot publish checkpoint: %s", dir, strerror(errno));
+        else rc = publish_directory(tmp, dir);
         if (!rc) rc = fsync_dir(parent);
     }
-    if (comm->rank == 0 && rc) remove_tree(tmp);  // nothing published, nothing left
+    if (comm->rank == 0 && rc && rc != -2) retire_step_dir(tmp, tmp);  // nothing published, nothing left
     return comm_agree(comm, rc ? 1 : 0) ? -1 : 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/clock.h"
 #include "base/fs.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -379,33 +380,116 @@ static int check_derived(const char *path, const CheckpointState *s) {
     return 0;
 }
 
+// ---------------------------------------------------------------------------------------
+// The replay. The bands sampler's stream is a chain (rejection sampling: where window u's draw
+// starts depends on every draw before it), and so is the running hash of formats 1-3: both are
+// replayed from step 0, one window's draw and hash per step. In memory, the states it passes
+// every ANCHOR_EVERY windows are kept as anchors (this process computed them: nothing read
+// from a file is trusted), so check-checkpoints, which verifies a lineage's checkpoints in
+// step order, replays each stream once in all instead of once per checkpoint (it was
+// quadratic); a replay that takes more than ~2 s says how far it is (work_progress). Format 4's
+// global sampler needs none of it: its windows are random access and its hash a digest of what
+// determines them (sampler_windows_digest), O(G) per checkpoint at any step.
+enum { ANCHOR_EVERY = 4096, ANCHORS_MAX = 1 << 16 };
+typedef struct {
+    char key[65];   // the stream: SHA-256 of the corpus lock, the stored config and the stream's rank
+    uint64_t step;  // windows drawn
+    RngStream rng;  // the stream after them
+    char hash[65];  // the running hash of them
+} Anchor;
+static Anchor *g_anchor;
+static int g_anchors;
+
+static void stream_key(const CheckpointState *s, const Corpus *corpus, int rank, char key[65]) {
+    Sha256 *h = sha256_begin();
+    char head[64];
+    int n = snprintf(head, sizeof head, "ddptok-replay rank=%d\n", rank);
+    sha256_add(h, head, (size_t)n);
+    sha256_add(h, corpus->lock, strlen(corpus->lock));
+    sha256_add(h, s->config_yaml, strlen(s->config_yaml));
+    sha256_hex(h, key);
+}
+
+// The anchor of `key` nearest below `before` (at most before - 1 windows: the window at
+// `before` is drawn again, for its ids), or NULL.
+static const Anchor *anchor_below(const char *key, uint64_t before) {
+    const Anchor *best = NULL;
+    for (int i = 0; i < g_anchors; i++)
+        if (g_anchor[i].step < before && (!best || g_anchor[i].step > best->step) && !strcmp(g_anchor[i].key, key)) best = &g_anchor[i];
+    return best;
+}
+
+static void anchor_put(const char *key, uint64_t step, const RngStream *rng, const char *hash) {
+    for (int i = 0; i < g_anchors; i++)
+        if (g_anchor[i].step == step && !strcmp(g_anchor[i].key, key)) return;
+    if (g_anchors == ANCHORS_MAX) return;  // 7 MiB of them: the rest is replayed
+    if (!(g_anchors & (g_anchors - 1))) {  // 0, 1, 2, 4, ...: grow
+        g_anchor = realloc(g_anchor, (size_t)(g_anchors ? 2 * g_anchors : 64) * sizeof *g_anchor);
+        ASSERT(g_anchor);
+    }
+    Anchor *a = &g_anchor[g_anchors++];
+    memcpy(a->key, key, 65), memcpy(a->hash, hash, 65);
+    a->step = step, a->rng = *rng;
+}
+
+// Draws windows 1..step of the sampler `sm` (fresh from sampler_init) as training did: `ids`
+// ends as window `step` (-1 at step 0), `hash` as their running hash, sm's stream where they
+// leave it.
+static void replay(Sampler *sm, const char *key, const char *path, uint64_t step, int32_t *ids, size_t per, char hash[65]) {
+    for (size_t i = 0; i < per; i++) ids[i] = -1;
+    window_hash_init(hash);
+    uint64_t u = 0;
+    const Anchor *from = anchor_below(key, step);
+    if (from) sm->rng = from->rng, memcpy(hash, from->hash, 65), u = from->step;
+    char what[1300];
+    snprintf(what, sizeof what, "%s: replaying its sampler, window", text_safe(path));
+    WorkProgress progress;
+    work_progress_init(&progress, what);
+    for (; u < step; u++) {
+        sampler_next(sm, ids);
+        window_hash_add(hash, ids, per);
+        if ((u + 1) % ANCHOR_EVERY == 0) anchor_put(key, u + 1, &sm->rng, hash);
+        if (!(u & 255)) work_progress(&progress, (int64_t)u, (int64_t)step);
+    }
+}
+
 int checkpoint_check_draws(const char *path, const CheckpointState *s, const Corpus *corpus) {
     int global = s->cfg.train.sampler == SAMPLER_GLOBAL;
     if (global && s->version < 3)
         return error("%s: a checkpoint of format %d holds windows of the with-replacement global sampler; this ddptok's "
                      "global sampler draws epochs (docs/sampling.md \"Epochs\"): it cannot resume or verify it", path, s->version);
     Sampler sm;
-    if (sampler_init(&sm, &s->cfg, corpus, global ? 0 : s->rank)) return error("%s: its sampler cannot be replayed on this corpus", path);
+    int rank = global ? 0 : s->rank;
+    if (sampler_init(&sm, &s->cfg, corpus, rank)) return error("%s: its sampler cannot be replayed on this corpus", path);
     size_t per = (size_t)sm.A * sm.B;
     int32_t *ids = xmalloc(per * sizeof *ids);
-    for (size_t i = 0; i < per; i++) ids[i] = -1;
-    char hash[65];
-    window_hash_init(hash);
+    char hash[65], key[65];
     int rc = sm.A == s->A && sm.B == s->B ? 0 : error("%s: BUG: window shape (%d, %d) vs sampler's (%d, %d)", path, s->A, s->B, sm.A, sm.B);
-    // The replay from step 0, in O(1) memory: only the window just drawn and the running hash.
-    for (int u = 0; u < s->step && !rc; u++) {
-        sampler_next(&sm, ids);
-        window_hash_add(hash, ids, per);
+    int digest = global && s->version >= 4;  // the windows' determinants, not their ids (sampler_windows_digest)
+    if (!rc && digest) {  // O(G): window `step` by random access, the stream's counter = the windows drawn
+        for (size_t i = 0; i < per; i++) ids[i] = -1;
+        if (s->step > 0) sampler_window_at(&sm, (uint64_t)s->step - 1, ids);
+        sm.rng.counter = (uint64_t)s->step;
+        sampler_windows_digest(&sm, s->cfg.seed, (uint64_t)s->step, hash);
+    } else if (!rc) {
+        stream_key(s, corpus, rank, key);
+        replay(&sm, key, path, (uint64_t)s->step, ids, per, hash);
     }
     int64_t epoch, window;
     sampler_position(&sm, (uint64_t)s->step, &epoch, &window);
     for (size_t i = 0; i < per && !rc; i++)
         if (ids[i] != s->last[i])
-            rc = error("%s: /sampler/last slot %zu is %d, expected %d (window %d of the sampler replayed from seed %u)", path, i,
-                       s->last[i], ids[i], s->step, s->cfg.seed);
-    if (!rc && strcmp(hash, s->windows_hash) != 0)
-        rc = error("%s: /sampler windows_sha256 is %.12s…, expected %.12s… (the running hash of the %d windows replayed from "
-                   "seed %u): a window drawn before differs", path, s->windows_hash, hash, s->step, s->cfg.seed);
+            rc = error("%s: /sampler/last slot %zu is %d, expected %d (window %d of the %s from seed %u)", path, i, s->last[i],
+                       ids[i], s->step, digest ? "global sampler's epochs" : "sampler replayed", s->cfg.seed);
+    if (!rc && strcmp(hash, s->windows_hash) != 0) {
+        if (digest)
+            rc = error("%s: /sampler windows_sha256 is %.12s…, expected %.12s… (the digest of what determines the %d windows: "
+                       "seed %u, %d train sequences from %d, G = %d)", path, s->windows_hash, hash, s->step, s->cfg.seed, sm.n_pool,
+                       sm.train_begin, sm.B);
+        else
+            rc = error("%s: /sampler windows_sha256 is %.12s…, expected %.12s… (the running hash of the %d windows replayed from "
+                       "seed %u): a window drawn before differs", path, s->windows_hash, hash, s->step, s->cfg.seed);
+    }
     if (!rc && (epoch != s->epoch || window != s->window))
         rc = error("%s: /sampler epoch, window are (%lld, %lld), expected (%lld, %lld) (where window %d lies: %d windows per "
                    "epoch)", path, (long long)s->epoch, (long long)s->window, (long long)epoch, (long long)window, s->step + 1,

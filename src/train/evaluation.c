@@ -103,6 +103,10 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) {
     }
     if (e->test.rank_sums) x[rank] = bits_of((double)(float)mine);  // as the float gradient all-reduce would carry it
     // One int64 sum: each loss slot is non-zero on one rank only, so its bits arrive exact.
+    static const char *const sums_of[] = {"the evaluation's all-reduce (train split: loss sums, tokens)",
+                                          "the evaluation's all-reduce (validation split: loss sums, tokens)",
+                                          "the evaluation's all-reduce (test split: loss sums, tokens)"};
+    comm_label(e->comm, sums_of[split]);  // what a timeout here names: not the trainer's count all-reduce
     if (W > 1 && slots + 2 > 0) e->comm->ops->allreduce_sum_i64(e->comm, x, (int)(slots + 2));
     for (int64_t c = 0; c < slots; c++) out->loss_sum += double_of(x[c]);  // in chunk order, on every rank
     out->tokens = x[slots], out->correct = x[slots + 1];

@@ -29,18 +29,18 @@
 // naming the holder; a file system without locks is used unprotected, with a warning.
 int lineage_lock(const char *root, double comm_timeout) {
     static int fd = -1;  // kept open: closing it would release the lock
-    char path[1100], holder[256] = "";
+    char path[1100], holder[320] = "";
     snprintf(path, sizeof path, "%s/.lock", root);
     if (mkdir_p(root)) return -1;
-    // Never through a link (its target would be overwritten with the holder's name), and a
-    // regular file only (O_NONBLOCK: a FIFO cannot block the open).
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    int created = fd >= 0;
-    if (fd < 0 && errno == EEXIST) fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) close(fd), fd = -1, errno = EINVAL;
-    if (fd < 0) return error("%s: cannot open: %s", path, write_error(errno));
-    if (created) made_note_fd(path, fd);
+    // Rewritten in place (the lock is on this inode): never through a link, a regular file with
+    // no other name only (a hard link planted here would get the holder's name written into the
+    // user's file), and its text replaced only when ddptok wrote it (created now, or unchanged
+    // since the last run wrote its holder: made.h); anyone else's file is locked as it is.
+    char why[256];
+    int created;
+    fd = open_in_place(path, O_RDWR, &created, why, sizeof why);
+    if (fd < 0) return error("%s: cannot open: %s", path, why);
+    int ours = created || made_is_fd(path, fd);
     // The other ranks wait for this one in the next agreement, against --comm-timeout: a
     // longer wait here would end them with exit 4 instead of the holder's name.
     const char *w = getenv("DDPTOK_LOCK_WAIT");
@@ -56,17 +56,24 @@ int lineage_lock(const char *root, double comm_timeout) {
             say("train: WARNING: %s: no lock (%s): nothing stops a second run of this lineage\n", text_safe(path), strerror(errno));
             return 0;
         }
-        ssize_t n = pread(fd, holder, sizeof holder - 1, 0);
-        holder[n > 0 ? n : 0] = 0;
-        holder[strcspn(holder, "\n")] = 0;
+        // Its text names the holder when ddptok wrote it (unchanged since: made.h); another
+        // file's text may be anyone's, or stale, and is quoted as what the file says.
+        char text[200] = "";
+        ssize_t n = pread(fd, text, sizeof text - 1, 0);
+        text[n > 0 ? n : 0] = 0;
+        text[strcspn(text, "\n")] = 0;
+        if (!text[0]) snprintf(holder, sizeof holder, "another process");
+        else if (made_is_fd(path, fd)) snprintf(holder, sizeof holder, "%s", text);
+        else snprintf(holder, sizeof holder, "another process (the file, not written by ddptok, says: %s)", text);
         if (now_seconds() - start >= wait)
             return error("%s: held by %s: another `ddptok train` is writing this lineage (wait for it to end, or use "
-                         "another paths.artifacts)", path, holder[0] ? holder : "another process");
-        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", text_safe(path), holder[0] ? text_safe(holder) : "another process", wait);
+                         "another paths.artifacts)", path, holder);
+        if (tries == 0) say("train: %s is held by %s; waiting up to %g s\n", text_safe(path), text_safe(holder), wait);
         usleep(200 * 1000);
     }
     snprintf(holder, sizeof holder, "pid %d on %s\n", (int)getpid(), g_id.host);
-    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, holder, strlen(holder), 0);  // for a second run's message
+    if (ours && ftruncate(fd, 0) == 0 && pwrite(fd, holder, strlen(holder), 0) == (ssize_t)strlen(holder))  // for a second run's message
+        made_note_fd(path, fd);
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -49,6 +50,31 @@ int runlog_set_aside(const char *path, char *aside, size_t len) {
     }
 }
 
+// The logs this process has open: a run that ends through stop() or die() (an empty window, a
+// diverged step, a failed checkpoint) exits without reaching runlog_close, and its logs are
+// recorded at exit all the same (a killed run's cannot be: clean leaves them, listed).
+enum { OPEN_LOGS = 4 };
+static struct {
+    FILE *f;
+    char path[1200];
+} g_open[OPEN_LOGS];
+
+static void record_open_logs(void) {
+    for (int i = 0; i < OPEN_LOGS; i++)
+        if (g_open[i].f && fflush(g_open[i].f) == 0 && !ferror(g_open[i].f)) made_note_fd(g_open[i].path, fileno(g_open[i].f));
+}
+
+static void open_log_set(FILE *f, const char *path, FILE *old) {
+    static int registered;
+    if (!registered) registered = atexit(record_open_logs) == 0;
+    for (int i = 0; i < OPEN_LOGS; i++)
+        if (g_open[i].f == old) {
+            g_open[i].f = f;
+            if (f) snprintf(g_open[i].path, sizeof g_open[i].path, "%s", path);
+            return;
+        }
+}
+
 FILE *runlog_create(const char *path) {
     char dir[1200];
     dir_of(path, dir, sizeof dir);
@@ -59,6 +85,7 @@ FILE *runlog_create(const char *path) {
     if (fd >= 0) (void)flock(fd, LOCK_EX | LOCK_NB);  // held while the run writes (runlog_set_aside); goes with the process
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) error("%s: cannot write: %s", path, strerror(errno));
+    else open_log_set(f, path, NULL);
     return f;
 }
 
@@ -66,4 +93,13 @@ int runlog_check(FILE *f, const char *path) {
     if (!f) return 0;
     if (fflush(f) == 0 && !ferror(f)) return 0;
     return error("%s: cannot write: %s", path, errno ? strerror(errno) : "write error");
+}
+
+int runlog_close(FILE *f, const char *path) {
+    if (!f) return 0;
+    open_log_set(NULL, NULL, f);
+    int bad = fflush(f) != 0 || ferror(f), e = errno;
+    if (!bad) made_note_fd(path, fileno(f));  // what it holds now is ddptok's
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+    return bad ? error("%s: cannot write: %s", path, e ? strerror(e) : "write error") : 0;
 }

@@ -22,7 +22,11 @@ static void trainer_to_state(const Trainer *t, const char *lock, CheckpointState
     t->ops->get_params(t->cc, s->theta);
     optimizer_snapshot(t->opt, &s->opt);
     s->last = t->last;  // borrowed
-    snprintf(s->windows_hash, sizeof s->windows_hash, "%s", t->windows_hash);
+    // Format 4: the global sampler's windows are a pure function of (seed, train split, G, k),
+    // and the file holds the digest of that (checked in O(1) on load), not the running hash of
+    // their ids (a replay of every window to check); the bands sampler's running hash it is.
+    if (t->sampler.global) sampler_windows_digest(&t->sampler, t->cfg->seed, (uint64_t)t->step, s->windows_hash);
+    else snprintf(s->windows_hash, sizeof s->windows_hash, "%s", t->windows_hash);
     sampler_position(&t->sampler, (uint64_t)t->step, &s->epoch, &s->window);
     s->sampler_rng = t->sampler.rng;
     s->dropout_rng = t->dropout;
