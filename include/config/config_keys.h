@@ -16,6 +16,8 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
 #define F_LOCK_BANDS 4  // in the data lock under the bands sampler only (`lock` names it)
 #define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
 #define F_LOCK_IMPORT 16 // in the data lock of an imported corpus only (data.source: imported)
+#define F_CORPUS 32      // in the corpus lock (corpus.h5's: the content and the rules that cut it), any data.source
+#define F_CORPUS_SYNTHETIC 64  // in the corpus lock of a synthetic corpus only (the keys that generate it)
 
 typedef struct {
     const char *key;  // dotted key as in the YAML
@@ -27,7 +29,7 @@ typedef struct {
     const char *const *names;  // F_ENUM: the accepted names (the value is the index)
     int n_names;
     const char *def;   // the default, as YAML (applied like a value from a file)
-    const char *lock;  // its name in the data lock (corpus_lock), NULL: the data does not depend on it
+    const char *lock;  // its name in the data lock and the corpus lock (data/lock.h), NULL: the data does not depend on it
 } Field;
 
 extern const Field config_fields[];
