@@ -16,6 +16,7 @@
 #include "base/sha256.h"
 #include "config/budget.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "job/cuda_api.h"

@@ -86,12 +86,15 @@ static int generate_run(App *app) {
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     Corpus corpus;
     load_corpus_or_die(app, &corpus);
-    hid_t cf = h5_open_read(cpath, NULL);
+    int cfd;
+    int64_t csize;
+    hid_t cf = h5_open_file(cpath, NULL, &cfd, &csize);  // its metadata: the corpus itself stays on disk
     if (cf < 0) stop(EXIT_BAD_INPUT);
     int has_format = h5_attr_each(cf, is_import_format, NULL) == 1;  // a synthetic corpus has none
     char *format = has_format ? h5_attr_read_str(cf, cpath, "import_format") : NULL;
     if (has_format && !format) stop(EXIT_BAD_INPUT);  // it said why
     h5_close(cf);
+    close(cfd);
     if (!format || strcmp(format, "bytes") != 0)
         die(EXIT_BAD_INPUT, "generate: %s is not a byte-level corpus (%s%s): generate prints bytes, so it needs one imported "
                             "with `import --format bytes` (byte b is id b + 1; configs/fortunes.yaml is such a config)", cpath,
