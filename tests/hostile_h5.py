@@ -7,6 +7,10 @@ SHA-256 anyone can redo, so they alone cannot be what keeps a file safe to index
                                       float-tokens | extra-tokens
   hostile_h5.py lock OUTPUTS          check that the lock recomputed here equals the stored
                                       one (the recomputation itself is right)
+  hostile_h5.py inplace OUTPUTS POS V token POS becomes V in place (the same bytes of the file),
+                                      its chunk's checksum, the tree, the digest and the lock
+                                      rewritten in place to match: what a process starting now
+                                      accepts, and one that verified the old root must refuse
 
 Written from docs/file-formats.md (format 3) alone: chunks of 1024 tokens (uint16 where
 data.vocab_size <= 65536) and 512 offsets, pages of 128 checksums up to one root.
@@ -19,8 +23,10 @@ import numpy as np
 
 TOKEN_CHUNK, OFFSET_CHUNK, PAGE = 1024, 512, 128
 # configs/tiny.yaml's corpus-lock lines (config_corpus_lock_fields: seed, vocab, splits,
-# lengths, support for prepare's corpus), in the key table's order.
-FIELDS = "ddptok-corpus-lock-v1\nseed=99\nvocab=24\nsplits=96,8,32\nlengths=8,24\nsupport=3\n"
+# lengths, support for prepare's corpus), in the key table's order; the splits from the file
+# (its split_sequences are data.splits.*).
+def fields(counts):
+    return f"ddptok-corpus-lock-v1\nseed=99\nvocab=24\nsplits={counts[0]},{counts[1]},{counts[2]}\nlengths=8,24\nsupport=3\n"
 
 
 def sums(a, dtype, chunk):
@@ -49,7 +55,7 @@ def content(tokens, offsets, counts, dtype):
 
 
 def lock(tokens, offsets, counts, dtype):
-    return hashlib.sha256((FIELDS + "content " + content(tokens, offsets, counts, dtype) + "\n").encode()).hexdigest()
+    return hashlib.sha256((fields(counts) + "content " + content(tokens, offsets, counts, dtype) + "\n").encode()).hexdigest()
 
 
 def main():
@@ -64,6 +70,17 @@ def main():
     if lock(tokens, offsets, counts, dtype) != stored:
         sys.exit(f"hostile_h5.py: the recomputed lock differs from {path}'s: FIELDS is out of date")
     if what == "lock":
+        return
+    if what == "inplace":  # every write into the datasets as they lie: no address moves
+        pos, v = int(sys.argv[3]), int(sys.argv[4])
+        tokens[pos] = v
+        with h5py.File(path, "r+") as f:
+            f["tokens"][pos] = v
+            c = pos // TOKEN_CHUNK
+            f["token_sha256"][c] = sums(tokens[c * TOKEN_CHUNK:(c + 1) * TOKEN_CHUNK], dtype, TOKEN_CHUNK)[0]
+            f["token_tree"][...] = tree(f["token_sha256"][()])
+            f.attrs.modify("content_sha256", content(tokens, offsets, counts, dtype).encode())
+            f.attrs.modify("corpus_lock", lock(tokens, offsets, counts, dtype).encode())
         return
     mode = sys.argv[3]
     ttype = dtype

@@ -75,6 +75,41 @@ case_altered_when_read() {
   expect_grep "the refusal names the file, the sequence read, the tokens of the chunk and what to run" \
     '^ddptok: error: outputs/data/corpus.h5: read for sequence [0-9]+: tokens [0-9]+\.\.[0-9]+ \(chunk [0-9]+\) do not match their SHA-256 in /token_sha256: altered after it was made: run `.*ddptok prepare --config .*minimum.yaml --set train.updates=2 --set train.interrupt_at=0`$' "$OUT"
 }
+# What start-up verified stays what reads are checked against (issue 30.1): evaluate holds
+# (DDPTOK_TEST_PAUSE_AT) right after opening a corpus of 20 000 train sequences (300 chunks:
+# a tree of two levels); meanwhile one test-split token is changed in place and its chunk's
+# checksum, the tree, the digest and the corpus lock rewritten in place to match
+# (tests/hostile_h5.py inplace): evaluate, reading the test split, refuses it, naming the
+# checksums that no longer hash to the page above them. Control: a process starting now
+# accepts the rewritten file (it is self-consistent: only the root verified at start-up
+# catches it). On d22e7a6 each chunk's checksum was read from the file when used: accepted, exit 0.
+held_evaluate() {  # FILE CMD...: evaluate holding after it opened the corpus; the world changes (CMD); then it goes on
+  local flag=$1; shift
+  DDPTOK_TEST_PAUSE_AT=corpus-open:"$PWD/$flag" "$DDPTOK" evaluate --config "$CONFIGS/tiny.yaml" "${big[@]}" > eval.out 2>&1 &
+  local pid=$! i
+  for ((i = 0; i < 500; i++)); do [ -e "$flag" ] && break; sleep 0.02; done
+  "$@"
+  rm -f "$flag"; wait $pid
+}
+big=(--set data.splits.train=20000 --set train.updates=2 --set train.interrupt_at=0)
+fixture_big_trained() { one prepare --config "$CONFIGS/tiny.yaml" "${big[@]}" >/dev/null && ddp 2 train --config "$CONFIGS/tiny.yaml" "${big[@]}" >/dev/null 2>&1; }
+case_altered_after_start() {
+  fixture big_trained || return
+  local last; last=$(/usr/bin/python3 -c "import h5py; f = h5py.File('outputs/data/corpus.h5'); t = f['tokens']; print(len(t) - 1, t[len(t) - 1] % 20 + 1)")
+  held_evaluate held /usr/bin/python3 "$ROOT/tests/hostile_h5.py" inplace outputs $last; local rc=$?
+  [ $rc -eq 2 ] && grep -qE 'corpus.h5: read for sequence [0-9]+: the checksums in /token_(sha256|tree) rows [0-9]+\.\.[0-9]+ do not hash to (their entry in /token_tree \(the page above them\)|the root of /token_tree verified at start-up): altered after it was made' eval.out \
+    && ok "a token and every checksum above it rewritten in place under evaluate: refused when read (exit 2)" \
+    || { bad "a token and every checksum above it rewritten in place under evaluate: refused when read (exit 2)" "— exit $rc:"; tail -3 eval.out | sed 's/^/       /'; }
+  expect_rc "control: a process starting now opens the rewritten corpus (only the root held from start-up tells)" 0 \
+    one reference --config "$CONFIGS/tiny.yaml" "${big[@]}"
+}
+# A corpus truncated under a reader is said to be (issue 30.9): was "Input/output error".
+case_truncated_while_read() {
+  fixture big_trained || return
+  held_evaluate held truncate -s 200000 outputs/data/corpus.h5; local rc=$?
+  [ $rc -eq 2 ] && grep -qE 'corpus.h5: read for sequence [0-9]+: cannot read tokens chunk [0-9]+: the file ends at byte [0-9]+, before byte [0-9]+ \(truncated after it was opened; it had [0-9]+ bytes\)' eval.out \
+    && ok "corpus.h5 truncated under evaluate: one line saying so (exit 2)" || { bad "corpus.h5 truncated under evaluate: one line saying so (exit 2)" "— exit $rc:"; tail -3 eval.out | sed 's/^/       /'; }
+}
 # Memory does not grow with the corpus (docs/data.md "On disk"), under either sampler, and
 # prepare writes it without holding it (data/writer.h): tiny.yaml with sequences of 8..16
 # tokens, 30 000 and 4 000 000 train sequences (~1 MB and ~130 MB of corpus.h5), prepared once

@@ -22,6 +22,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
+#include "base/testpoint.h"
 #include "config/budget.h"
 #include "data/digest.h"
 #include "data/lock.h"
@@ -125,8 +126,12 @@ static int verified_row(CorpusFile *f, int kind, int level, int64_t index, uint8
         return free(buf), -1;
     corpus_page_sum(buf, rows, got);
     if (memcmp(got, want, 32) != 0) {
-        snprintf(why, whylen, "the checksums in %s do not hash to their entry in /%s (the page above them): altered after it was "
-                 "made", what, tree_names[kind]);
+        if (level + 1 == t->levels)
+            snprintf(why, whylen, "the checksums in %s do not hash to the root of /%s verified at start-up: altered after it was made",
+                     what, tree_names[kind]);
+        else
+            snprintf(why, whylen, "the checksums in %s do not hash to their entry in /%s (the page above them): altered after it was "
+                     "made", what, tree_names[kind]);
         return free(buf), -1;
     }
     memcpy(out, buf + 32 * (index % CORPUS_TREE_PAGE), 32);
@@ -560,5 +565,6 @@ out:
     free(stored), free(source), free(content), free(split_rule);
     h5_close(h5);
     if (rc) corpus_file_close(f), memset(corpus, 0, sizeof *corpus);
+    else test_point("corpus-open");  // HDF5 has let go of the file: only the descriptor stays
     return rc;
 }

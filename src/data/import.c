@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "base/fs.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/testpoint.h"
 #include "base/sha256.h"
 #include "config/budget.h"
 #include "data/writer.h"
@@ -43,11 +43,6 @@ const ImportReader import_readers[IMPORT_FORMAT_COUNT] = {
 const int token_type_size[TOK_TYPE_COUNT] = {1, 1, 2, 2, 4, 4, 8};
 const char *const token_type_names[TOK_TYPE_COUNT] = {"uint8", "int8", "int16", "uint16", "int32", "uint32", "int64"};
 
-// Test hook: DDPTOK_TEST_KILL_AT=POINT kills this process (SIGKILL) there (tests/test_import.sh).
-static void kill_point(const char *point) {
-    const char *at = getenv("DDPTOK_TEST_KILL_AT");
-    if (at && !strcmp(at, point)) raise(SIGKILL);
-}
 
 // ---------------------------------------------------------------------------------------
 // The progress line over both passes' bytes
@@ -642,6 +637,7 @@ typedef struct {
     int32_t *piece;        // (max_length)
     int64_t in_piece;
     const char *path;      // the file being read
+    int64_t documents;     // from the first pass
 } Placer;
 
 static int64_t piece_end(const Placer *pl, int64_t j) {  // floor((j + 1)·L / n)
@@ -684,6 +680,7 @@ static int placer_end(DocSink *s) {
         return error("%s: document %lld has %lld ids, %lld in the first pass: the inputs changed while importing", pl->path,
                      (long long)pl->doc, (long long)pl->at, (long long)pl->L);
     pl->doc++, pl->open = 0;
+    if (pl->doc == pl->documents / 2 + 1) test_point("import-placing");  // halfway through the second pass
     return 0;
 }
 
@@ -779,7 +776,7 @@ int import_write(const Config *cfg, const ImportSpec *spec_in, const ImportInput
                    spec.split_from_names ? " (no input is named train)"
                    : sum->documents < 10 ? ": cut the input into more documents (--delimiter TEXT, --eot ID), or another data.import.split_seed"
                                          : "");
-    kill_point("import-counted");
+    test_point("import-counted");
     CorpusWriter *w = NULL;
     Buf text = {0};
     if (!rc) {
@@ -798,7 +795,7 @@ int import_write(const Config *cfg, const ImportSpec *spec_in, const ImportInput
     }
     if (!rc) {
         rewind(rec.f);
-        Placer placer = {.sink = {placer_add, placer_end}, .cfg = cfg, .w = w, .rec = &rec};
+        Placer placer = {.sink = {placer_add, placer_end}, .cfg = cfg, .w = w, .rec = &rec, .documents = sum->documents};
         placer.piece = xmalloc((size_t)cfg->data.max_length * sizeof *placer.piece);
         ImportSummary again;
         memset(&again, 0, sizeof again);

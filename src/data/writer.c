@@ -9,9 +9,9 @@
 #include "data/writer.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,7 @@
 #include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/testpoint.h"
 #include "base/sha256.h"
 #include "config/budget.h"
 #include "data/corpus.h"
@@ -30,13 +31,8 @@
 #include "data/lock.h"
 #include "io/h5io.h"
 
-enum { BUF_BYTES = 1 << 20 };  // per region's write buffer (3 splits x 3 arrays)
+enum { BUF_BYTES = 1 << 18 };  // per region's write buffer (3 splits x 3 arrays: 2.25 MiB)
 
-// Test hook: DDPTOK_TEST_KILL_AT=POINT kills this process (SIGKILL) there (tests/test_import.sh).
-static void kill_point(const char *point) {
-    const char *at = getenv("DDPTOK_TEST_KILL_AT");
-    if (at && !strcmp(at, point)) raise(SIGKILL);
-}
 
 // One split's part of one dataset: elements [base, base + count), appended in order through
 // a buffer flushed at chunk boundaries (in the dataset's own numbering), so that every chunk
@@ -304,7 +300,7 @@ int corpus_writer_open(CorpusWriter **out, const char *path, const CorpusShape *
     made_note_fd(w->tmp, w->fd);  // ddptok's: the next writer may remove it if this one dies
     int e = posix_fallocate(w->fd, 0, st.st_size);
     if (e && e != EOPNOTSUPP && e != EINVAL) return fail(w, e, NULL);  // a file system without it: writes will tell
-    kill_point("writer-open");
+    test_point("writer-open");
     for (int s = 0; s < 3; s++) {
         region_init(&w->tokens[s], w->fd, w->addr[D_TOKENS], (size_t)w->token_bytes, w->T, CORPUS_TOKEN_CHUNK, w->addr[D_TOKEN_SUMS],
                     w->tok_base[s], shape->tokens[s]);
@@ -438,7 +434,7 @@ int corpus_writer_finish(CorpusWriter *w, const char *const texts[2]) {
         return -1;
     }
     if (fsync(w->fd) != 0) return fail(w, errno, "(fsync)");
-    kill_point("writer-rename");
+    test_point("writer-rename");
     if (rename(w->tmp, w->path) != 0) return fail(w, errno, "(rename)");
     w->tmp[0] = 0;
     made_note_fd(w->path, w->fd);
@@ -447,7 +443,7 @@ int corpus_writer_finish(CorpusWriter *w, const char *const texts[2]) {
     rc = fsync_dir(dir);
     close(w->fd), w->fd = -1;
     corpus_writer_abort(w);  // frees (nothing left to remove)
-    kill_point("writer-published");
+    test_point("writer-published");
     return rc;
 }
 
