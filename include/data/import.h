@@ -9,12 +9,12 @@
 // state (docs/model.md); a source id must lie in [0, V − 1) with V = data.vocab_size.
 //
 // Two passes over the inputs, the same readers both times: the first counts (each
-// document's length and split, recorded in a temporary file of 9 bytes per document, and
-// every split's sequences and tokens), the second places each piece straight into its
-// split's region of corpus.h5 (the writer knows every size from the first pass). Every input
-// is hashed as it is read, in both passes: the SHA-256 recorded in /import_files is of the
-// very bytes the corpus was cut from, and an input that changes between or during the
-// passes is refused (nothing published).
+// document's length, split and a 64-bit checksum of its ids, recorded in a temporary file of
+// 17 bytes per document, and every split's sequences and tokens), the second places each
+// piece straight into its split's region of corpus.h5 (the writer knows every size from the
+// first pass) and hashes every input as it reads it: the SHA-256 recorded in /import_files is
+// of the very bytes the corpus was cut from; a document whose length or checksum differs from
+// the first pass's (an input that changed in between) is refused, nothing published.
 //
 // The document rules, applied to each closed document of L > 0 ids (empty ones are counted
 // and skipped):
@@ -64,6 +64,7 @@ extern const char *const import_format_names[IMPORT_FORMAT_COUNT];
 #define IMPORT_MEMORY ((uint64_t)64 << 20)
 
 typedef struct ImportProgress ImportProgress;
+typedef struct ImportHasher ImportHasher;  // the thread that hashes what the readers read (import.c)
 
 // How to read the inputs: the command's options (src/cmd/import.c).
 typedef struct {
@@ -77,6 +78,8 @@ typedef struct {
     int64_t vocab;          // source ids must lie in [0, vocab): data.vocab_size − 1
     uint64_t budgeted;      // bytes the import holds besides a JSON line (IMPORT_MEMORY)
     ImportProgress *progress;  // bytes read so far, for the progress line (may be NULL)
+    ImportHasher *hasher;      // hashes the inputs beside the reader (NULL: the reader hashes them itself)
+    int no_file_sha;           // the first pass: no file's SHA-256 (the second, which writes the corpus, takes them)
 } ImportSpec;
 
 // Where a reader's documents go. Both return 0, or -1 with the error printed.
@@ -96,13 +99,15 @@ typedef struct {
     const char *path;
     int fd;
     int64_t size;             // bytes, from fstat of the open descriptor
-    Sha256 *sha;              // of bytes [0, hashed)
+    Sha256 *sha;              // of bytes [0, hashed) (NULL: not taken in this pass, spec->no_file_sha)
     int64_t hashed;
+    int hashing;              // opened by import_file_open (the frontier is kept)
     unsigned char head[IMPORT_HEAD];
     int64_t mark[IMPORT_MARKS][2];      // regions whose own SHA-256 the sequential read takes too (import_file_mark)
     Sha256 *mark_sha[IMPORT_MARKS];
     unsigned char mark_sum[IMPORT_MARKS][32];
     ImportProgress *progress;
+    ImportHasher *hasher;
 } ImportFile;
 
 // Opens a regular file (a FIFO or a device is refused before it can block); 0 or -1.
@@ -214,6 +219,8 @@ typedef struct {
     int64_t docs[3], seqs[3], tokens[3]; // per split (train, validation, test): documents, sequences, tokens kept
     int64_t cut_at_split;                // documents cut where the inputs' own split changes (--split-from-names)
     ImportSkipped skipped;
+    int64_t input_bytes;                 // of the files read (each pass reads them all)
+    double seconds[3];                   // pass 1 (count), pass 2 (place), the end (checksums' tree, publish)
 } ImportSummary;
 
 // Checks every input's header and sizes (the readers' probe) and that none is compressed

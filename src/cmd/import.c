@@ -225,6 +225,9 @@ static int import_run(App *app) {
     for (int i = 0; i < n_files; i++) named += files[i].split >= 0;
     if (!spec.split_from_names && named == n_files && n_files > 1)
         say("  (every input's name carries a split: --split-from-names keeps it instead of the document hash)\n");
+    double total = s.seconds[0] + s.seconds[1] + s.seconds[2];
+    say("  time: %.1f s (pass 1, counting: %.1f s; pass 2, placing: %.1f s; checksums' tree and publishing: %.1f s), "
+        "%.0f MB/s of input\n", total, s.seconds[0], s.seconds[1], s.seconds[2], total > 0 ? (double)s.input_bytes / total / 1e6 : 0.0);
     say("  -> %s (%d sequences, %lld tokens), %s\n  corpus lock %s\n  data lock %s\n", text_safe(cpath), corpus.n,
         (long long)corpus.n_tokens, text_safe(ppath), corpus.corpus_lock, corpus.lock);
     warn_empty_splits(cfg, &spec, &s);

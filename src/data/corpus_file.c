@@ -387,36 +387,45 @@ int corpus_file_lock_v1_matches(CorpusFile *f, const Config *cfg, const char *st
 // ---------------------------------------------------------------------------------------
 // Start-up
 
-const char *corpus_remedy(const Config *cfg, const char *path, char *buf, size_t len) {
+// The remedy from an open corpus.h5 (h5 >= 0: its /import_args, NUL-separated), else a template.
+static const char *remedy_of(const Config *cfg, hid_t h5, const char *path, char *buf, size_t len) {
     if (cfg->data.source != DATA_SOURCE_IMPORTED) return hint_command(buf, len, "prepare", 0, NULL);
-    // The import that made `path`: its recorded arguments (/import_args, NUL-separated).
     char extra[HINT_MAX] = "";
+    error_capture(1);
+    int64_t n = h5 >= 0 && H5Lexists(h5, "import_args", H5P_DEFAULT) > 0 ? h5_size(h5, path, "import_args", NULL, NULL) : -1;
+    char *args = n > 0 && n < HINT_MAX ? xmalloc((size_t)n + 1) : NULL;
+    if (args && h5_read(h5, path, "import_args", H5T_NATIVE_UINT8, n, args) == 0 && args[n - 1] == 0)
+        for (int64_t p = 0; p < n; p += (int64_t)strlen(args + p) + 1) hint_word(extra, sizeof extra, args + p);
+    else extra[0] = 0;
+    free(args);
+    error_capture(0);
+    if (!extra[0] || strlen(extra) > len / 2) snprintf(extra, sizeof extra, " --format F --input PATH");
+    return hint_command(buf, len, "import", 0, extra);
+}
+
+const char *corpus_remedy(const Config *cfg, const char *path, char *buf, size_t len) {
     int fd = -1;
     int64_t size;
     error_capture(1);
-    hid_t f = path ? h5_open_file(path, NULL, &fd, &size) : -1;
-    int64_t n = f >= 0 && H5Lexists(f, "import_args", H5P_DEFAULT) > 0 ? h5_size(f, path, "import_args", NULL, NULL) : -1;
-    char *args = n > 0 && n < HINT_MAX ? xmalloc((size_t)n + 1) : NULL;
-    if (args && h5_read(f, path, "import_args", H5T_NATIVE_UINT8, n, args) == 0 && args[n - 1] == 0) {
-        for (int64_t p = 0; p < n; p += (int64_t)strlen(args + p) + 1) hint_word(extra, sizeof extra, args + p);
-    } else extra[0] = 0;
-    free(args);
+    hid_t f = path && cfg->data.source == DATA_SOURCE_IMPORTED ? h5_open_file(path, NULL, &fd, &size) : -1;
     error_capture(0);
+    remedy_of(cfg, f, path, buf, len);
     if (f >= 0) h5_close(f);
     if (fd >= 0) close(fd);
-    if (!extra[0] || strlen(extra) > len / 2) snprintf(extra, sizeof extra, " --format F --input PATH");
-    return hint_command(buf, len, "import", 0, extra);
+    return buf;
 }
 
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     memset(corpus, 0, sizeof *corpus);
     char make[HINT_MAX], hint[HINT_MAX + 16], why[600] = "";
-    corpus_remedy(cfg, path, make, sizeof make);
+    remedy_of(cfg, -1, path, make, sizeof make);  // nothing recorded where nothing opens
     snprintf(hint, sizeof hint, "run `%s` first", make);
     int fd;
     int64_t size;
     hid_t h5 = h5_open_file(path, hint, &fd, &size);
     if (h5 < 0) return -1;
+    remedy_of(cfg, h5, path, make, sizeof make);  // the import that made it, as corpus.h5 records it
+    snprintf(hint, sizeof hint, "run `%s` first", make);
     CorpusFile *f = xcalloc(1, sizeof *f);
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->remedy, sizeof f->remedy, "%s", make);
