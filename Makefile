@@ -88,7 +88,7 @@ HDR := $(wildcard include/*/*.h)
 BASE_SRC := $(wildcard src/base/*.c)
 
 # `ddptok --version`: the release number in VERSION and, when known, the commit it was built
-# from: "0.9.0 (abc1234)", or "0.9.0" alone. The commit is DDPTOK_VERSION=... (the Docker
+# from: "0.9.0 (abc1234)", or "0.9.0 (no git)" when none is known. The commit is DDPTOK_VERSION=... (the Docker
 # build, where .git is absent), else the COMMIT file `make dist` puts in its tarball, else
 # git's (only for a checkout of this tree, not a tarball unpacked inside another one).
 # build/version.h is rewritten only when the version changes, so a rebuild happens exactly
@@ -96,7 +96,7 @@ BASE_SRC := $(wildcard src/base/*.c)
 VERSION_NUMBER := $(shell cat VERSION 2>/dev/null)
 COMMIT  := $(or $(DDPTOK_VERSION),$(shell cat COMMIT 2>/dev/null),$(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
              git describe --always --dirty --exclude='*' 2>/dev/null))
-VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)))
+VERSION := $(or $(VERSION_NUMBER),unknown)$(if $(COMMIT), ($(COMMIT)), (no git))
 $(shell mkdir -p build && echo '#define DDPTOK_VERSION "$(VERSION)"' > build/version.h.new && \
         { cmp -s build/version.h.new build/version.h || mv build/version.h.new build/version.h; }; rm -f build/version.h.new)
 
@@ -124,7 +124,7 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model/model_cpu.o $(BUILD)/model/model_cpu_broken.o $(BUILD)/model/model_factored.o $(BUILD)/model/model_factored_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
@@ -161,7 +161,8 @@ build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
-TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_model_factored_broken \
+TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_mlp_factored_broken \
+             build/test_gpt build/test_gpt_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus
 
 build/test_philox: tests/test_philox.c include/base/philox.h | $(BUILD)
@@ -177,6 +178,17 @@ build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o
 build/test_model: tests/test_model.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+build/test_gpt: tests/test_gpt.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+# Negative control of the GPT's finite-difference test: GELU's derivative forgotten.
+$(BUILD)/model/gpt_cpu_broken.o: src/model/gpt_cpu.c $(HDR) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_GELU -c -o $@ $<
+
+build/test_gpt_broken: tests/test_gpt.c $(filter-out $(BUILD)/model/gpt_cpu.o,$(LIBOBJ)) $(BUILD)/model/gpt_cpu_broken.o
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
 build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
@@ -187,24 +199,24 @@ build/make_big_corpus: tests/make_big_corpus.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control: the same test against a backward that drops tanh's derivative.
-$(BUILD)/model/model_cpu_broken.o: src/model/model_cpu.c $(HDR) | $(BUILD)
+$(BUILD)/model/mlp_cpu_broken.o: src/model/mlp_cpu.c $(HDR) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
-build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_cpu.o,$(LIBOBJ)) $(BUILD)/model/model_cpu_broken.o
+build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/mlp_cpu.o,$(LIBOBJ)) $(BUILD)/model/mlp_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control of the factored first layer: slot j's sums under slot j+1's id. The
-# finite-difference test (test_model_factored_broken) and `parity` (ddptok-factored-broken,
+# finite-difference test (test_mlp_factored_broken) and `parity` (ddptok-factored-broken,
 # tests/test_parity.sh) must reject it.
-$(BUILD)/model/model_factored_broken.o: src/model/model_factored.c $(HDR) | $(BUILD)
+$(BUILD)/model/mlp_factored_broken.o: src/model/mlp_factored.c $(HDR) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
 
-build/test_model_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/model_factored.o,$(LIBOBJ)) $(BUILD)/model/model_factored_broken.o
+build/test_mlp_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/mlp_factored.o,$(LIBOBJ)) $(BUILD)/model/mlp_factored_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-build/ddptok-factored-broken: $(filter-out $(BUILD)/model/model_factored.o,$(OBJ)) $(BUILD)/model/model_factored_broken.o
+build/ddptok-factored-broken: $(filter-out $(BUILD)/model/mlp_factored.o,$(OBJ)) $(BUILD)/model/mlp_factored_broken.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
@@ -331,6 +343,18 @@ test:
 	$(MAKE) test-bins fuzz-bins clang-bins
 	bash tests/run.sh
 
+# The Hugging Face round trip (tests/test_hf.sh) with transformers itself: transformers and a
+# torch it supports come from PyPI into build/hf-venv (a few GB, once); Debian has neither.
+HF_VENV := build/hf-venv
+$(HF_VENV)/.ready:
+	bash run/install-deps.sh --hf
+	rm -rf $(HF_VENV) && /usr/bin/python3 -m venv $(HF_VENV)
+	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check torch transformers safetensors numpy h5py pyyaml
+	$(HF_VENV)/bin/python -c "import torch, transformers; print('hf venv: torch', torch.__version__, 'transformers', transformers.__version__)"
+	touch $@
+test-hf: ddptok $(HF_VENV)/.ready
+	DDPTOK_HF_PYTHON=$(abspath $(HF_VENV))/bin/python bash tests/run.sh hf
+
 protocol:
 	bash run/protocol.sh
 
@@ -344,4 +368,4 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test-deps install uninstall dist test test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda

@@ -2,7 +2,7 @@
 //
 //   bench_kernels sgemm T H kD V [REPS]
 //       the six cblas_sgemm calls of one microbatch of T supervised positions, with the
-//       shapes, transposes and betas src/model_cpu.c issues (forward: E·w1ᵀ, Hd·w2ᵀ;
+//       shapes, transposes and betas src/mlp_cpu.c issues (forward: E·w1ᵀ, Hd·w2ᵀ;
 //       backward: dYᵀ·Hd, dY·w2, dZᵀ·E, dZ·w1); prints one JSON line: the BLAS kernel,
 //       the FLOPs per position and the GFLOP/s of the best round (and of the median).
 //   bench_kernels factored T A H D k V [REPS]

@@ -7,7 +7,8 @@
 #   --comm mpi (the CPU's verdicts); NCCL with 1 rank; NCCL with 2 ranks on one GPU (needs
 #   NCCL >= 2.30, else refused as designed and reported skipped); GPU resume bit-exactness
 #   (mpi and nccl), with SGD and with AdamW; AdamW GPU vs CPU after 100 updates; GPU
-#   run-to-run determinism; tokens/s CPU vs GPU. test_cuda_model (section 1) also checks
+#   run-to-run determinism; tokens/s CPU vs GPU; the GPT refused on --backend cuda (no twin
+#   yet) and its CPU parity there. test_cuda_model (section 1) also checks
 #   both optimizers' GPU twins (θ and every state tensor after two steps) against the CPU.
 # A GPU machine may lack Open MPI, HDF5, libyaml and OpenBLAS: `bash run/device-bundle.sh`
 # (on the build machine) packs them into .deps/, which this script unpacks and uses.
@@ -131,6 +132,15 @@ ddp 2 train --config "$CFG" "${big[@]}" --set paths.artifacts=abig --backend cpu
 mv obig/train/continuous.jsonl bigcpu.jsonl
 ddp 2 train --config "$CFG" "${big[@]}" --set paths.artifacts=abig2 --backend cuda --comm mpi --continuous > bigg.txt 2>&1
 row "tokens/s H=4096 B=32 W=2 (steps 6-20)" info "cpu $(tps bigcpu.jsonl), gpu $(tps obig/train/continuous.jsonl 2>/dev/null)"
+
+echo; echo "== 7. the GPT (model.kind: gpt): no CUDA twin yet, refused in one line; its CPU parity on this machine"
+GPT=$ROOT/configs/gpt-tiny.yaml
+g=(--set paths.outputs=ogpt --set paths.artifacts=agpt)
+run "$DDPTOK" prepare --config "$GPT" "${g[@]}" >/dev/null && run "$DDPTOK" reference --config "$GPT" "${g[@]}" --backend cpu >/dev/null
+ddp 2 parity --config "$GPT" "${g[@]}" --backend cuda --comm mpi > gpt-cuda.txt 2>&1; rc=$?; cat gpt-cuda.txt
+row "gpt --backend cuda (no twin yet)" "$([ $rc -eq 2 ] && grep -q 'the cuda backend has no gpt yet' gpt-cuda.txt && echo ok || echo FAIL)" "exit $rc: refused, as docs/cuda.md says"
+ddp 2 parity --config "$GPT" "${g[@]}" --backend cpu > gpt-cpu.txt 2>&1; rc=$?
+row "gpt parity W=2 cpu" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "$(grep -m1 global-token gpt-cpu.txt | tr -s ' ')"
 
 cp parity-*.json "$RES/" 2>/dev/null
 echo; echo "== device-check table ($(( $(date +%s) - T0 )) s)"

@@ -18,6 +18,11 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # recommends it, so a minimal machine lacks it), fortunes-min for a real English text to
 # import (tests/test_import.sh), xz-utils and zstd for its compression baselines.
 tests=0
+hf=0
+if [ "${1:-}" = --hf ]; then  # make test-hf: a venv for transformers from PyPI
+  hf=1
+  pkgs+=(python3-venv)
+fi
 if [ "${1:-}" = --tests ]; then
   tests=1
   pkgs+=(python3-numpy python3-h5py python3-yaml python3-torch slurm-wlm munge openssh-server openssh-client iproute2
@@ -41,14 +46,25 @@ fi
 known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
 install="apt-get install -y --no-install-recommends ${missing[*]}"
 [ "$known" -ge ${#missing[@]} ] || install="apt-get update && $install"
-target=deps; [ "$tests" = 1 ] && target=test-deps
+target=deps; [ "$tests" = 1 ] && target=test-deps; [ "$hf" = 1 ] && target=test-hf
+# The command is printed alone on its line, so that the line pasted whole into a shell is
+# that command and nothing else (a remark after it was a syntax error); what it needs is
+# said on the lines around it.
 if [ "$(id -u)" -ne 0 ] || [ $check = 1 ]; then
-  if [ "$(id -u)" -eq 0 ]; then cmd="$install     (or: make $target)"
+  if [ "$(id -u)" -eq 0 ]; then
+    cmd=$install how="install them with this line (or: make $target):"
   elif command -v sudo >/dev/null; then
     case $install in apt-get\ update*) cmd="sudo sh -c '$install'" ;; *) cmd="sudo $install" ;; esac
-  else cmd="su -c '$install'     (as root; this machine has no sudo)"; fi
-  echo "ddptok: missing Debian packages; install them with:" >&2
+    how="install them with this line (sudo asks for your password):"
+  else
+    cmd="su -c '$install'" how="install them as root with this line (this machine has no sudo; su asks for root's password):"
+  fi
+  echo "ddptok: missing Debian packages; $how" >&2
   echo "  $cmd" >&2
+  case $cmd in su\ *)
+    echo "ddptok: where su says \"Authentication failure\" (root has no password: the Debian installer locks it when it sets up sudo), run the part between the quotes as root another way (a root login, or whoever administers this machine), then this script again" >&2 ;;
+  *) echo "ddptok: then run this script again" >&2 ;;
+  esac
   exit 2
 fi
 echo "ddptok: installing ${missing[*]}"

@@ -4,8 +4,9 @@
 # Writes under outputs/ and artifacts/ of the current directory (the config's paths.*).
 # It never removes results it did not make in this run: when ddptok's generated files are
 # already there (an earlier run), it stops before doing anything and says so; --force
-# removes them first (`ddptok clean --scope generated`: only what ddptok recorded making;
-# anything else where the protocol writes stops it, --force or not). Exit 0
+# removes them first, listing each (`ddptok clean --scope generated`: only what ddptok recorded
+# making; anything else where the protocol writes stops it, --force or not, and so do results
+# of another config). Exit 0
 # only when every proof holds: parity passes and every control is rejected, resume is
 # bit-exact, the empty window is rejected by all ranks, and the model beats the unigram
 # baseline.
@@ -47,6 +48,12 @@ earlier=$(tail -1 <<<"$dry" | sed -E 's/^clean: ([0-9]+) .*/\1/')
 if [ "$earlier" != 0 ] && [ "$FORCE" = 0 ]; then
   echo "protocol.sh: $(pwd) already holds results of an earlier run ($earlier path(s): ddptok clean --scope generated --dry-run --config $CONFIG lists them): run it in another directory, or with --force to remove them first" >&2
   exit 2
+fi
+# --force removes only what ddptok recorded making, each path listed before it goes (a trained
+# model, an exported one among them); another config's results stop it above (clean refuses).
+if [ "$earlier" != 0 ]; then
+  echo "protocol.sh --force: removing the $earlier path(s) an earlier run of ddptok made here:" >&2
+  grep '^would remove ' <<<"$dry" | sed 's/^would remove /  /' >&2
 fi
 step "clean";              "$DDPTOK" clean --scope generated --config "$CONFIG" | tail -1
 step "prepare";            "$DDPTOK" prepare --config "$CONFIG"

@@ -1,11 +1,14 @@
 // main.c — ddptok's entry point: parse the command line, set up MPI and the config,
 // check the number of ranks, pick the backends, and dispatch to the command.
 #include <cblas.h>
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "app/claim.h"
 #include "app/commands.h"
 #include "base/buf.h"
 #include "base/clock.h"
@@ -16,6 +19,8 @@
 #include "io/h5io.h"
 #include "job/cuda_api.h"
 #include "job/lifecycle.h"
+#include "model/hf.h"
+#include "model/workload.h"
 
 #define DDPTOK_COMMAND_ROW(name) &cmd_##name,
 static const Command *const commands[] = {DDPTOK_COMMANDS(DDPTOK_COMMAND_ROW)};
@@ -43,9 +48,15 @@ static const CommandOption common_options[] = {
     OPTION_END,
 };
 
+// "run/ddprun -np W train --config FILE ...", with the binary and the launcher as this user
+// can type them here (hint.h).
 static void command_usage(Buf *b, const Command *cmd) {
-    buf_printf(b, "%sddptok %s --config FILE [--set KEY=VALUE]...", cmd->distributed == DISTRIBUTED_ANY ? "[mpirun -np N] "
-               : cmd->distributed ? "mpirun -np W " : "", cmd->name);
+    char launcher[HINT_MAX];
+    hint_launcher(launcher, sizeof launcher);
+    if (cmd->distributed == 1) buf_printf(b, "%s %s --config FILE [--set KEY=VALUE]...", launcher, cmd->name);
+    else buf_printf(b, "%s%s%s %s --config FILE [--set KEY=VALUE]...", cmd->distributed == DISTRIBUTED_ANY ? "[" : "",
+                    cmd->distributed == DISTRIBUTED_ANY ? launcher : hint_program(), cmd->distributed == DISTRIBUTED_ANY ? "]" : "",
+                    cmd->name);
     Buf own = {0};
     options_usage(&own, cmd->options);
     if (own.n) buf_printf(b, " %s", own.s);
@@ -58,11 +69,20 @@ static void command_writes(Buf *b, const Command *cmd) {
         buf_printf(b, "%s%s/%s%s", b->n ? " " : "", o->root == UNDER_OUTPUTS ? "outputs" : "artifacts", o->name, o->is_dir ? "/" : "");
 }
 
+// Where the shipped configs are, for the help: a bare --config name is looked up there.
+static void shipped_configs_line(FILE *f) {
+    char dir[1024];
+    if (shipped_configs_dir(dir, sizeof dir) == 0)
+        fprintf(f, "\nconfigs shipped with ddptok: %s (minimum.yaml, tiny.yaml, fortunes.yaml, exercise.yaml; --config NAME "
+                   "finds them there when NAME is not a file here)\n", dir);
+}
+
 static void usage(FILE *f) {
+    char launcher[HINT_MAX];
     fprintf(f,
-            "usage: ddptok COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
-            "       mpirun -np W ddptok COMMAND ...   (for the distributed commands)\n\n"
-            "commands:\n");
+            "usage: %s COMMAND --config FILE [--set KEY=VALUE]... [options]\n"
+            "       %s COMMAND ...   (the distributed commands, W ranks)\n\n"
+            "commands:\n", hint_program(), hint_launcher(launcher, sizeof launcher));
     for (int i = 0; i < N_COMMANDS; i++) {
         const Command *cmd = commands[i];
         fprintf(f, "  %-18s %s %s\n", cmd->name, cmd->distributed == DISTRIBUTED_ANY ? "[N ranks]" : cmd->distributed ? "[W ranks]" : "[1 rank] ", cmd->summary);
@@ -76,7 +96,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "\nexit codes: 0 ok, 1 a check failed, 2 bad input, 3 globally empty window,\n"
             "            4 communication failure, 70 internal error,\n"
-            "            75 stopped on request (resume with --resume latest)\n");
+            "            75 stopped on request (SIGUSR1, Ctrl-C, SIGTERM) after a checkpoint: resume with --resume latest\n");
+    shipped_configs_line(f);
 }
 
 static void command_help(const Command *cmd) {
@@ -91,12 +112,17 @@ static void command_help(const Command *cmd) {
     options_help(stdout, common_options, 2);
     b.n = 0;
     command_writes(&b, cmd);
-    if (b.n) printf("\nwrites: %s\n  (outputs/ is paths.outputs, artifacts/ is paths.artifacts; `ddptok clean` removes them)\n", b.s);
+    char clean[HINT_MAX];
+    if (b.n)
+        printf("\nwrites: %s\n  (outputs/ is paths.outputs, artifacts/ is paths.artifacts; `%s` removes what ddptok recorded "
+               "making of them)\n", b.s, hint_command(clean, sizeof clean, "clean", 0, " --scope generated"));
     buf_free(&b);
+    shipped_configs_line(stdout);
 }
 
 // Backends: CPU compute + MPI reductions are always built; CUDA + NCCL when compiled in,
-// as a module opened only for the cuda backend (job/cuda_api.h).
+// as a module opened only for the cuda backend (job/cuda_api.h). The compute backend is the
+// config's model row's (model.h): its CPU ops, or the module's CUDA twin of that model.
 // Default: cuda + nccl when a GPU is visible (gpus > 0), else cpu + mpi. Sets app->compute
 // and returns the comm backend's name. What needs no GPU is checked first (the names, the
 // build, train.first_layer, --comm), so --check (gpus < 0: not counted; without --backend
@@ -105,10 +131,14 @@ static void command_help(const Command *cmd) {
 static const char *backend_select(App *app, const char *comm_name, int gpus) {
     const char *name = app->backend;
     if (!name) name = gpus > 0 || (gpus < 0 && comm_name && !strcmp(comm_name, "nccl")) ? "cuda" : "cpu";
-    if (!strcmp(name, "cpu")) app->compute = &compute_cpu;
+    ModelKind kind = app->cfg.model.kind;
+    if (!strcmp(name, "cpu")) app->compute = model_rows[kind]->cpu;
     else if (!strcmp(name, "cuda")) {
 #ifdef DDPTOK_CUDA
-        app->compute = cuda_module()->compute;  // exit 2 on every rank when the module cannot be opened
+        app->compute = cuda_module()->compute[kind];  // exit 2 on every rank when the module cannot be opened
+        if (!app->compute)
+            die(EXIT_BAD_INPUT, "%s: model.kind %s: the cuda backend has no %s yet (docs/cuda.md; use --backend cpu)",
+                app->config_path, model_kind_names[kind], model_kind_names[kind]);
 #else
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
 #endif
@@ -178,16 +208,22 @@ int main(int argc, char **argv) {
     if (!cmd) {
         const char *names[N_COMMANDS], *near;
         for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i]->name;
+        const char *base = strrchr(argv[1], '/') ? strrchr(argv[1], '/') + 1 : argv[1];
+        char launcher[HINT_MAX];
+        if (!strncmp(base, "ddptok", 6) && argc > 2)  // `ddprun -np 2 ./ddptok train` (an older ddprun), `ddptok ddptok ...`
+            die(EXIT_BAD_INPUT, "unknown command '%s': the binary is named once, then the command: `%s %s ...`, or for W ranks "
+                "`%s %s ...`", argv[1], hint_program(), argv[2], hint_launcher(launcher, sizeof launcher), argv[2]);
         if ((near = closest_name(argv[1], names, N_COMMANDS)))
-            die(EXIT_BAD_INPUT, "unknown command '%s' (did you mean '%s'? try: ddptok --help)", argv[1], near);
-        die(EXIT_BAD_INPUT, "unknown command '%s' (try: ddptok --help)", argv[1]);
+            die(EXIT_BAD_INPUT, "unknown command '%s' (did you mean '%s'? try: %s --help)", argv[1], near, hint_program());
+        die(EXIT_BAD_INPUT, "unknown command '%s' (try: %s --help)", argv[1], hint_program());
     }
     app.command = cmd->name;
+    interrupt_keep(cmd->stops_on_request);  // a Ctrl-C: a checkpoint at the next window (train), or the end now
     if (cmd->opts_size) app.opts = xcalloc(1, cmd->opts_size);
-    Buf options = {0};  // the command's own options as given, for agree_on_run
-    buf_printf(&options, "%s", "");
+    Buf options = {0}, quoted = {0};  // the command's own options as given, for agree_on_run; quoted, for hints
+    buf_printf(&options, "%s", ""), buf_printf(&quoted, "%s", "");
     CommonOptions common = {.comm_timeout = -1};  // -1: not given (300)
-    const OptionTable tables[2] = {{common_options, &common, NULL}, {cmd->options, app.opts, &options}};
+    const OptionTable tables[2] = {{common_options, &common, NULL, NULL}, {cmd->options, app.opts, &options, &quoted}};
     if (options_parse(cmd->name, argc, argv, 2, tables, 2)) {  // --help
         if (rank == 0) command_help(cmd);
         MPI_Finalize();
@@ -199,9 +235,10 @@ int main(int argc, char **argv) {
     app.backend = common.backend;
     app.comm_timeout = common.comm_timeout;
     comm_name = common.comm;
-    app.options = options.s;
+    app.options = options.s, app.options_quoted = quoted.s;
     char **sets = common.sets.items;
     int n_sets = common.sets.n;
+    app.sets = sets, app.n_sets = n_sets;
 
     hint_args_set(app.config_path, sets, n_sets);
     if (common.backend) hint_args_add("--backend", common.backend);
@@ -211,29 +248,53 @@ int main(int argc, char **argv) {
         snprintf(sec, sizeof sec, "%g", common.comm_timeout);
         hint_args_add("--comm-timeout", sec);
     }
-    char err[1024];
-    if (config_load(&app.cfg, app.config_path, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
-    if (!cmd->skips_budget && budget_check(&app.cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+    char err[4096], located[1024];
+    // train.world_size: auto is the ranks launched, for a command that runs on train.world_size ranks.
+    config_launched_ranks(cmd->distributed == 1 && !(check_only && world == 1) ? world : 0);
+    // A shipped config by its bare name (`--config minimum.yaml`, or the README's configs/minimum.yaml
+    // outside a checkout): the one beside this binary (app.h).
+    config_locate(app.config_path, located, sizeof located);
+    if (config_load(&app.cfg, located, sets, n_sets, err, sizeof err)) {
+        char dir[1024];
+        struct stat st;
+        if (stat(located, &st) != 0 && errno == ENOENT && shipped_configs_dir(dir, sizeof dir) == 0)
+            die(EXIT_BAD_INPUT, "%s (the configs shipped with ddptok are in %s: --config minimum.yaml, tiny.yaml, fortunes.yaml "
+                "or exercise.yaml finds them)", err, dir);
+        die(EXIT_BAD_INPUT, "%s", err);
+    }
+    // The memory check counts the ranks that share this host: their buffers add up.
+    if (!cmd->skips_budget && workload_check_host(&app.cfg, cmd->distributed ? app.comm.local_size : 1, g_id.host, err, sizeof err))
+        die(EXIT_BAD_INPUT, "%s", err);
+    if (app.cfg.train.init_from[0] && !cmd->skips_budget) {  // what model_initial would refuse, refused now (--check too)
+        ModelShape m;
+        model_shape(&m, &app.cfg);
+        if (hf_import(app.cfg.train.init_from, &m, NULL)) stop(EXIT_BAD_INPUT);
+    }
     if (cmd->check_options) cmd->check_options(&app);
-    free(sets);
     if (check_only) {
         backend_select(&app, comm_name, -1);
+        claim_roots(&app, cmd, 0);  // another config's directories are refused by --check as by the run
         startup_end(&app.comm);
         say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, text_safe(hint_args()),
             cmd->distributed == DISTRIBUTED_ANY ? "one process or mpirun -np N" : cmd->distributed ? "distributed: mpirun -np train.world_size"
             : "one process", app.cfg.train.world_size);
         buf_free(&options);
         free(app.opts);
+        free(sets);
         MPI_Finalize();
         return 0;
     }
 
     if (!cmd->distributed && world != 1)
         die(EXIT_BAD_INPUT, "%s runs in one process, but %d ranks were started: run it without mpirun -np", cmd->name, world);
-    if (cmd->distributed == 1 && world != app.cfg.train.world_size)
-        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d rank%s started (mpirun -np %d, or --set train.world_size=%d%s)",
-            app.config_path, app.cfg.train.world_size, world, world == 1 ? " was" : "s were", app.cfg.train.world_size, world,
-            app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto");
+    if (cmd->distributed == 1 && world != app.cfg.train.world_size) {
+        char as_set[HINT_MAX], with_np[HINT_MAX];
+        hint_command(with_np, sizeof with_np, cmd->name, app.cfg.train.world_size, app.options);
+        die(EXIT_BAD_INPUT, "%s: train.world_size is %d but %d rank%s started: run `%s`, or set train.world_size: auto (the ranks "
+            "launched)%s%s", app.config_path, app.cfg.train.world_size, world, world == 1 ? " was" : "s were", with_np,
+            app.cfg.train.bands_auto ? "" : " with train.rank_bands: auto",
+            (snprintf(as_set, sizeof as_set, " (--set train.world_size=auto%s)", app.cfg.train.bands_auto ? "" : " --set train.rank_bands=auto"), as_set));
+    }
 
     int gpus = 0;
 #ifdef DDPTOK_CUDA
@@ -257,10 +318,13 @@ int main(int argc, char **argv) {
     }
 #endif
     app.run_agreed = now_seconds();
+    // One config per outputs and artifacts directory (claim.h): checked, then recorded.
+    claim_roots(&app, cmd, 1);
 
     int rc = cmd->run(&app);
     buf_free(&options);
     free(app.opts);
+    free(sets);
     if (app.comm.ops->destroy) app.comm.ops->destroy(&app.comm);
     stop(rc);  // MPI_Finalize under the watchdog
 }

@@ -43,11 +43,13 @@ lib_record() {
   printf '%s\t%s\t%s\t%s\n' "$k" "${CASE:-?}" "$n" "$d" >> "${CASE_RESULTS:-/dev/null}"
 }
 # ok NAME [DETAIL...], bad NAME [DETAIL...]: a check that passed or failed; DETAIL (what was
-# measured, what was expected) is printed, not part of the name.
-ok() { lib_record ok "$1"; echo "ok   $*"; }
-bad() { lib_record FAIL "$1"; echo "FAIL $*"; }
+# measured, what was expected) is printed, not part of the name. A group that runs another
+# group's checks again (test_gpt.sh: the MLP's proofs on the GPT) sets CHECK_PREFIX, which
+# every name it records starts with, so names stay unique across the suite.
+ok() { lib_record ok "${CHECK_PREFIX:-}$1"; echo "ok   ${CHECK_PREFIX:-}$*"; }
+bad() { lib_record FAIL "${CHECK_PREFIX:-}$1"; echo "FAIL ${CHECK_PREFIX:-}$*"; }
 # skip NAME REASON: a check (or a whole case) that this machine cannot run, and why.
-skip() { lib_record SKIP "$1" "$2"; echo "SKIP $1: $2"; }
+skip() { lib_record SKIP "${CHECK_PREFIX:-}$1" "$2"; echo "SKIP ${CHECK_PREFIX:-}$1: $2"; }
 
 # ddp NP ARGS...: the binary under mpirun with NP ranks, time-bounded so no hang survives.
 ddp() {

@@ -5,8 +5,8 @@
 #                                                bare, every group when nothing is named
 #   bash tests/run.sh --list [GROUP...]          every GROUP:CASE (of those groups), one a line
 #   bash tests/run.sh --groups                   every group, in the order they run, one a line
-# groups: layers runner unit config data import parity invariance lossunits empty train preempt
-#   checkpoints faults hostile fuzz sanitize commands evaluation progress messages comm torch slurm hosts docker cuda
+# groups: layers runner unit config data import parity invariance lossunits empty train gpt hf preempt
+#   checkpoints faults hostile fuzz sanitize commands evaluation progress messages everyday comm torch slurm hosts docker cuda
 # Each group runs in its own bash process (tests/lib.sh and tests/test_<group>.sh sourced
 # fresh), each case of it in its own subshell and scratch directory (tests/lib.sh says how);
 # results come back through a file, so a group that exits early or crashes still counts (a
@@ -21,8 +21,8 @@ TESTS_DIR=${DDPTOK_TESTS_DIR:-$ROOT/tests}
 if [ -n "${DDPTOK_TESTS_DIR:-}" ]; then
   ALL=($(cd "$TESTS_DIR" && ls test_*.sh 2>/dev/null | sed 's/^test_//; s/\.sh$//'))
 else
-  ALL=(layers runner unit config data import parity invariance lossunits empty train preempt checkpoints faults hostile fuzz
-       sanitize commands evaluation progress messages comm torch slurm hosts docker cuda)
+  ALL=(layers runner unit config data import parity invariance lossunits empty train gpt hf preempt checkpoints faults hostile fuzz
+       sanitize commands evaluation progress messages everyday comm torch slurm hosts docker cuda)
 fi
 source tests/lib.sh
 [ -n "${DDPTOK_TESTS_DIR:-}" ] && export DDPTOK_TESTS_DIR=$TESTS_DIR  # for the group processes

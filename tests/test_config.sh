@@ -20,7 +20,7 @@ case_yaml_errors() {
   printf 'seed: 1\n\x80\x00\xfe\xc3' > noise.yaml
   bad_case "binary noise as config file" '^ddptok: error: noise.yaml:2: YAML syntax error: invalid' prepare --config noise.yaml
   printf 'model:\n  hidden: 99999999999999999999\n' > huge.yaml
-  bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive integer, got 99999999999999999999 \(out of range\)' prepare --config huge.yaml
+  bad_case "integer overflow" 'huge.yaml:2: model.hidden: expected a positive integer, got 99999999999999999999 \(out of range: the range is \[1, 2\^20\]\)' prepare --config huge.yaml
   printf 'seed: 1\nseed: 2\n' > dup.yaml
   bad_case "duplicate key" 'dup.yaml:2: seed: duplicate key' prepare --config dup.yaml
 }
@@ -92,13 +92,24 @@ case_set_overrides() {
   expect_rc "--set overrides resolve (auto bands, W = 3)" 0 "$DDPTOK" prepare --config good.yaml --set train.world_size=3 --set train.rank_bands=auto
   expect_grep "--set overrides resolve: auto bands cover [8, 24] in 3 bands" 'rank 0: band \[8, 12\].*' "$OUT"
 }
+# A file's bad keys, all of them in the one line (only the first was reported): each with its
+# line; negative control: a file with one bad key says that one, as before.
+case_all_bad_keys() {
+  printf 'train:\n  lr: 0.1\n  updates: 0\nmodel:\n  hiden: 3\nseed: x\n' > bad.yaml
+  expect_rc "a file with four bad keys" 2 "$DDPTOK" --check train --config bad.yaml
+  [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -q "bad.yaml:2: train.lr: unknown key (did you mean 'train.optimizer.lr'?); bad.yaml:3: train.updates: expected a positive integer, got 0 (out of range: the range is \[1, 2^24\]); bad.yaml:5: model.hiden: unknown key (did you mean 'model.hidden'?); bad.yaml:6: seed: expected an integer in \[0, 2^32), got 'x' (4 bad keys in bad.yaml)$" <<<"$OUT" \
+    && ok "a file's four bad keys: one line naming each with its line" || bad "a file's four bad keys: one line naming each with its line" "— $OUT"
+  printf 'train:\n  lr: 0.1\n' > one.yaml
+  expect_rc "negative control: a file with one bad key" 2 "$DDPTOK" --check train --config one.yaml
+  expect_grep "negative control: one bad key, its line alone" "^ddptok: error: one.yaml:2: train.lr: unknown key \(did you mean 'train.optimizer.lr'\?\)$" "$OUT"
+}
 # The number of ranks must match train.world_size: same one-line error on every rank.
 case_world_size_mismatch() {
   good
   "$DDPTOK" prepare --config good.yaml >/dev/null
   local n rc
   OUT=$(ddp 3 train --config good.yaml 2>&1); rc=$?
-  n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 ranks were started (mpirun -np 2, or --set train.world_size=3 --set train.rank_bands=auto)$' <<<"$OUT")
+  n=$(grep -c '^ddptok: ranks 0-2: error: good.yaml: train.world_size is 2 but 3 ranks were started: run `[^`]* -np 2 train --config good.yaml`, or set train.world_size: auto (the ranks launched) with train.rank_bands: auto (--set train.world_size=auto --set train.rank_bands=auto)$' <<<"$OUT")
   [ $rc -eq 2 ] && [ "$n" -eq 1 ] && [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] \
     && ok "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" || { bad "world size mismatch: exit 2, the error once for ranks 0-2, the hint naming both --set" "— exit $rc, $n lines"; echo "$OUT" | head; }
 }

@@ -88,7 +88,7 @@ import sys; b = open(sys.argv[1], 'rb').read(); h = sys.argv[3].encode(); assert
 open(sys.argv[2], 'wb').write(b.replace(h, b'0' * 64))
 PY
   one_line "a CUDA module from another build (other headers): refused before use" \
-    'the CUDA module ./abi.so is from another build \(ABI 1, headers 0000000000000000; this ddptok: ABI 1, headers [0-9a-f]{16}\)' \
+    'the CUDA module ./abi.so is from another build \(ABI [0-9]+, headers 0000000000000000; this ddptok: ABI [0-9]+, headers [0-9a-f]{16}\)' \
     env DDPTOK_CUDA_MODULE=abi.so "$DDPTOK" prepare --config "$cfg" --backend cuda
   one_line "a shared library that is no ddptok CUDA module" 'has no entry ddptok_cuda_entry\(\)' \
     env DDPTOK_CUDA_MODULE="$(ldd "$DDPTOK" | awk '$1 ~ /^libm\.so/ {print $3}')" "$DDPTOK" prepare --config "$cfg" --backend cuda

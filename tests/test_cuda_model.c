@@ -15,13 +15,13 @@
 #include "data/synthetic.h"
 #include "data/sampler.h"
 #include "job/cuda_api.h"
-#include "model/model.h"
+#include "model/mlp.h"
 
 static int failed = 0, passed = 0;
 
 static int compare(const char *what, const ModelShape *m, const float *g, const float *ref, int expect_pass) {
     int all_ok = 1;
-    for (int p = 0; p < N_PARAMS; p++) {
+    for (int p = 0; p < MLP_TENSORS; p++) {
         size_t bad = 0;
         double maxe = 0;
         for (size_t i = m->offset[p]; i < m->offset[p] + m->size[p]; i++) {
@@ -31,7 +31,7 @@ static int compare(const char *what, const ModelShape *m, const float *g, const 
         }
         if (bad) all_ok = 0;
         if (expect_pass)
-            printf("  %-30s %-9s max abs err %.3e  violations %zu/%zu%s\n", what, param_names[p], maxe, bad, m->size[p],
+            printf("  %-30s %-9s max abs err %.3e  violations %zu/%zu%s\n", what, m->name[p], maxe, bad, m->size[p],
                    bad ? "  <-- FAIL" : "");
     }
     if (all_ok == expect_pass) passed++;
@@ -95,9 +95,9 @@ int main(int argc, char **argv) {
           *gg2 = xmalloc((m.total + 1) * sizeof *gg2), *gx = xmalloc((m.total + 1) * sizeof *gx);
     RngStream drop = rng_stream(cfg.seed, RNG_DROPOUT, 0);
     int64_t N;
-    double Sc = run_window(&compute_cpu, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gc, &N);
-    double Sg = run_window(&compute_cuda, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gg, &N);
-    double Sg2 = run_window(&compute_cuda, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gg2, &N);
+    double Sc = run_window(&compute_mlp_cpu, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gc, &N);
+    double Sg = run_window(&compute_mlp_cuda, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gg, &N);
+    double Sg2 = run_window(&compute_mlp_cuda, &m, theta, mb, n, cfg.model.dropout, &drop, 0, gg2, &N);
     double rel = fabs(Sc - Sg) / fabs(Sc);
     printf("  loss sum over %lld positions: cpu %.9f gpu %.9f (relative %.2e)\n", (long long)N, Sc, Sg, rel);
     if (rel <= 1e-6) passed++;
@@ -106,17 +106,17 @@ int main(int argc, char **argv) {
     if (memcmp(gg, gg2, (m.total + 1) * sizeof *gg) == 0 && Sg == Sg2) passed++, printf("  gpu run repeated: bit-identical\n");
     else failed++, printf("FAIL the GPU gradient differs between two identical runs\n");
     if (cfg.model.dropout > 0) {  // negative control: other masks must be caught
-        run_window(&compute_cpu, &m, theta, mb, n, cfg.model.dropout, &drop, 7, gx, &N);
+        run_window(&compute_mlp_cpu, &m, theta, mb, n, cfg.model.dropout, &drop, 7, gx, &N);
         compare("negative control (other masks)", &m, gg, gx, 0);
     }
     // Evaluation and one SGD step.
-    Compute *cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), *cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
-    compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);
+    Compute *cc = compute_mlp_cpu.create(&m, cap, FIRST_LAYER_DENSE), *cg = compute_mlp_cuda.create(&m, cap, FIRST_LAYER_DENSE);
+    compute_mlp_cpu.set_params(cc, theta), compute_mlp_cuda.set_params(cg, theta);
     int64_t hc = 0, hg = 0;
-    double ec = compute_cpu.evaluate(cc, &mb[n - 1], &hc), eg = compute_cuda.evaluate(cg, &mb[n - 1], &hg);
+    double ec = compute_mlp_cpu.evaluate(cc, &mb[n - 1], &hc), eg = compute_mlp_cuda.evaluate(cg, &mb[n - 1], &hg);
     if (fabs(ec - eg) <= 1e-6 * fabs(ec) && hc == hg) passed++, printf("  evaluate: loss %.6f vs %.6f, hits %lld vs %lld\n", ec, eg, (long long)hc, (long long)hg);
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
-    compute_cpu.destroy(cc), compute_cuda.destroy(cg);
+    compute_mlp_cpu.destroy(cc), compute_mlp_cuda.destroy(cg);
     // Two steps of each optimizer (SGD with dampening, AdamW) from the same gradients: θ and every state
     // tensor of the GPU twin against the CPU's. AdamW's ε = 1e-3 keeps its step well
     // conditioned in g (|∂Δθ/∂g| ≤ lr/ε = 10), so the backends' gradient difference (≤ 1e-6)
@@ -126,20 +126,20 @@ int main(int argc, char **argv) {
     float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
     OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .dampening = 0.5, .betas = {0.9, 0.999}, .eps = 1e-3};
     for (int kind = 0; kind < OPT_COUNT; kind++) {
-        cc = compute_cpu.create(&m, cap, FIRST_LAYER_DENSE), cg = compute_cuda.create(&m, cap, FIRST_LAYER_DENSE);
-        compute_cpu.set_params(cc, theta), compute_cuda.set_params(cg, theta);
-        Optimizer *oc = optimizer_create((OptimizerKind)kind, &h, compute_cpu.optimizer, m.total);
-        Optimizer *og = optimizer_create((OptimizerKind)kind, &h, compute_cuda.optimizer, m.total);
+        cc = compute_mlp_cpu.create(&m, cap, FIRST_LAYER_DENSE), cg = compute_mlp_cuda.create(&m, cap, FIRST_LAYER_DENSE);
+        compute_mlp_cpu.set_params(cc, theta), compute_mlp_cuda.set_params(cg, theta);
+        Optimizer *oc = optimizer_create((OptimizerKind)kind, &h, compute_mlp_cpu.optimizer, m.total);
+        Optimizer *og = optimizer_create((OptimizerKind)kind, &h, compute_mlp_cuda.optimizer, m.total);
         for (int step = 0; step < 2; step++) {
-            compute_cpu.zero_grad(cc), compute_cuda.zero_grad(cg);
+            compute_mlp_cpu.zero_grad(cc), compute_mlp_cuda.zero_grad(cg);
             Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)step};
-            compute_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
-            compute_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
-            optimizer_step(oc, compute_cpu.param_buffer(cc), compute_cpu.grad_buffer(cc), 2.0f);
-            optimizer_step(og, compute_cuda.param_buffer(cg), compute_cuda.grad_buffer(cg), 2.0f);
+            compute_mlp_cpu.forward_backward(cc, &mb[step], 0.01f, &d);
+            compute_mlp_cuda.forward_backward(cg, &mb[step], 0.01f, &d);
+            optimizer_step(oc, compute_mlp_cpu.param_buffer(cc), compute_mlp_cpu.grad_buffer(cc), 2.0f);
+            optimizer_step(og, compute_mlp_cuda.param_buffer(cg), compute_mlp_cuda.grad_buffer(cg), 2.0f);
         }
         char what[128];
-        compute_cpu.get_params(cc, tc), compute_cuda.get_params(cg, tg);
+        compute_mlp_cpu.get_params(cc, tc), compute_mlp_cuda.get_params(cg, tg);
         snprintf(what, sizeof what, "params after 2 %s steps", optimizer_names[kind]);
         compare(what, &m, tg, tc, 1);
         if (kind == OPT_SGD) memcpy(sgd_cpu, tc, m.total * sizeof *tc);
@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         }
         optimizer_snapshot_free(&sc), optimizer_snapshot_free(&sg);
         optimizer_free(oc), optimizer_free(og);
-        compute_cpu.destroy(cc), compute_cuda.destroy(cg);
+        compute_mlp_cpu.destroy(cc), compute_mlp_cuda.destroy(cg);
     }
     free(tc), free(tg), free(sgd_cpu);
     printf("test_cuda_model: %d passed, %d failed\n", passed, failed);

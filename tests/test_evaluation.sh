@@ -12,7 +12,7 @@ cfg="$CONFIGS/tiny.yaml"
 # a prefix, an ignored token and a cap, so padding and unlabelled positions are many.
 E=(--config "$cfg" --set data.splits.validation=300 --set data.splits.test=1000 --set data.unsupervised_prefix=3
    --set data.ignore_token=4 --set data.max_labels=12)
-fixture_ev_trained() { one prepare "${E[@]}" >/dev/null && ddp 2 train "${E[@]}" --continuous >/dev/null 2>&1; }
+fixture_ev_trained() { one prepare "${E[@]}" >/dev/null && ddp 2 train "${E[@]}" --continuous --set train.eval_every=0 >/dev/null 2>&1; }
 CK=artifacts/continuous/step-0012
 
 # supervised SPLIT: the label rule's positions of a split of outputs/data/corpus.h5, counted
@@ -150,6 +150,31 @@ case_eval_every_empty_validation() {
     'train\.eval_every is 4 but the validation split is empty' "$OUT" || bad "train.eval_every with an empty validation split: one line naming the key" "— $OUT"
   [ ! -e artifacts/checkpoints ] && ok "train.eval_every refused: no checkpoint written" || bad "train.eval_every refused: no checkpoint written"
   expect_rc "control: the same config with train.eval_every=0 trains" 0 ddp 2 train "${v[@]}"
+}
+# A split without a supervised token has no loss: evaluate refuses it (exit 2, one line naming
+# the split, the corpus and the fix, nothing written) on 1 and 2 ranks, as --protocol does; it
+# printed "test loss 0.00000, accuracy 0.00 %" with exit 0 (0/0 written as 0). Negative
+# control: the same model on the validation split it does have is scored (exit 0, a loss > 0).
+T0=(--config "$cfg" --set data.splits.test=0)
+fixture_no_test_split() { one prepare "${T0[@]}" >/dev/null && ddp 2 train "${T0[@]}" --continuous >/dev/null 2>&1; }
+case_empty_split_refused() {
+  fixture no_test_split || return
+  local np
+  for np in 1 2; do
+    rm -f outputs/evaluate.json
+    if [ $np = 1 ]; then expect_rc "evaluate of an empty test split: refused (1 rank)" 2 one evaluate "${T0[@]}" --checkpoint "$CK"
+    else expect_rc "evaluate of an empty test split: refused (2 ranks)" 2 ddp 2 evaluate "${T0[@]}" --checkpoint "$CK"; fi
+    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -q "^ddptok: \(ranks 0-1: \)\?error: evaluate: the test split of outputs/data/corpus.h5 has no supervised token (0 sequences): there is no test loss to report; set data.splits.test above 0 and prepare again; or score the validation split: run \`.* evaluate --config .*tiny.yaml --set data.splits.test=0 --checkpoint $CK --split validation\`$" <<<"$OUT" \
+      && ! grep -q '^  test loss' <<<"$OUT" && [ ! -e outputs/evaluate.json ] \
+      && ok "evaluate of an empty test split ($np rank(s)): one line naming the split and the fix, no loss printed, nothing written" \
+      || { bad "evaluate of an empty test split ($np rank(s)): one line naming the split and the fix, no loss printed, nothing written"; echo "$OUT" | head -3; }
+  done
+  local hint; hint=$(sed -n 's/.*score the validation split: run `\([^`]*\)`$/\1/p' <<<"$OUT")
+  expect_rc "negative control: the printed --split validation hint scores the split there is" 0 bash -c "$hint"
+  expect_grep "negative control: the validation split's loss is a number above 0" '^  validation loss [1-9][0-9.]* per token' "$OUT"
+  mkdir -p artifacts/checkpoints && cp -r "$CK" artifacts/checkpoints/  # the step-U model --protocol judges
+  expect_rc "evaluate --protocol on an empty test split: refused too" 2 one evaluate "${T0[@]}" --protocol
+  expect_grep "evaluate --protocol on an empty test split: the same line" 'error: evaluate: the test split of outputs/data/corpus.h5 has no supervised token \(0 sequences\): there is no test loss to report; set data.splits.test above 0 and prepare again$' "$OUT"
 }
 fixture_prepared_noval() { one prepare --config "$cfg" --set data.splits.validation=0 >/dev/null; }
 

@@ -9,7 +9,14 @@
 //     added pairwise, y[v] = sw·(float)(e[v]·(1/s)); negative control: the plain sequential
 //     sum, which the check must tell apart;
 //   tanh_backward: dz = dz·(mm·(1 − hh²)) (dz·(1 − hh²) without dropout), gb += dz over
-//     several rows; negative control: the product in another order, (dz·mm)·(1 − hh²).
+//     several rows; negative control: the product in another order, (dz·mm)·(1 − hh²);
+//   dropout_keep (the GPT's): keep[i] = word i mod 4 of dropout_block(s, block, pos, q0 + i/4)
+//     >= thr, q0 with a site in its top byte; negative control: the next position's counter;
+//   layernorm / layernorm_backward (the GPT's): the definition of cpu_kernels.h (eight-lane
+//     sums in double added pairwise) over rows of many widths; negative control: the unbiased
+//     variance (÷ (C − 1), torch.var's default, a classic LayerNorm slip);
+//   gelu / gelu_backward (the GPT's): the definition of cpu_kernels.h over values from −12 to
+//     12, 0, ±1e-30 and huge ones; negative control: the same formula with libm's tanhf.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +139,116 @@ static int backward_mismatches(const CpuKernels *k, int reordered, int verbose) 
     return bad;
 }
 
+// Values whose GELU or GELU backward differ from the definition (`libm`: tanhf instead of tanh_f32).
+static int gelu_mismatches(const CpuKernels *k, int libm, int verbose) {
+    enum { N = 4099 };
+    static float x[N], out[N], ref[N], rd[N];
+    const float S = 0.7978845608028654f, c = 0.044715f;
+    uint32_t seed = 3;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = i % 97 == 0 ? 0.0f : i % 89 == 0 ? 1e-30f : i % 83 == 0 ? -3e4f : ((float)(seed >> 8) / 16777216.0f - 0.5f) * 24.0f;
+        float t = libm ? tanhf(S * (x[i] + c * x[i] * x[i] * x[i])) : tanh_f32(S * (x[i] + c * x[i] * x[i] * x[i]));
+        ref[i] = (0.5f * x[i]) * (1.0f + t);
+        rd[i] = ((float)(seed & 0xffff) / 65536.0f - 0.5f) * 2.0f;
+        rd[i] *= 0.5f * (1.0f + t) + (0.5f * x[i]) * (1.0f - t * t) * S * (1.0f + 3.0f * c * x[i] * x[i]);
+    }
+    int bad = 0;
+    for (int n = 1; n <= N; n = n * 3 + 1) {  // whole and partial SIMD steps
+        k->gelu(out, x, (size_t)n);
+        bad += memcmp(out, ref, (size_t)n * sizeof(float)) != 0;
+    }
+    // the backward over the whole sample
+    float *dz = malloc(N * sizeof *dz);
+    seed = 3;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        dz[i] = ((float)(seed & 0xffff) / 65536.0f - 0.5f) * 2.0f;
+    }
+    k->gelu_backward(dz, x, N);
+    bad += memcmp(dz, rd, N * sizeof(float)) != 0;
+    if (bad && verbose) {
+        int i = 0;
+        while (i < N && out[i] == ref[i]) i++;
+        printf("FAIL %s gelu: first mismatch at %d: x %a: %a vs %a\n", k->name, i, x[i], out[i], ref[i]);
+    }
+    free(dz);
+    return bad;
+}
+
+// Rows of keep flags that differ from the definition (the kernel given pos + pos_shift).
+static int keep_mismatches(const CpuKernels *k, uint32_t pos_shift, int verbose) {
+    static const int ns[] = {1, 3, 4, 5, 31, 32, 33, 63, 64, 65, 100, 129, 512, 1000};
+    static const uint32_t q0s[] = {0, 5u << 24, (7u << 24) | 3, (1u << 24) | 4095};
+    static uint8_t keep[1024], ref[1024];
+    RngStream streams[2] = {rng_stream(9, RNG_DROPOUT, 3), rng_stream(10, RNG_KEYED_DROPOUT, 0)};
+    int bad = 0;
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (size_t qi = 0; qi < sizeof q0s / sizeof *q0s; qi++)
+            for (int si = 0; si < 2; si++)
+                for (uint32_t pos = 0; pos < 300; pos += 97) {
+                    int n = ns[ni];
+                    uint64_t block = si ? (5ull | 11ull << 32) : 2;
+                    uint32_t thr = dropout_threshold(0.3);
+                    for (int i = 0; i < n; i++) ref[i] = dropout_block(&streams[si], block, pos, q0s[qi] + (uint32_t)i / 4).v[i % 4] >= thr;
+                    memset(keep, 0x55, sizeof keep);  // neither 0 nor 1: a flag left unwritten shows
+                    k->dropout_keep(keep, n, &streams[si], block, pos + pos_shift, q0s[qi], thr);
+                    int ok = !memcmp(keep, ref, (size_t)n);
+                    if (!ok && verbose && bad < 5) printf("FAIL %s dropout_keep: n %d q0 %#x stream %d pos %u\n", k->name, n, q0s[qi], si, pos);
+                    bad += !ok;
+                }
+    return bad;
+}
+
+// The LayerNorm definition (`unbiased`: the variance over C − 1 instead, the control).
+static double lane_sum(const double *v, int n) {
+    double acc[8] = {0};
+    for (int i = 0; i < n; i++) acc[i % 8] += v[i];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+static int layernorm_mismatches(const CpuKernels *k, int unbiased, int verbose) {
+    static const int Cs[] = {1, 7, 8, 9, 16, 33, 64, 100, 768};
+    static float x[1024], w[1024], b[1024], y[1024], ry[1024], d[1024], dx[1024], rdx[1024], dw[1024], rdw[1024], db[1024], rdb[1024];
+    static double t[1024];
+    int bad = 0;
+    uint32_t seed = 13;
+    for (size_t ci = 0; ci < sizeof Cs / sizeof *Cs; ci++)
+        for (int rep = 0; rep < 6; rep++) {
+            int C = Cs[ci];
+            for (int i = 0; i < C; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                x[i] = ((float)(seed >> 8) / 16777216.0f - 0.5f) * (rep < 3 ? 4.0f : 400.0f) + (rep == 5 ? 1000.0f : 0.0f);
+                w[i] = 1.0f + ((float)(seed & 0xff) / 256.0f - 0.5f) * 0.2f, b[i] = ((float)((seed >> 4) & 0xff) / 256.0f - 0.5f);
+                d[i] = ((float)((seed >> 12) & 0xffff) / 65536.0f - 0.5f) * 2.0f;
+                dx[i] = rdx[i] = 0.25f, dw[i] = rdw[i] = 0.5f, db[i] = rdb[i] = -0.5f;
+            }
+            for (int i = 0; i < C; i++) t[i] = (double)x[i];
+            double mean = lane_sum(t, C) / C;
+            for (int i = 0; i < C; i++) t[i] = ((double)x[i] - mean) * ((double)x[i] - mean);
+            float mf = (float)mean, rstd = (float)(1.0 / sqrt(lane_sum(t, C) / (unbiased && C > 1 ? C - 1 : C) + 1e-5)), stat[2],
+                  rstat[2] = {mf, rstd};
+            for (int i = 0; i < C; i++) ry[i] = (x[i] - mf) * rstd * w[i] + b[i];
+            k->layernorm(y, stat, x, w, b, C, 1e-5);
+            static double dm[1024], dnm[1024];
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+                dm[i] = (double)dn, dnm[i] = (double)dn * (double)norm;
+            }
+            float dmf = (float)(lane_sum(dm, C) / C), dnmf = (float)(lane_sum(dnm, C) / C);
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+                rdw[i] += norm * d[i], rdb[i] += d[i], rdx[i] += (dn - dmf - norm * dnmf) * rstd;
+            }
+            k->layernorm_backward(dx, dw, db, d, x, rstat, w, C);
+            int ok = !memcmp(y, ry, (size_t)C * sizeof(float)) && !memcmp(stat, rstat, sizeof stat) &&
+                     !memcmp(dx, rdx, (size_t)C * sizeof(float)) && !memcmp(dw, rdw, (size_t)C * sizeof(float)) &&
+                     !memcmp(db, rdb, (size_t)C * sizeof(float));
+            if (!ok && verbose && bad < 5) printf("FAIL %s layernorm: C %d row %d\n", k->name, C, rep);
+            bad += !ok;
+        }
+    return bad;
+}
+
 int main(void) {
     int failed = 0, ran = 0;
     for (int v = 0; v < cpu_kernels_count; v++) {
@@ -159,6 +276,21 @@ int main(void) {
                k->name, bbad, breo);
         failed |= bbad != 0;
         if (!breo) failed = printf("FAIL the check cannot tell the %s backward from a reordered product\n", k->name);
+        int kbad = keep_mismatches(k, 0, 1), kshift = keep_mismatches(k, 1, 0);
+        printf("%s: %d dropout keep rows differ from the definition; negative control: %d differ with the next position's counter\n",
+               k->name, kbad, kshift);
+        failed |= kbad != 0;
+        if (!kshift) failed = printf("FAIL the check accepted a wrong %s dropout_keep\n", k->name);
+        int lbad = layernorm_mismatches(k, 0, 1), lseq = layernorm_mismatches(k, 1, 0);
+        printf("%s: %d LayerNorm rows differ from the definition; negative control: %d differ from the unbiased variance\n", k->name,
+               lbad, lseq);
+        failed |= lbad != 0;
+        if (!lseq) failed = printf("FAIL the check cannot tell the %s LayerNorm from one with the unbiased variance\n", k->name);
+        int gbad = gelu_mismatches(k, 0, 1), glibm = gelu_mismatches(k, 1, 0);
+        printf("%s: %d GELU checks differ from the definition; negative control: %d differ from it with libm's tanhf\n", k->name, gbad,
+               glibm);
+        failed |= gbad != 0;
+        if (!glibm) failed = printf("FAIL the check cannot tell the %s GELU from one with libm's tanhf\n", k->name);
     }
     printf("test_kernels: selected %s; %d of %d variants checked\n", cpu_kernels_select()->name, ran, cpu_kernels_count);
     if (!ran) failed = printf("FAIL no variant ran\n");

@@ -20,8 +20,13 @@ case_plain_mpirun_notice() {
     && ok "negative control: plain mpirun adds its notice (the one ddptok line is still one)" || { bad "negative control: plain mpirun adds its notice (the one ddptok line is still one)"; echo "$OUT" | head -4; }
 }
 case_default_bands_3_ranks() {
-  expect_rc "3 ranks with the default bands (run/ddprun)" 2 "$DDPRUN" -np 3 train --config "$cfg"
-  expect_grep "3 ranks with the default bands: one line; the hint names both --set" '^ddptok: ranks 0-2: error: .*tiny.yaml: train.world_size is 2 but 3 ranks were started \(mpirun -np 2, or --set train.world_size=3 --set train.rank_bands=auto\)$' "$OUT"
+  expect_rc "3 ranks with the default bands (run/ddprun)" 2 "$DDPRUN" -np 3 check-env --config "$cfg"
+  expect_grep "3 ranks with the default bands: one line; the hint is the run/ddprun line, then both --set" '^ddptok: ranks 0-2: error: .*tiny.yaml: train.world_size is 2 but 3 ranks were started: run `[^`]*run/ddprun -np 2 check-env --config [^`]*tiny.yaml`, or set train.world_size: auto \(the ranks launched\) with train.rank_bands: auto \(--set train.world_size=auto --set train.rank_bands=auto\)$' "$OUT"
+  [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && ok "3 ranks with the default bands: nothing but that line from ddptok (no SIGTERM notice of mpirun's ending)" \
+    || bad "3 ranks with the default bands: nothing but that line from ddptok (no SIGTERM notice of mpirun's ending)" "— $(grep '^ddptok: ' <<<"$OUT" | tail -2)"
+  local hint; hint=$(sed -n 's/.*: run `\([^`]*\)`, or set.*/\1/p' <<<"$OUT")
+  expect_rc "3 ranks with the default bands: the printed run/ddprun line runs as printed" 0 bash -c "$hint"
+  expect_rc "3 ranks with the default bands: the printed --set pair runs with -np 3" 0 "$DDPRUN" -np 3 check-env --config "$cfg" --set train.world_size=auto --set train.rank_bands=auto
 }
 case_world_size_hint() {
   expect_rc "-np 2 --set train.world_size=3" 2 "$DDPRUN" -np 2 check-env --config "$cfg" --set train.world_size=3
@@ -47,7 +52,8 @@ case_lone_failure() {
 # Did you mean: a command, a key in a YAML file.
 case_mistyped_command() {
   expect_rc "a mistyped command" 2 one evalute --config "$cfg"
-  expect_grep "a mistyped command: did you mean" "^ddptok: error: unknown command 'evalute' \(did you mean 'evaluate'\? try: ddptok --help\)$" "$OUT"
+  # `try: ddptok --help` did not run where the binary is not on PATH (a checkout): the binary as invoked
+  expect_grep "a mistyped command: did you mean, and the help as this binary is named" "^ddptok: error: unknown command 'evalute' \(did you mean 'evaluate'\? try: ${DDPTOK//./\\.} --help\)$" "$OUT"
 }
 case_unrelated_word() {
   expect_rc "an unrelated word is not 'corrected'" 2 one frobnicate --config "$cfg"
@@ -90,7 +96,7 @@ case_make_without_tools() {
   fixture root_stubs || return
   OUT=$(PATH="$PWD/fakebin:$PATH" make -s -C "$ROOT" check-deps CC=no-such-mpicc 2>&1); rc=$?
   [ $rc -ne 0 ] && grep -q 'ddptok: cannot build: no-such-mpicc, pkg-config or a library' <<<"$OUT" \
-    && grep -qE 'apt-get install -y --no-install-recommends build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev .*\(or: make deps\)' <<<"$OUT" \
+    && grep -qE '^  apt-get install -y --no-install-recommends build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev [a-z0-9 .+-]*$' <<<"$OUT" && grep -q '(or: make deps):$' <<<"$OUT" \
     && ok "make without mpicc (and no packages): the apt-get line to run" || { bad "make without mpicc (and no packages): the apt-get line to run" "— exit $rc"; echo "$OUT" | head -5; }
 }
 case_make_check_deps() {
@@ -114,19 +120,36 @@ fixture_remedy_stubs() {
   printf '#!/bin/sh\nexit 1\n' >withsudo/sudo; chmod +x withsudo/sudo
 }
 remedy() { OUT=$(PATH="$PWD/$1" /bin/bash "$ROOT/run/install-deps.sh" $2 2>&1); r="rc=$?"; line=$(grep '^  ' <<<"$OUT"); }
+# paste LINE: the remedy line as a user pastes it, whole, into bash (stdin), with stub sudo and
+# su that record their arguments: 0 when bash ran exactly one of them, with the apt-get line.
+paste_line() {
+  mkdir -p pastebin
+  printf '#!/bin/sh\nprintf "%%s\\n" "$(basename "$0")" "$@" > "$PWD/pasted.args"\n' >pastebin/sudo
+  cp pastebin/sudo pastebin/su; chmod +x pastebin/sudo pastebin/su
+  rm -f pasted.args
+  printf '%s\n' "$1" | PATH="$PWD/pastebin:/usr/bin:/bin" /bin/bash 2>paste.err && [ -f pasted.args ] && [ ! -s paste.err ]
+}
 case_install_deps_with_sudo() {
   fixture remedy_stubs || return
   local r line
   remedy withsudo ""
   [ "$r" = rc=2 ] && [[ $line =~ ^\ \ sudo\ apt-get\ install\ -y\ --no-install-recommends\ build-essential\ .*python3$ ]] \
     && ok "install-deps as a user with sudo: one line, sudo apt-get install ..." "(exit 2)" || bad "install-deps as a user with sudo: one line, sudo apt-get install ..." "— $r: $OUT"
+  paste_line "$line" && [ "$(sed -n 1,2p pasted.args | tr '\n' ' ')" = "sudo apt-get " ] \
+    && ok "install-deps with sudo: the line pasted whole into bash runs sudo apt-get install" \
+    || bad "install-deps with sudo: the line pasted whole into bash runs sudo apt-get install" "— $(cat paste.err pasted.args 2>/dev/null | head -3)"
 }
 case_install_deps_without_sudo() {
   fixture remedy_stubs || return
   local r line
   remedy nosudo ""
-  [ "$r" = rc=2 ] && [[ $line =~ ^\ \ su\ -c\ \'apt-get\ install\ -y\ --no-install-recommends\ build-essential\ .*python3\' ]] && ! grep -q sudo <<<"${line%%(*}" \
+  [ "$r" = rc=2 ] && [[ $line =~ ^\ \ su\ -c\ \'apt-get\ install\ -y\ --no-install-recommends\ build-essential\ .*python3\'$ ]] && ! grep -q sudo <<<"$line" \
     && ok "install-deps as a user without sudo: one line, su -c 'apt-get install …'" || bad "install-deps as a user without sudo: one line, su -c 'apt-get install …'" "— $r: $OUT"
+  # The line as pasted: whole, into bash. It was `su -c '…'     (as root; this machine has no sudo)`: a syntax error.
+  paste_line "$line" && [ "$(sed -n 1,2p pasted.args | tr '\n' ' ')" = "su -c " ] && grep -q '^apt-get install -y --no-install-recommends build-essential .*python3$' pasted.args \
+    && ok "install-deps without sudo: the su line pasted whole into bash runs su -c with the apt-get line" \
+    || bad "install-deps without sudo: the su line pasted whole into bash runs su -c with the apt-get line" "— $(cat paste.err pasted.args 2>/dev/null | head -3)"
+  expect_grep "install-deps without sudo: says what to do where root has no password" 'root has no password.*run the part between the quotes as root another way' "$OUT"
 }
 case_install_deps_tests_update() {
   fixture remedy_stubs || return
@@ -139,8 +162,12 @@ case_install_deps_tests_update() {
 case_install_deps_tests_root() {
   fixture root_stubs || return
   OUT=$(PATH="$PWD/fakebin:$PATH" bash "$ROOT/run/install-deps.sh" --check --tests 2>&1)  # as root (stub id)
-  grep -q '(or: make test-deps)$' <<<"$OUT" && grep -q 'python3-torch' <<<"$OUT" \
+  grep -q '(or: make test-deps):$' <<<"$OUT" && grep -q 'python3-torch' <<<"$OUT" \
     && ok "install-deps --tests as root (--check) names make test-deps" || bad "install-deps --tests as root (--check) names make test-deps" "— $OUT"
+  local line; line=$(grep '^  ' <<<"$OUT")
+  paste_line "sudo() { \"\$@\"; }; apt-get() { printf '%s\\n' apt-get \"\$@\" > pasted.args; }; $line" && grep -q '^python3-torch$' pasted.args \
+    && ok "install-deps as root: the line pasted whole into bash is the apt-get command alone" \
+    || bad "install-deps as root: the line pasted whole into bash is the apt-get command alone" "— $(cat paste.err 2>/dev/null | head -3) [$line]"
 }
 
 # The newcomer's path (README "Everyday use") in a fresh checkout's layout — ./ddptok and

@@ -4,7 +4,7 @@
 // factored, train.first_layer); and the factored gradient against the dense one after θ
 // changed through param_buffer (as the optimizer changes it: no stale tables). Built
 // again against a deliberately broken backward (build/test_model_broken: tanh' dropped,
-// both layers) and a broken factored backward (build/test_model_factored_broken: slot
+// both layers) and a broken factored backward (build/test_mlp_factored_broken: slot
 // j's sums under slot j+1's id), which this same test must reject: tests/test_unit.sh
 // expects those binaries to fail.
 #include <math.h>
@@ -17,7 +17,7 @@
 #include "data/corpus.h"
 #include "data/synthetic.h"
 #include "data/sampler.h"
-#include "model/model.h"
+#include "model/mlp.h"
 
 static const char *TINY =
     "seed: 7\n"
@@ -30,8 +30,8 @@ static const char *TINY =
 static double loss_double(const ModelShape *m, const double *th, Batch *mb, int A, double scale, double p,
                           const RngStream *drop) {
     int k = m->k, D = m->D, H = m->H, V = m->V;
-    const double *emb = th + m->offset[P_EMBEDDING], *w1 = th + m->offset[P_W1], *b1 = th + m->offset[P_B1],
-                 *w2 = th + m->offset[P_W2], *b2 = th + m->offset[P_B2];
+    const double *emb = th + m->offset[MLP_EMBEDDING], *w1 = th + m->offset[MLP_W1], *b1 = th + m->offset[MLP_B1],
+                 *w2 = th + m->offset[MLP_W2], *b2 = th + m->offset[MLP_B2];
     uint32_t thr = dropout_threshold(p);
     double total = 0, *h = malloc(sizeof(double) * H), *y = malloc(sizeof(double) * V);
     for (int a = 0; a < A; a++) {
@@ -61,15 +61,15 @@ static double loss_double(const ModelShape *m, const double *th, Batch *mb, int 
 // One window's gradient (P + 1 into g) of the A microbatches from θ with this first layer;
 // returns the loss sum. `cc` is reused when given (its θ as it stands), else made from θ.
 static double window_grad(Compute *cc, const float *theta, Batch *mb, int A, double scale, double p, const RngStream *drop, float *g) {
-    if (theta) compute_cpu.set_params(cc, theta);
-    compute_cpu.zero_grad(cc);
+    if (theta) compute_mlp_cpu.set_params(cc, theta);
+    compute_mlp_cpu.zero_grad(cc);
     double S = 0;
     for (int a = 0; a < A; a++) {
         Dropout d = {.p = p, .stream = *drop, .block = (uint64_t)a};
-        S += compute_cpu.forward_backward(cc, &mb[a], (float)scale, &d);
+        S += compute_mlp_cpu.forward_backward(cc, &mb[a], (float)scale, &d);
     }
-    compute_cpu.finish_backward(cc);
-    compute_cpu.get_grad(cc, g);
+    compute_mlp_cpu.finish_backward(cc);
+    compute_mlp_cpu.get_grad(cc, g);
     return S;
 }
 
@@ -80,9 +80,9 @@ static void backward_vs_fd(FirstLayer fl, const ModelShape *m, const float *thet
     int cap = mb[0].cap;
     float *g = malloc((m->total + 1) * sizeof *g);
     double scale = 1.0 / (double)N;
-    Compute *cc = compute_cpu.create(m, cap, fl);
+    Compute *cc = compute_mlp_cpu.create(m, cap, fl);
     double S = window_grad(cc, theta, mb, A, scale, p, drop, g);
-    compute_cpu.destroy(cc);
+    compute_mlp_cpu.destroy(cc);
     double *th = malloc(m->total * sizeof *th);
     for (size_t i = 0; i < m->total; i++) th[i] = theta[i];
     double L = loss_double(m, th, mb, A, 1.0, p, drop);
@@ -91,7 +91,7 @@ static void backward_vs_fd(FirstLayer fl, const ModelShape *m, const float *thet
 
     // Central differences for every component; tolerance atol 1e-6, rtol 1e-4.
     const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
-    for (int q = 0; q < N_PARAMS; q++) {
+    for (int q = 0; q < MLP_TENSORS; q++) {
         int bad = 0;
         double worst = 0;
         size_t wi = 0;
@@ -110,10 +110,10 @@ static void backward_vs_fd(FirstLayer fl, const ModelShape *m, const float *thet
         if (bad) {
             (*failed)++;
             printf("FAIL %s %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", name,
-                   param_names[q], bad, m->size[q], wi - m->offset[q], wg, wf);
+                   m->name[q], bad, m->size[q], wi - m->offset[q], wg, wf);
         } else {
             (*passed)++;
-            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, param_names[q], m->size[q], worst);
+            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, m->name[q], m->size[q], worst);
         }
     }
     free(th), free(g);
@@ -126,11 +126,11 @@ static void factored_after_step(const ModelShape *m, const float *theta, Batch *
     int cap = mb[0].cap;
     size_t n = m->total + 1;
     float *gd = malloc(n * sizeof *gd), *gf = malloc(n * sizeof *gf), *stepped = malloc(m->total * sizeof *stepped);
-    Compute *cf = compute_cpu.create(m, cap, FIRST_LAYER_FACTORED), *cd = compute_cpu.create(m, cap, FIRST_LAYER_DENSE);
+    Compute *cf = compute_mlp_cpu.create(m, cap, FIRST_LAYER_FACTORED), *cd = compute_mlp_cpu.create(m, cap, FIRST_LAYER_DENSE);
     double scale = 1.0 / (double)N;
     window_grad(cf, theta, mb, A, scale, p, drop, gf);
     window_grad(cd, theta, mb, A, scale, p, drop, gd);  // θ0's gradient: the control below
-    float *th = compute_cpu.param_buffer(cf);
+    float *th = compute_mlp_cpu.param_buffer(cf);
     for (size_t i = 0; i < m->total; i++) th[i] -= 0.5f * gf[i], stepped[i] = th[i];
     window_grad(cf, NULL, mb, A, scale, p, drop, gf);
     const double atol = 1e-6, rtol = 1e-4;
@@ -150,7 +150,7 @@ static void factored_after_step(const ModelShape *m, const float *theta, Batch *
     if (bad) (*failed)++, printf("FAIL factored after a step: %zu of %zu components off the dense gradient; worst [%zu]: %.9g vs %.9g\n",
                                  bad, m->total, wi, gf[wi], gd[wi]);
     else (*passed)++, printf("ok   factored after a step through param_buffer: the dense gradient within %g + %g|g| (max %.3g)\n", atol, rtol, worst);
-    compute_cpu.destroy(cf), compute_cpu.destroy(cd);
+    compute_mlp_cpu.destroy(cf), compute_mlp_cpu.destroy(cd);
     free(gd), free(gf), free(stepped);
 }
 

@@ -157,3 +157,99 @@ case_fresh() {
   [ "$n_old $n_new $r_old $r_new" = "6 6 6 6" ] && ok "logs per run: the earlier run's JSONL and rank log moved aside (6 lines each), the new run's hold its own 6" \
     || bad "logs per run: the earlier run's JSONL and rank log moved aside (6 lines each), the new run's hold its own 6" "— old/new JSONL $n_old/$n_new, rank log $r_old/$r_new"
 }
+
+# Ctrl-C typed on a terminal (tests/ctrl_c.py: the command is the terminal's foreground job,
+# so a Ctrl-C is a SIGINT to its process group, as a user's is; docs/launching.md "Stopping a
+# run"). The first stops train as SIGUSR1 does — a checkpoint at the next window, exit 75, the
+# resume line — and a second ends it at once. It ended the job with exit 1 (= "a check
+# failed"), no checkpoint, and ddprun's "its own error (above)" with nothing above.
+cc=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=cc --set train.interrupt_at=0 --set train.updates=400000)
+fixture_ctrl_c() { one prepare "${cc[@]}" >/dev/null; }
+ctrl_c() { timeout -k 5 150 /usr/bin/python3 "$TESTS_DIR/ctrl_c.py" "$@"; }
+newest_step() { ls -d "$1"/step-* 2>/dev/null | grep -v '\.tmp$' | sed 's/.*step-0*//' | sort -n | tail -1; }
+case_ctrl_c_ddprun() {
+  fixture ctrl_c || return
+  local rc step hint d
+  OUT=$(ctrl_c --lines cc/train/interrupted.jsonl:50 -- "$ROOT/run/ddprun" -np 2 train "${cc[@]}" --set paths.artifacts=c1); rc=$?
+  step=$(newest_step c1/checkpoints)
+  one check-checkpoints "${cc[@]}" --set paths.artifacts=c1 >/dev/null 2>&1
+  [ $rc -eq 75 ] && [ $? -eq 0 ] && [ -n "$step" ] && [ "$step" -lt 400000 ] \
+    && ok "Ctrl-C on a terminal to run/ddprun train: every rank checkpointed at its next window, exit 75" "(step $step)" \
+    || { bad "Ctrl-C on a terminal to run/ddprun train: every rank checkpointed at its next window, exit 75" "— exit $rc, newest '$step'"; grep -v '^  ' <<<"$OUT" | tail -5; }
+  [ "$(grep -c 'ddprun: Ctrl-C: every rank checkpoints at its next window and stops (exit 75); Ctrl-C again stops at once$' <<<"$OUT")" -eq 1 ] \
+    && ! grep -q "its own error\|mpirun failed" <<<"$OUT" && ok "Ctrl-C to run/ddprun: said once, no 'mpirun failed' line" \
+    || { bad "Ctrl-C to run/ddprun: said once, no 'mpirun failed' line"; grep '^ddprun' <<<"$OUT"; }
+  hint=$(sed -n 's/^train: stop requested (.*) — checkpointing at step [0-9]* and exiting with 75 (resume: run `\([^`]*\)`.*/\1/p' <<<"$OUT")
+  [ -n "$hint" ] && ok "Ctrl-C to run/ddprun: the stop line names the resume command" "($hint)" || bad "Ctrl-C to run/ddprun: the stop line names the resume command" "— $(grep '^train:' <<<"$OUT")"
+  # The printed command continues the checkpoint (here for 3 more updates: a later --set wins),
+  # bit-identical to an uninterrupted run of as many updates.
+  expect_rc "Ctrl-C to run/ddprun: the printed resume line continues the run" 0 bash -c "$hint --set train.updates=$((step + 3))"
+  expect_grep "Ctrl-C to run/ddprun: resumed at the checkpoint's next step" "steps $((step + 1))\.\.$((step + 3)) of $((step + 3))" "$OUT"
+  ddp 2 train "${cc[@]}" --set paths.artifacts=c1full --set train.updates=$((step + 3)) --continuous >/dev/null 2>&1
+  d=$(ck "c1/checkpoints/step-$(printf %04d $((step + 3)))" "c1full/continuous/step-$(printf %04d $((step + 3)))") \
+    && ok "Ctrl-C + resume: the model bit-identical to the uninterrupted run's" "(max |dtheta| = $d)" || bad "Ctrl-C + resume: the model bit-identical to the uninterrupted run's" "— $d"
+}
+# A second Ctrl-C ends the job at once: run/ddprun ends the ranks (SIGTERM, which a rank that
+# has its stop request ends on) inside a window of ~0.5 s, before its checkpoint; exit 130.
+slow=(--config "$CONFIGS/minimum.yaml" --set paths.outputs=slow --set model.hidden=8192 --set train.interrupt_at=0 --set train.updates=1000)
+fixture_slow() { one prepare "${slow[@]}" >/dev/null && one prepare "${slow[@]}" --set paths.outputs=slow1 --set train.world_size=1 --set train.rank_bands=auto >/dev/null; }
+case_ctrl_c_twice_ddprun() {
+  fixture slow || return
+  local rc t0 ms
+  t0=$(date +%s%N)
+  OUT=$(ctrl_c --lines slow/train/interrupted.jsonl:1 --delay 0.05 --again 0.1 -- "$ROOT/run/ddprun" -np 2 train "${slow[@]}" --set paths.artifacts=s2); rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ $rc -eq 130 ] && [ -z "$(newest_step s2/checkpoints)" ] && grep -q '^ddprun: Ctrl-C again: the job ended at once, this window not checkpointed' <<<"$OUT" \
+    && ok "two Ctrl-C to run/ddprun train: ended at once (exit 130), nothing published" "($ms ms in all)" \
+    || { bad "two Ctrl-C to run/ddprun train: ended at once (exit 130), nothing published" "— exit $rc, $(ls s2/checkpoints 2>/dev/null | tr '\n' ' ')"; grep -v '^  ' <<<"$OUT" | tail -4; }
+  gone "$DDPTOK train" 5 && ok "two Ctrl-C to run/ddprun: no rank left" || bad "two Ctrl-C to run/ddprun: no rank left"
+}
+# One process (W = 1, no mpirun), Ctrl-C from its terminal: the same, the process itself.
+case_ctrl_c_one_process() {
+  fixture slow || return
+  local one1=("${slow[@]}" --set paths.outputs=slow1 --set train.world_size=1 --set train.rank_bands=auto) rc
+  OUT=$(ctrl_c --lines slow1/train/interrupted.jsonl:1 -- "$DDPTOK" train "${one1[@]}" --set paths.artifacts=o1); rc=$?
+  [ $rc -eq 75 ] && [ -n "$(newest_step o1/checkpoints)" ] && grep -q '^train: stop requested (SIGINT, Ctrl-C) — checkpointing at step' <<<"$OUT" \
+    && ok "Ctrl-C to a one-process train: a checkpoint at the next window, exit 75, the reason named" \
+    || { bad "Ctrl-C to a one-process train: a checkpoint at the next window, exit 75, the reason named" "— exit $rc"; grep -v '^  ' <<<"$OUT" | tail -3; }
+  OUT=$(ctrl_c --lines slow1/train/interrupted.jsonl:1 --delay 0.05 --again 0.1 -- "$DDPTOK" train "${one1[@]}" --set paths.artifacts=o2); rc=$?
+  [ $rc -eq 130 ] && [ -z "$(newest_step o2/checkpoints)" ] && ok "two Ctrl-C to a one-process train: ended at once by SIGINT (130), nothing published" \
+    || { bad "two Ctrl-C to a one-process train: ended at once by SIGINT (130), nothing published" "— exit $rc"; grep -v '^  ' <<<"$OUT" | tail -3; }
+}
+# Plain mpirun: Ctrl-C reaches mpirun alone (Open MPI gives each rank a process group of its
+# own), which ends the ranks itself: SIGTERM 1 s later, SIGKILL 1 s after that
+# (odls_base_sigkill_timeout), and exits 1 whatever they return. The ranks take that SIGTERM
+# as their stop request: a window and a checkpoint within the second, and rank 0's resume line.
+case_ctrl_c_plain_mpirun() {
+  fixture ctrl_c || return
+  local rc step
+  OUT=$(ctrl_c --lines cc/train/interrupted.jsonl:50 -- mpirun -np 2 "$DDPTOK" train "${cc[@]}" --set paths.artifacts=m1); rc=$?
+  step=$(newest_step m1/checkpoints)
+  one check-checkpoints "${cc[@]}" --set paths.artifacts=m1 >/dev/null 2>&1
+  [ $? -eq 0 ] && [ -n "$step" ] && grep -q '^train: stop requested (SIGTERM) — checkpointing at step [0-9]* and exiting with 75 (resume: run `' <<<"$OUT" \
+    && ok "Ctrl-C to plain mpirun: on mpirun's SIGTERM every rank checkpointed, and rank 0 printed the resume line" "(step $step; mpirun's own exit $rc)" \
+    || { bad "Ctrl-C to plain mpirun: on mpirun's SIGTERM every rank checkpointed, and rank 0 printed the resume line" "— exit $rc, newest '$step'"; grep -v '^  ' <<<"$OUT" | tail -5; }
+}
+# Any other command ends at once on Ctrl-C (no window to stop at): a large prepare, nothing written.
+case_ctrl_c_other_command() {
+  local rc
+  OUT=$(ctrl_c --delay 0.4 -- "$DDPTOK" prepare --config "$CONFIGS/minimum.yaml" --set paths.outputs=big --set data.splits.train=2000000); rc=$?
+  [ $rc -eq 130 ] && [ ! -e big/data/corpus.h5 ] && ok "Ctrl-C to prepare: ended at once by SIGINT (130), no corpus.h5 written" \
+    || { bad "Ctrl-C to prepare: ended at once by SIGINT (130), no corpus.h5 written" "— exit $rc"; tail -3 <<<"$OUT"; }
+}
+# A checkpoint by default (train.checkpoint_every: auto): every max(50, ceil(U / 10)) updates,
+# so a crash loses at most that; it was 0 (off): every step since the last stop was lost.
+# Negative control: checkpoint_every 0 writes the last step only.
+case_checkpoint_cadence() {
+  fixture ctrl_c || return
+  local u
+  ddp 2 train "${cc[@]}" --set train.updates=200 --set paths.artifacts=k1 >/dev/null 2>&1
+  [ "$(ls k1/checkpoints | tr '\n' ' ')" = "step-0050 step-0100 step-0150 step-0200 " ] \
+    && ok "200 updates with the defaults: a checkpoint every 50" || bad "200 updates with the defaults: a checkpoint every 50" "— $(ls k1/checkpoints | tr '\n' ' ')"
+  ddp 2 train "${cc[@]}" --set train.updates=1000 --set paths.artifacts=k2 >/dev/null 2>&1
+  [ "$(ls k2/checkpoints | wc -l)" -eq 10 ] && [ -d k2/checkpoints/step-0100 ] && [ -d k2/checkpoints/step-1000 ] \
+    && ok "1000 updates with the defaults: a checkpoint every 100 (a tenth of the run)" || bad "1000 updates with the defaults: a checkpoint every 100 (a tenth of the run)" "— $(ls k2/checkpoints | tr '\n' ' ')"
+  ddp 2 train "${cc[@]}" --set train.updates=200 --set train.checkpoint_every=0 --set paths.artifacts=k3 >/dev/null 2>&1
+  [ "$(ls k3/checkpoints | tr '\n' ' ')" = "step-0200 " ] && ok "negative control: train.checkpoint_every 0 writes the last step only" \
+    || bad "negative control: train.checkpoint_every 0 writes the last step only" "— $(ls k3/checkpoints | tr '\n' ' ')"
+}

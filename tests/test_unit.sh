@@ -45,9 +45,21 @@ case_backward_broken() {
   if [ $rc -ne 0 ] && grep -qE "FAIL dense +w1" <<<"$out"; then ok "$n"
   else bad "$n" "— the finite-difference test accepted a broken backward"; echo "$out"; fi
 }
+case_gpt_backward() {
+  local n="GPT backward = central finite differences for every tensor (dropout 0.3 at every site, per-microbatch and keyed; prefix 2, A = 2, sequence weights); no attention across sequences"
+  local out; out=$("$ROOT/build/test_gpt"); local rc=$?
+  [ $rc -eq 0 ] && ok "$n" "($(grep -c '^ok' <<<"$out") checks)" || { bad "$n"; echo "$out" | grep -v '^ok'; }
+}
+case_gpt_backward_broken() {
+  local n="negative control: a GPT backward without GELU's derivative is rejected by the same finite-difference test (fcw rejected; ln_f, before any GELU in the backward, unaffected)"
+  local out; out=$("$ROOT/build/test_gpt_broken"); local rc=$?
+  if [ $rc -ne 0 ] && grep -qE "FAIL per-microbatch dropout fcw " <<<"$out" && grep -qE "^ok   per-microbatch dropout lnfw" <<<"$out" \
+     && grep -qE "^ok   per-microbatch dropout lnfb" <<<"$out"; then ok "$n"
+  else bad "$n" "— the finite-difference test accepted a broken GPT backward"; echo "$out" | head -20; fi
+}
 case_backward_factored_broken() {
   local n="negative control: a factored backward that sums slot j under slot j+1's id is rejected by the finite-difference test (w1, embedding; dense unaffected)"
-  local out; out=$("$ROOT/build/test_model_factored_broken"); local rc=$?
+  local out; out=$("$ROOT/build/test_mlp_factored_broken"); local rc=$?
   if [ $rc -ne 0 ] && grep -qE "FAIL factored +w1" <<<"$out" && grep -qE "FAIL factored +embedding" <<<"$out" && ! grep -q "FAIL dense" <<<"$out"; then ok "$n"
   else bad "$n" "— the finite-difference test accepted a broken factored backward"; echo "$out"; fi
 }

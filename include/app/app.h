@@ -26,6 +26,9 @@ typedef struct {
     const char *backend;        // "cpu" or "cuda"
     double comm_timeout;        // seconds (NCCL waits)
     const char *options;        // the command's own options as given (" --resume latest"): every rank must agree
+    const char *options_quoted; // the same, each word shell-quoted as hints write them
+    char *const *sets;          // the --set KEY=VALUE arguments as given, in order (n_sets)
+    int n_sets;
     void *opts;                 // the command's parsed options (its Command.opts_size bytes), NULL without options
     // now_seconds() at main's entry and at the end of its start-up phases: MPI_Init and the
     // communicators, the command line and config (to the backend agreement), the run
@@ -61,6 +64,15 @@ typedef struct {
     // one line) on what the run would refuse beyond the table's ranges (a size over budget).
     void (*check_options)(const App *app);
     int skips_budget;                      // 1: runs whatever the config's sizes (clean)
+    // 1: a stop request (SIGUSR1, a first Ctrl-C or SIGTERM, the launcher's stop file) stops it at
+    // its next window with a checkpoint (train); 0: SIGINT and SIGTERM end it at once.
+    int stops_on_request;
+    // 1: what it writes depends on no config's results (exercise, check-loss: demonstrations):
+    // it may write into a directory another config's results are in (claim.h).
+    int any_config;
+    // 1: it acts on both roots without writing a result (clean): refused where they are another
+    // config's, and records none (claim.h).
+    int checks_every_root;
 } Command;
 
 // The ranks of one job must run the same thing: a config edited on one node, or a GPU
@@ -74,6 +86,18 @@ void agree_on_run(App *app, const char *comm_name);
 // libyaml and OpenBLAS it runs with (`ddptok --version`, check-env).
 void build_info(char *out, size_t len);
 
+// The configs shipped with this binary: a checkout's configs/ beside it, or make install's
+// PREFIX/share/ddptok/configs beside PREFIX/bin; 0 (the folder into out), or -1 when neither is there.
+int shipped_configs_dir(char *out, size_t len);
+// The config file `given` names: itself when something is there; else, for a bare name
+// (`minimum.yaml`, `minimum`) or one under `configs/` (the README's), the shipped config of
+// that name when there is one; else `given` (its error names it). Into out (returned).
+const char *config_locate(const char *given, char *out, size_t len);
+
+// "WHO: to train on it, run `run/ddprun -np W train --config ...`": what prepare and import
+// end with, as this user can run it (hint.h).
+void say_next_train(const App *app, const char *who);
+
 // Paths under the configured outputs/ and artifacts/ directories.
 void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);
@@ -86,6 +110,22 @@ void check_corpus_in_memory(const App *app);
 // Writes outputs/<rel> as JSON atomically on rank 0 (json_write_file: takes the reference to
 // j); dies on failure.
 void write_json(const App *app, const char *rel, json_t *j);
+
+// Which config and data made a report (parity.json, empty.json, a matrix cell's
+// parity.json, invariance-wW.json, grads.h5's attributes): {"config": {"path": as given,
+// "digest": config_run_digest, "yaml": the resolved config, "overrides": [its --set but
+// paths.*]}, "data_lock": the corpus's}. report_identity_add puts both into `report`.
+void report_identity_add(const App *app, const Corpus *corpus, json_t *report);
+// 0 when `report` was made by this config (a matrix cell, `cell` = 1: this config with the
+// cell's own overrides) on this corpus; else -1 and one phrase in `why`: "another config's
+// (configs/fortunes.yaml: differs at data.vocab_size: 128 here vs 257)", "made on other data
+// (...)", "records no config or data lock (made before ddptok recorded them)".
+// train.world_size: auto, resolved in one process, takes the report's W.
+int report_identity_check(const App *app, const Corpus *corpus, const json_t *report, int cell, char *why, size_t len);
+// The stored config of another run (a checkpoint's) against this one, the same way: 0, or -1
+// with why ("differs at KEY: here vs there", "made on other data").
+int config_identity_check(const App *app, const Corpus *corpus, const Config *other, const char *other_lock, char *why,
+                          size_t len);
 
 // Files ddptok reads back (their own functions: tests/fuzz/fuzz_json.c runs them on hostile bytes).
 // evaluate: the protocol's reports that report.json gathers — outputs/parity.json,

@@ -23,7 +23,8 @@
     X(check_checkpoints)   \
     X(plan)                \
     X(clean)               \
-    X(plot)
+    X(plot)                \
+    X(config)
 
 #define DDPTOK_DECLARE_COMMAND(name) extern const Command cmd_##name;
 DDPTOK_COMMANDS(DDPTOK_DECLARE_COMMAND)

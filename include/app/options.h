@@ -74,6 +74,7 @@ typedef struct {
     const CommandOption *options;  // up to {.kind = OPT_END}; NULL: none
     void *fields;
     Buf *given;
+    Buf *quoted;  // when not NULL: the same, each word shell-quoted (hint_word), for hints that repeat them
 } OptionTable;
 
 // Parses argv[first..argc) against the tables, in order (a name is looked up in each). Returns

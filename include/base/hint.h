@@ -47,6 +47,14 @@ const char *hint_args(void);
 void hint_word(char *out, size_t len, const char *word);
 #define HINT_MAX 8192  // room for one hint_command
 void hint_program_set(const char *argv0);
+// How a distributed command is launched here, for usage lines: "run/ddprun -np W" in a
+// checkout, "ddprun -np W" installed, else "mpirun -np W ./ddptok" (with the flags this
+// machine needs). Into buf (returned).
+const char *hint_launcher(char *buf, size_t len);
+// The binary as hints name it (`./ddptok`, `ddptok`, a path), shell-quoted: for "try: … --help".
+const char *hint_program(void);
+// The folder of this binary (realpath of /proc/self/exe's directory) into out; 0, or -1.
+int hint_program_dir(char *out, size_t len);
 const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra);
 
 #ifdef __cplusplus

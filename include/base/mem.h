@@ -1,5 +1,5 @@
-// mem.h — allocation that never returns NULL, sizes that saturate instead of wrapping, and
-// the memory this process may still allocate.
+// mem.h — allocation that never returns NULL, sizes that saturate instead of wrapping, the
+// memory this process may still allocate, and a budget of named terms to hold against it.
 #ifndef DDPTOK_MEM_H
 #define DDPTOK_MEM_H
 
@@ -36,6 +36,25 @@ uint64_t memory_available(void);
 uint64_t memory_available_from(const char **from);
 // "1.5 GiB": `bytes` in binary units, for messages.
 void format_bytes(uint64_t bytes, char *out, size_t len);
+
+// A budget: the terms one process allocates in proportion to config keys, each an upper
+// bound in bytes, added by the layer that allocates it (model/workload.c sums a config's: the
+// data layer its cache, chain, plan and microbatches, the model row its parameters and
+// activations, the optimizer its states).
+enum { BUDGET_MAX_TERMS = 24 };
+typedef struct {
+    char what[112];  // its name and formula: "activations max(B,16)*Lmax*(2kD+4H+V)*4"
+    char keys[224];  // the keys it follows, for "make those keys smaller"
+    uint64_t bytes;
+} BudgetTerm;
+typedef struct {
+    BudgetTerm term[BUDGET_MAX_TERMS];
+    int n;
+} Budget;
+// Adds a term (saturating; a full budget is a BUG); `what` is a printf format.
+void budget_add(Budget *b, uint64_t bytes, const char *keys, const char *what, ...) __attribute__((format(printf, 4, 5)));
+// The sum (saturating); `largest` (may be NULL) gets "WHAT = BYTES: KEYS" of the largest term.
+uint64_t budget_total(const Budget *b, char *largest, size_t len);
 
 #ifdef __cplusplus
 }

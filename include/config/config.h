@@ -16,6 +16,7 @@ extern "C" {
 #endif
 
 #define MAX_WORLD 256
+#define CONFIG_AUTO (-1)  // an F_AUTO key's `auto` (train.world_size before config_finish; train.checkpoint_every)
 #define PATH_MAX_LEN 512
 
 // Which sequences a window holds (docs/spec.md §3; docs/sampling.md "Global sampling").
@@ -56,6 +57,17 @@ typedef enum {
     DATA_SOURCE_COUNT
 } DataSource;
 
+// The models a config can train (model.kind, docs/model.md), one X(ENUM, name) each: the
+// ModelKind values, model_kind_names and the row table (model/model.h: `const ModelRow
+// name_row`, defined by src/model/name.c) all derive from this list.
+//   mlp  the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
+//   gpt  GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
+#define DDPTOK_MODELS(X) X(MLP, mlp) X(GPT, gpt)
+#define DDPTOK_MODEL_ENUM(UP, low) MODEL_##UP,
+typedef enum { DDPTOK_MODELS(DDPTOK_MODEL_ENUM) MODEL_COUNT } ModelKind;
+#undef DDPTOK_MODEL_ENUM
+
+extern const char *const model_kind_names[MODEL_COUNT];
 extern const char *const data_source_names[DATA_SOURCE_COUNT];
 extern const char *const sampler_names[SAMPLER_COUNT];
 extern const char *const partition_names[PARTITION_COUNT];
@@ -80,13 +92,18 @@ typedef struct {
         } import;
     } data;
     struct {
-        int context;    // k
-        int embed_dim;  // D
-        int hidden;     // H
-        double dropout; // p
+        ModelKind kind; // model.kind
+        int context;    // k (mlp)
+        int embed_dim;  // D (mlp)
+        int hidden;     // H (mlp)
+        int n_layer;    // blocks (gpt)
+        int n_head;     // attention heads (gpt)
+        int n_embd;     // C, the width (gpt)
+        double dropout; // p (every dropout site of the model)
     } model;
     struct {
-        int world_size;                 // W
+        int world_size;                 // W (auto: resolved by config_finish, never CONFIG_AUTO after it)
+        int world_size_auto;            // 1: train.world_size was auto (resolved; not a key: no digest or lock sees it)
         int bands_auto;                 // rank_bands: auto
         int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
         int n_bands;                    // bands given in the file (before auto resolution)
@@ -95,9 +112,9 @@ typedef struct {
         int updates;                    // U (with train.epochs: E x windows per epoch, set once the corpus is read)
         int epochs;                     // train.epochs E: 0, or whole epochs of the global sampler (sampler_resolve_epochs)
         int interrupt_at;
-        int checkpoint_every;           // 0: only at interrupt_at and the end
+        int checkpoint_every;           // 0: only at interrupt_at and the end; CONFIG_AUTO: config_checkpoint_every
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
-        int eval_every;                 // the validation loss every n steps and at the last (0: off)
+        int eval_every;                 // the validation loss every n steps and at the last (0: off; CONFIG_AUTO: config_eval_every)
         Normalization normalization;
         LossUnit loss_unit;
         SamplerKind sampler;
@@ -107,6 +124,7 @@ typedef struct {
         OptimizerKind optimizer;        // train.optimizer.name
         OptimizerHyper hyper;           // train.optimizer.<field>: the hyper-parameter table (optimizer.h)
         FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
+        char init_from[PATH_MAX_LEN];   // θ0 from a Hugging Face GPT-2 directory ("": the seed's init)
     } train;
     struct {
         double atol, rtol;
@@ -139,8 +157,33 @@ int config_key(int i, ConfigKey *out);
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen);
 // Applies one "KEY=VALUE" override to a loaded config and re-validates.
 int config_set(Config *cfg, const char *assignment, char *err, int errlen);
-// Re-validates and resolves derived fields (auto bands) after programmatic changes.
+// Applies n overrides in order, then validates once (as --set on the command line does).
+int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int errlen);
+// Re-validates and resolves derived fields (train.world_size: auto, auto bands) after
+// programmatic changes.
 int config_finish(Config *cfg, char *err, int errlen);
+// How many ranks were launched for the command that loads configs from now on (main: the MPI
+// world of a distributed command; 0, the default: one process): train.world_size: auto is that.
+void config_launched_ranks(int ranks);
+// train.checkpoint_every as used: auto (CONFIG_AUTO) is every max(50, ceil(U / 10)) updates,
+// about ten checkpoints a run and at most one per 50 updates (docs/config.md); 0: off.
+static inline int config_auto_every(int U) { return (U + 9) / 10 > 50 ? (U + 9) / 10 : 50; }
+static inline int config_checkpoint_every(const Config *cfg) {
+    return cfg->train.checkpoint_every == CONFIG_AUTO ? config_auto_every(cfg->train.updates) : cfg->train.checkpoint_every;
+}
+// train.eval_every as used: auto is the checkpoints' cadence (every max(50, ceil(U / 10))
+// updates, and the run's last step) where the corpus has a validation split of n_validation
+// sequences that costs little: its evaluations (at most max_length each) read at most what the
+// run trains on, or 2^22 tokens; else off. A number is that.
+static inline int config_eval_every(const Config *cfg, int64_t n_validation) {
+    if (cfg->train.eval_every != CONFIG_AUTO) return cfg->train.eval_every;
+    int every = config_auto_every(cfg->train.updates), points = cfg->train.updates / every + 1;
+    int64_t window = cfg->train.sampler == SAMPLER_GLOBAL ? cfg->train.global_batch
+                     : (int64_t)cfg->train.world_size * cfg->train.accumulation * cfg->train.batch_size_per_rank;
+    double cost = (double)points * (double)n_validation * cfg->data.max_length,
+           budget = (double)cfg->train.updates * (double)window * cfg->data.max_length;
+    return n_validation > 0 && cost <= (budget > (1 << 22) ? budget : (1 << 22)) ? every : 0;
+}
 // Canonical YAML of every key (resolved values). Caller frees.
 char *config_to_yaml(const Config *cfg);
 // Parses a YAML text (as written by config_to_yaml) into `cfg`; 0 or -1 with err.
@@ -156,6 +199,10 @@ int config_diff_run(const Config *a, const Config *b, char *what, int len);
 // SHA-256 (hex) of exactly what config_diff_run compares (every key but paths.*, with its
 // value): equal digests, no difference. The ranks compare digests first (agree_on_run).
 void config_run_digest(const Config *cfg, char out[65]);
+// The same without the keys of how a run is carried out (train.log_every, eval_every,
+// checkpoint_every): what a report or a loss curve is of. config_diff_result compares them.
+void config_result_digest(const Config *cfg, char out[65]);
+int config_diff_result(const Config *a, const Config *b, char *what, int len);
 // The config's lines of the data lock (corpus_lock hashes them before the corpus): the
 // keys the table marks as deciding the data, under this config's sampler (data.source and
 // data.import.* for an imported corpus only). Returns the length written (at most len - 1).
@@ -170,6 +217,12 @@ int config_corpus_lock_fields(const Config *cfg, int split_by_hash, char *out, s
 int config_key_in_corpus_lock(const Config *cfg, int i, int split_by_hash);
 // Key i's resolved value as config_to_yaml writes it.
 void config_key_value(const Config *cfg, int i, char *out, size_t len);
+// Where each key's value comes from (`ddptok config`): origin[i] (config_key's numbering) is
+// the line of `path` that sets key i, 0 for its default, or -1 - s for sets[s] (the last
+// --set of a key wins, as config_load applies them). 0, or -1 when the file cannot be read or parsed.
+int config_origins(const char *path, char *const *sets, int n_sets, int *origin);
+// Key i takes `auto` (train.world_size, train.checkpoint_every, train.eval_every).
+int config_key_auto(int i);
 
 #ifdef __cplusplus
 }

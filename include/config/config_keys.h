@@ -16,8 +16,13 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
 #define F_LOCK_BANDS 4  // in the data lock under the bands sampler only (`lock` names it)
 #define F_LOCK_GLOBAL 8 // in the data lock under the global sampler only
 #define F_LOCK_IMPORT 16 // in the data lock of an imported corpus only (data.source: imported)
-#define F_CORPUS 32      // in the corpus lock (corpus.h5's: the content and the rules that cut it), any data.source
-#define F_CORPUS_SYNTHETIC 64  // in the corpus lock of a synthetic corpus only (the keys that generate it)
+#define F_OPTIONAL 32    // F_PATH: may be empty (unset)
+#define F_AUTO 64       // F_INT that also takes `auto`, held as -1 (CONFIG_AUTO): train.world_size is resolved
+                        // by config_finish (config_launched_ranks), train.checkpoint_every where it is used
+#define F_RUN_ONLY 128  // how a run is carried out, not what it computes (progress lines, checkpoints, evaluations):
+                        // not in config_result_digest, so a report or a curve stays this config's whatever they are
+#define F_CORPUS 256     // in the corpus lock (corpus.h5's: the content and the rules that cut it), any data.source
+#define F_CORPUS_SYNTHETIC 512 // in the corpus lock of a synthetic corpus only (the keys that generate it)
 
 typedef struct {
     const char *key;  // dotted key as in the YAML

@@ -77,6 +77,12 @@ typedef struct {
     int seq_cap;
 } Batch;
 
+// Bytes a batch holds per position of capacity (its arrays), and that figure as a formula.
+static inline uint64_t batch_position_bytes(const BatchSpec *s) {
+    return s->layout == BATCH_SEQUENCES ? 6 * 4 : ((uint64_t)s->context + 3) * 4;
+}
+static inline const char *batch_position_text(const BatchSpec *s) { return s->layout == BATCH_SEQUENCES ? "6*4" : "(k+3)*4"; }
+
 // A batch of up to `slots` sequences of at most spec->max_length tokens.
 void batch_init(Batch *b, const BatchSpec *spec, int slots);
 void batch_free(Batch *b);

@@ -34,6 +34,7 @@ typedef struct {
     char content[65];      // the content digest (data/digest.h), hex
     char corpus_lock[65];  // the corpus lock: corpus.h5's (its content and cutting rules), hex
     char lock[65];         // the data lock (the corpus lock and the layout's keys): plan, reference, checkpoints
+    int split_by_hash;     // its split came from the document hash (not an import's --split-from-names)
 } Corpus;
 
 // Sequences are grouped by split: train first, then validation, then test (an import keeps
@@ -73,6 +74,8 @@ void corpus_free(Corpus *corpus);
 // current lock, or a format-2 or format-1 lock of the same data (older checkpoints; computed
 // once, by reading the corpus, only when asked: data/lock.h).
 int corpus_lock_accepts(const Corpus *corpus, const Config *cfg, const char *stored);
+// The data lock this corpus's content has under another config (a report's, a matrix cell's).
+void corpus_data_lock_under(const Corpus *corpus, const Config *cfg, char out[65]);
 
 // An in-memory corpus whose n, n_tokens, tokens, offsets and split are filled: its splits
 // indexed, its content digest and locks computed (as corpus.h5 of the same data would hold).

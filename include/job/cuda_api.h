@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 // Bumped whenever CudaModule changes (a field added, removed or retyped).
-#define DDPTOK_CUDA_ABI 1
+#define DDPTOK_CUDA_ABI 2
 // The entry symbol (a function returning the table) and the override of where it is.
 #define DDPTOK_CUDA_ENTRY "ddptok_cuda_entry"
 #define DDPTOK_CUDA_MODULE_ENV "DDPTOK_CUDA_MODULE"
@@ -38,7 +38,7 @@ extern "C" {
 typedef struct {
     int abi;                        // DDPTOK_CUDA_ABI of the module's build
     const char *layout;             // DDPTOK_LAYOUT of the module's build
-    const ComputeOps *compute;      // compute_cuda (its optimizer: optimizer_cuda)
+    const ComputeOps *compute[MODEL_COUNT];  // per model kind (NULL: no CUDA twin yet); their optimizer: optimizer_cuda
     const CommOps *nccl;            // comm_nccl, installed into a Comm by nccl_init
     // Number of usable GPUs (0 when there is no driver or no device).
     int (*device_count)(void);

@@ -1,6 +1,6 @@
 // lifecycle.h — what keeps a job bounded from the first line of main to the last: the
-// SIGUSR1 flag (installed before MPI_Init, so a stop request that arrives during start-up
-// is kept, not fatal), a watchdog for the MPI calls that have no deadline of their own
+// stop request of SIGUSR1, a first SIGINT (Ctrl-C) or SIGTERM (installed before MPI_Init, so
+// one that arrives during start-up is kept, not fatal), a watchdog for the MPI calls that have no deadline of their own
 // (MPI_Init, the communicator set-up, MPI_Finalize), the start-up agreement (a rank that
 // fails before every rank has agreed to run ends the whole job, not just itself), and a
 // test hook that stalls one rank at a named phase.
@@ -27,9 +27,20 @@ static inline int comm_timeout_ok(double seconds) { return seconds >= 0.1 && sec
 double lifecycle_init(int argc, char **argv);
 
 // 1 once SIGUSR1 has arrived (Slurm's warning before the time limit, or scancel --signal),
-// or once the file DDPTOK_STOP_FILE names exists (the launchers' way to pass a SIGUSR1 on
-// that arrived before the ranks could take it: docs/launching.md). Called at every window.
+// or a first SIGINT (Ctrl-C) or SIGTERM, or once the file DDPTOK_STOP_FILE names exists (the
+// launchers' way to pass a SIGUSR1 or a Ctrl-C on: docs/launching.md). Called at every window.
+// A SIGINT or SIGTERM after a stop request, by any of these, ends the process at once.
 int stop_requested(void);
+// What asked this rank to stop, for the message ("SIGINT, Ctrl-C", "SIGUSR1", ...).
+const char *stop_reason(void);
+// keep = 1 (train): a first SIGINT/SIGTERM is a stop request at the next window (the default
+// from the first instruction, so one during start-up is kept); keep = 0 (every other command:
+// they do not stop at windows): SIGINT and SIGTERM end the process at once, and one that came
+// during start-up ends it now.
+void interrupt_keep(int keep);
+// The process is ending (die, stop: together.c): from now on SIGINT and SIGTERM end it at once,
+// without a word (mpirun's SIGTERM to a rank already on its way out), and nothing is re-raised.
+void interrupt_ending(void);
 
 // Arms the watchdog: if this process is still inside `phase` after --comm-timeout
 // seconds, it prints one line naming the phase, its rank and host, and ends with exit 4

@@ -1,12 +1,13 @@
-// cpu_kernels.h — the CPU backend's per-position element-wise kernels: the hidden layer
+// cpu_kernels.h — the CPU backends' per-position element-wise kernels: the hidden layer
 // (tanh, the dropout mask and the masked activation of one row of H units), the log-softmax
-// of one row of V logits and the backward through tanh and the mask, in one variant per
-// instruction set. Every variant
+// of one row of V logits and the backward through tanh and the mask (the MLP's), and the
+// tanh GELU and its backward (the GPT's), in one variant per instruction set. Every variant
 // gives the same bits as the portable one (tests/test_kernels.c compares them on every
 // machine that can run them); the backend uses the first one this CPU supports.
 #ifndef DDPTOK_CPU_KERNELS_H
 #define DDPTOK_CPU_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/philox.h"
@@ -29,6 +30,25 @@ typedef void (*ScaledSoftmaxFn)(float *y, const float *e, int V, double inv_s, f
 // dz (H) = dz·(mm·(1 − hh²)), or dz·(1 − hh²) without dropout (mm NULL); gb (H) += dz.
 typedef void (*TanhBackwardFn)(float *dz, float *gb, const float *hh, const float *mm, int H);
 
+// The GPT's GELU over n values: out[i] = (0.5·x)·(1 + tanh_f32(√(2/π)·(x + 0.044715·x·x·x)))
+// for x = in[i] (the products in that order, none contracted); its backward
+// d[i] ·= (0.5·(1 + t) + (0.5·x)·(1 − t·t)·√(2/π)·(1 + 3·0.044715·x·x)), t the same tanh.
+typedef void (*GeluFn)(float *out, const float *in, size_t n);
+// The GPT's LayerNorm of one row of C (ε = `eps`): mean = s/C with s = Σ x in double as eight
+// partial sums over i mod 8 added pairwise (as sum_exp's), var = the same sum of (x − mean)²
+// over C, mf = (float)mean, rstd = (float)(1/√(var + eps)); y[i] = (x[i] − mf)·rstd·w[i] + b[i];
+// stat = (mf, rstd). Its backward with dm, dnm the same eight-lane sums of w·d and of
+// (double)(w·d)·norm (norm = (x − mf)·rstd): dx += (w·d − (float)(dm/C) − norm·(float)(dnm/C))·rstd,
+// dw += norm·d, db += d.
+typedef void (*LayerNormFn)(float *y, float *stat, const float *x, const float *w, const float *b, int C, double eps);
+typedef void (*LayerNormBackwardFn)(float *dx, float *dw, float *db, const float *d, const float *x, const float *stat, const float *w,
+                                    int C);
+// The GPT's dropout keep flags of n units whose Philox counter is (block, pos, q0 + i/4):
+// keep[i] = (word i mod 4 of that block >= thr) (1 kept, 0 dropped); q0 carries the site in
+// its top byte (gpt.h), i/4 never carries into it.
+typedef void (*DropoutKeepFn)(uint8_t *keep, int n, const RngStream *s, uint64_t block, uint32_t pos, uint32_t q0, uint32_t thr);
+typedef void (*GeluBackwardFn)(float *d, const float *in, size_t n);
+
 typedef struct {
     const char *name;
     int (*supported)(void);  // this CPU (and OS) can run it
@@ -36,6 +56,11 @@ typedef struct {
     SumExpFn sum_exp;
     ScaledSoftmaxFn scaled_softmax;
     TanhBackwardFn tanh_backward;
+    GeluFn gelu;
+    GeluBackwardFn gelu_backward;
+    LayerNormFn layernorm;
+    LayerNormBackwardFn layernorm_backward;
+    DropoutKeepFn dropout_keep;
 } CpuKernels;
 
 // Every variant, fastest first; the last one (portable) runs everywhere.

@@ -1,12 +1,21 @@
-// model.h — the window MLP of docs/spec.md §4: parameter layout, initialisation, and the compute
-// backend interface that both the CPU reference (src/model_cpu.c) and the CUDA backend
-// (cuda/model_cuda.cu) implement.
+// model.h — the model kinds as rows (ModelRow, as the optimizers are OptimizerRow): each
+// row gives its tensors (names, dims) and their initialisation, its shape from the config,
+// the bytes a backend instance allocates (for the budget), the tensor where the overlap's
+// tail bucket starts, the microbatch layout it reads (data/batch.h) and its ComputeOps per
+// backend. Everything outside src/model/ reads the row and the shape it gives (ModelShape):
+// no other layer names a tensor of one model.
 //
-// Parameters are one flat float32 vector θ (P) in this order:
-//   embedding (V, D), w1 (H, k·D), b1 (H), w2 (V, H), b2 (V).
-// The gradient buffer has P + 1 elements: the last one carries W·S_r (this rank's loss
-// sum times W) through the gradient average, so the logged global loss ΣS_r/N needs no
-// collective of its own.
+// Parameters are one flat float32 vector θ (P): the row's tensors back to back in its order
+// (mlp.h: the window MLP of docs/spec.md §4; gpt.h: GPT-2). The gradient buffer has P + 1
+// elements: the last one carries W·S_r (this rank's loss sum times W) through the gradient
+// average, so the logged global loss ΣS_r/N needs no collective of its own.
+//
+// To add a model (ARCHITECTURE.md "Which files a change touches"): one X(ENUM, name) in
+// DDPTOK_MODELS (config/config.h); its header include/model/<name>.h (its tensors' enum, what
+// its two files share), its row src/model/<name>.c (`const ModelRow name_row`: shape, init,
+// budget, logits) and its CPU backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own
+// shape are rows of src/config/config.c and fields of Config (config.h); a CUDA twin is
+// cuda/<name>_cuda.cu and its CudaModule.compute entry.
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
@@ -14,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/mem.h"
 #include "base/philox.h"
+#include "config/budget.h"
 #include "config/config.h"
 #include "data/batch.h"
 #include "method/optimizer.h"
@@ -23,29 +34,86 @@
 extern "C" {
 #endif
 
-enum { P_EMBEDDING = 0, P_W1, P_B1, P_W2, P_B2, N_PARAMS };
-extern const char *const param_names[N_PARAMS];
+enum { MODEL_MAX_TENSORS = 16, MODEL_MAX_DIMS = 3, MODEL_MAX_FIELDS = 8 };
 
+// The shape of one model: what the config says of it (derived once, model_shape) and the
+// tensors its row lays out in θ.
 typedef struct {
-    int V, k, D, H;
-    int max_length;           // the longest sequence a batch holds (data.max_length)
-    size_t size[N_PARAMS];    // elements per tensor
-    size_t offset[N_PARAMS];  // into θ
-    int rank[N_PARAMS];       // tensor rank (1 or 2)
-    size_t dims[N_PARAMS][2];
-    size_t total;             // P
+    ModelKind kind;
+    int V;               // vocabulary (data.vocab_size): ids 0 (the begin/pad id) .. V - 1
+    int max_length;      // the longest sequence a batch holds (data.max_length): the GPT's context
+    int k, D, H;         // mlp: context, embedding width, hidden width
+    int n_layer, n_head, n_embd;  // gpt: blocks, heads, width C
+    int context;         // the ids before a position that its prediction reads (mlp k, gpt max_length)
+    int n_tensors;
+    const char *name[MODEL_MAX_TENSORS];  // in θ order; checkpoints' /model/<name>
+    int rank[MODEL_MAX_TENSORS];          // 1 to MODEL_MAX_DIMS
+    size_t dims[MODEL_MAX_TENSORS][MODEL_MAX_DIMS];
+    size_t size[MODEL_MAX_TENSORS];       // elements per tensor
+    size_t offset[MODEL_MAX_TENSORS];     // into θ
+    size_t total;        // P
+    size_t tail;         // the overlap's tail bucket is [tail, P) (GradTailHook); P: the row has none
+    int n_fields;        // the shape as named integers (export's metadata, in this order)
+    struct {
+        const char *key;
+        long long value;
+    } field[MODEL_MAX_FIELDS];
 } ModelShape;
 
+typedef struct ComputeOps ComputeOps;
+
+typedef struct {
+    const char *name;        // model.kind
+    BatchLayout layout;      // what its microbatches hold
+    const char *param_text;  // P as a formula of its letters, for budget messages ("V*D+H*k*D+V*H+H+V")
+    const char *shape_keys;  // the config keys P follows
+    // Lays out the tensors of m (whose kind, V, max_length and own fields are set): names,
+    // dims, offsets, total, tail, fields.
+    void (*shape)(ModelShape *m);
+    // θ0 (P): a pure function of `seed`, identical on every rank.
+    void (*init)(const ModelShape *m, uint32_t seed, float *theta);
+    // Adds the terms of a CPU backend instance computing up to `rows` batch rows (batch_rows)
+    // with this first layer, in bytes; `rows_text` ("max(B,16)*Lmax") names the rows in its
+    // formula, `keys` the config keys the activations follow.
+    void (*budget)(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys,
+                   FirstLayer first_layer);
+    // The logits (V) of the token after ids[0..n-1] (the sequence so far, n ≥ 0), in double
+    // from θ (P), no dropout: for sampling (generate). Reads what the model reads (the MLP its
+    // last k ids, the GPT up to its context).
+    void (*logits)(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits);
+    const ComputeOps *cpu;   // its CPU backend (a CUDA one is CudaModule.compute[kind], job/cuda_api.h)
+} ModelRow;
+
+// The rows, by ModelKind: each model's file defines its `name_row` (config.h DDPTOK_MODELS).
+#define DDPTOK_MODEL_ROW_DECL(UP, low) extern const ModelRow low##_row;
+DDPTOK_MODELS(DDPTOK_MODEL_ROW_DECL)
+#undef DDPTOK_MODEL_ROW_DECL
+extern const ModelRow *const model_rows[MODEL_COUNT];
+static inline const ModelRow *model_row(const ModelShape *m) { return model_rows[m->kind]; }
+
+// The config's model (model.*, data.vocab_size, data.max_length), its row's tensors.
 void model_shape(ModelShape *m, const Config *cfg);
+// For a row's shape: appends tensor `name` (rank 1..3, dims d0 d1 d2; unused dims 1).
+void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2);
+void model_add_field(ModelShape *m, const char *key, long long value);
+// Tensor index of `name`, or -1.
+int model_tensor(const ModelShape *m, const char *name);
+// Initial θ (P) by the row: a pure function of `seed`, identical on every rank.
+void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
+// Sets `m` from the config and returns a new θ0 (P): for its seed, or read from
+// train.init_from (model/hf.h; a directory that does not fit ends the process, exit 2, one
+// line). Caller frees.
+float *model_initial(const Config *cfg, ModelShape *m);
 // The microbatch layout this model reads (data/batch.h).
 static inline BatchSpec model_batch_spec(const ModelShape *m) {
-    BatchSpec s = {BATCH_CONTEXTS, m->k, m->max_length};
+    BatchSpec s = {model_rows[m->kind]->layout, m->k, m->max_length};
     return s;
 }
-// Initial θ (P): a pure function of `seed`, identical on every rank.
-void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
-// Sets `m` from the config and returns a new θ0 (P) for its seed. Caller frees.
-float *model_initial(const Config *cfg, ModelShape *m);
+// The budget's terms of this model: its parameters (the working P-vectors the commands hold
+// at once: plot and parity 16) and the activations of a backend instance of `rows` rows
+// (the row's budget; `rows_keys` the config keys of the rows, `note` added after the keys).
+void model_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *rows_keys, const char *note,
+                  FirstLayer first_layer);
 
 // Dropout for one microbatch: the rank's stream and the block index of this microbatch;
 // or, keyed (global sampler), the rank-free RNG_KEYED_DROPOUT stream, the step and the
@@ -63,19 +131,22 @@ typedef struct {
 // in the same memory through the backend's optimizer twin (optimizer.h).
 typedef struct Compute Compute;
 
-// Gradient buckets (train.overlap). The backward runs from the output layer to the
-// embedding, so the gradient's tail [offset[P_W2], P) — w2 and b2 — is final before the
-// first layer's backward starts. A tail hook, while set, is called at that point of every
-// backward with the microbatch's Σ w·loss (what forward_backward will return), so the
-// caller can set the extra element grad[P] and start reducing [offset[P_W2], P + 1) while
-// the first layer's backward runs. The backward never reads or writes the tail after the
-// call. Not called for a microbatch with no supervised position (nothing is computed).
+// Gradient buckets (train.overlap). The backward runs from the output layer towards the
+// input, so the gradient's tail [m.tail, P) (the MLP's w2 and b2, the GPT's final LayerNorm)
+// is final before the rest of the backward. A tail hook, while set, is called at that point
+// of every backward with the microbatch's Σ w·loss (what forward_backward will return), so
+// the caller can set the extra element grad[P] and start reducing [m.tail, P + 1) while the
+// rest of the backward runs. The backward never reads or writes the tail after the call.
+// Not called for a microbatch with no supervised position (nothing is computed).
 typedef void (*GradTailHook)(void *ctx, double loss);
-typedef struct {
-    const char *name;
+struct ComputeOps {
+    const char *name;                                         // the backend: "cpu", "cuda"
+    ModelKind model;                                          // the model it computes
     int on_device;                                            // θ and the gradient live in GPU memory
     int first_layers[FIRST_LAYER_COUNT];                      // 1: computes the first layer this way (train.first_layer)
-    Compute *(*create)(const ModelShape *m, int max_positions, FirstLayer first_layer);
+    // An instance for batches of up to max_rows rows (batch_rows: the MLP's supervised
+    // positions, the GPT's packed positions).
+    Compute *(*create)(const ModelShape *m, int max_rows, FirstLayer first_layer);
     void (*destroy)(Compute *cc);
     void (*set_params)(Compute *cc, const float *theta);       // host (P) → backend
     void (*get_params)(Compute *cc, float *theta);             // backend → host (P)
@@ -93,8 +164,7 @@ typedef struct {
     // The end of a window's backward: completes every gradient the microbatches since
     // zero_grad left pending (the factored first layer: gw1 and gemb from the per-slot
     // sums, once per window). Call it after the last forward_backward and before the
-    // gradient is read, reduced or stepped on; the embedding's and w1's gradients are
-    // final only from here (b1, w2 and b2 already after each microbatch).
+    // gradient is read, reduced or stepped on.
     void (*finish_backward)(Compute *cc);
     // Sets (NULL: clears) the tail hook of the backwards that follow. NULL where the backend
     // does not offer it (cuda: the gradient is reduced after the backward).
@@ -102,23 +172,13 @@ typedef struct {
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
-} ComputeOps;
+};
 
-// The model's logits (V) for one context of k ids (0 = pad/begin), in double precision from
-// θ (P): emb rows concatenated, tanh(w1 x + b1), w2 h + b2 (docs/spec.md §4; no dropout).
-// For sampling (generate); training and evaluation run on a ComputeOps backend.
-void model_logits(const ModelShape *m, const float *theta, const int32_t *ctx, double *logits);
-
-// Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<param> of an HDF5 file,
-// with the shapes of docs/spec.md §4 (checkpoints, reference.h5, grads.h5); read back only
-// with exactly those shapes, stored as float32.
+// Parameter I/O: every tensor of a θ-shaped vector (P) as `group`/<name> of an HDF5 file,
+// with the row's shapes (checkpoints, reference.h5, grads.h5); read back only with exactly
+// those shapes, stored as float32.
 int h5_write_params(hid_t file, const char *group, const ModelShape *m, const float *v);
 int h5_read_params(hid_t file, const char *path_in_file, const char *group, const ModelShape *m, float *v);
-
-extern const ComputeOps compute_cpu;
-#ifdef DDPTOK_CUDA
-extern const ComputeOps compute_cuda;
-#endif
 
 #ifdef __cplusplus
 }

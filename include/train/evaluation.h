@@ -30,10 +30,10 @@ typedef struct {
     int64_t tokens;     // supervised positions (the denominator)
     int64_t correct;    // argmax hits among them
     double loss_sum;    // Σ nats over them: the chunks' sums added in chunk order
-    double loss;        // nats per supervised token (0 when there is none)
+    double loss;        // nats per supervised token (NaN when there is none: evaluate refuses it)
     double bits_per_token;
     double bits_per_byte;  // byte-level corpora (each supervised target is one byte): = bits/token; NaN otherwise
-    double accuracy;
+    double accuracy;    // NaN when there is no supervised token
     double seconds;     // this rank's wall time of the evaluation
 } SplitEval;
 

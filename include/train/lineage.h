@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "config/config.h"
+#include "data/corpus.h"
 #include "job/comm.h"
 
 // Rank 0 only: holds an fcntl lock on root/.lock for the rest of the process (waits up to
@@ -20,6 +22,8 @@ typedef struct {
     int updates;         // train.updates (a lineage at that step is finished)
     int continuous;      // train --continuous (the witness's lineage): for the hints
     int world_size;      // train.world_size: for the hints
+    const Config *cfg;   // this run's config and corpus: a lineage whose newest checkpoint is of another
+    const Corpus *corpus;  // config or of other data is refused without offering --resume (NULL: not checked)
 } LineageStart;
 
 // Collective. Returns 1 (resume from `dir`), 0 (fresh start) or -1 (finished: nothing to

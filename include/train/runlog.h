@@ -8,7 +8,8 @@
 #include <stdio.h>
 
 // Renames the log at `path`, if there is one, as runlog_create does (into `aside`, len
-// bytes, when not NULL; "" when there was none). 0, or -1 with one line.
+// bytes, when not NULL; "" when there was none); a log a run is writing now (its lock, held
+// from runlog_create to the process's end) is refused, never moved. 0, or -1 with one line.
 int runlog_set_aside(const char *path, char *aside, size_t len);
 // The new log at `path` (its directory created), or NULL with one line.
 FILE *runlog_create(const char *path);

@@ -14,6 +14,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock);
 // stored config, step < updates) and that every derived field is what it derives from
 // (checkpoint_load, checkpoint_check_draws); every rank agrees before anyone restores; any
 // mismatch stops every rank (exit 2) with one line naming the file.
-void trainer_resume(Trainer *t, const char *dir, const char *lock);
+// `remedy` (may be NULL) follows a refusal for other data or another config: what to run instead.
+void trainer_resume(Trainer *t, const char *dir, const char *lock, const char *remedy);
 
 #endif

@@ -2,15 +2,19 @@
 // agreement of all ranks on the config and options, JSON output, the vector comparison,
 // the build line, and window 1 through the distributed path.
 #include <cblas.h>
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "app/app.h"
 #include "base/buf.h"
+#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
@@ -22,6 +26,127 @@
 #include "job/cuda_api.h"
 #include "train/trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
+
+int shipped_configs_dir(char *out, size_t len) {
+    char bin[PATH_MAX], dir[PATH_MAX + 32];
+    if (hint_program_dir(bin, sizeof bin)) return -1;
+    const char *const under[] = {"configs", "../share/ddptok/configs"};  // a checkout's, then make install's
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        snprintf(dir, sizeof dir, "%s/%s", bin, under[i]);
+        char real[PATH_MAX];
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && realpath(dir, real) && strlen(real) < len) {
+            snprintf(out, len, "%s", real);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *config_locate(const char *given, char *out, size_t len) {
+    snprintf(out, len, "%s", given);
+    struct stat st;
+    const char *name = !strncmp(given, "configs/", 8) ? given + 8 : given;
+    char dir[PATH_MAX], path[PATH_MAX + 300];
+    if (lstat(given, &st) == 0 || errno != ENOENT || strchr(name, '/') || !name[0] || name[0] == '.' ||
+        shipped_configs_dir(dir, sizeof dir))
+        return out;
+    const char *const suffix[] = {"", ".yaml"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%s", dir, name, suffix[i]);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && strlen(path) < len) {
+            snprintf(out, len, "%s", path);
+            break;
+        }
+    }
+    return out;
+}
+
+void report_identity_add(const App *app, const Corpus *corpus, json_t *report) {
+    char digest[65];
+    config_result_digest(&app->cfg, digest);
+    char *yaml = config_to_yaml(&app->cfg);
+    json_t *overrides = json_array();
+    for (int i = 0; i < app->n_sets; i++)
+        if (strncmp(app->sets[i], "paths.", 6) != 0) json_array_append_new(overrides, json_text(app->sets[i], NULL));
+    json_object_set_new(report, "config", json_pack("{s:o, s:s, s:o, s:o}", "path", json_text(app->config_path, NULL), "digest",
+                                                    digest, "yaml", json_text(yaml, NULL), "overrides", overrides));
+    json_object_set_new(report, "data_lock", json_string(corpus->lock));
+    free(yaml);
+}
+
+// `expected` (this config, or a cell's) against `other` made on a corpus of lock `other_lock`:
+// the first key that differs, else the data lock the content of this corpus has under it.
+static int identity_compare(Config *expected, const Corpus *corpus, const Config *other, const char *other_lock, char *why,
+                            size_t len) {
+    char err[600], what[600], lock[65];
+    if (expected->train.world_size_auto && expected->train.world_size != other->train.world_size) {
+        // auto, resolved here in one process: the report's run had its own ranks
+        Config c = *expected;
+        c.train.world_size = other->train.world_size;
+        if (c.train.bands_auto) c.train.n_bands = 0;
+        if (config_finish(&c, err, sizeof err) == 0) *expected = c;
+    }
+    if (config_diff_result(expected, other, what, sizeof what)) {
+        char *vs = strstr(what, " vs ");
+        if (vs) *vs = 0;
+        snprintf(why, len, "another config's (differs at %s here vs %s there)", what, vs ? vs + 4 : "?");
+        return -1;
+    }
+    if (!corpus->content[0]) return 0;
+    corpus_data_lock_under(corpus, expected, lock);
+    if (!other_lock || strcmp(lock, other_lock) != 0) {
+        snprintf(why, len, "made on other data (data lock %.12s…, this corpus's %.12s…)", other_lock ? other_lock : "none", lock);
+        return -1;
+    }
+    return 0;
+}
+
+int config_identity_check(const App *app, const Corpus *corpus, const Config *other, const char *other_lock, char *why,
+                          size_t len) {
+    Config expected = app->cfg;
+    return identity_compare(&expected, corpus, other, other_lock, why, len);
+}
+
+int report_identity_check(const App *app, const Corpus *corpus, const json_t *report, int cell, char *why, size_t len) {
+    const json_t *c = json_object_get(report, "config");
+    const char *yaml = json_string_value(json_object_get(c, "yaml")), *lock = json_string_value(json_object_get(report, "data_lock"));
+    const char *path = json_string_value(json_object_get(c, "path"));
+    if (!yaml || !lock) {
+        snprintf(why, len, "records no config or data lock (made before ddptok recorded them): not this config's as far as "
+                 "anyone can tell");
+        return -1;
+    }
+    char err[700];
+    Config stored, expected = app->cfg;
+    if (config_from_yaml(&stored, yaml, "its recorded config", err, sizeof err)) {
+        snprintf(why, len, "its recorded config does not parse (%s)", err);
+        return -1;
+    }
+    const json_t *overrides = json_object_get(c, "overrides");
+    size_t n = cell ? json_array_size(overrides) : 0;
+    char **sets = xcalloc(n + 1, sizeof *sets);
+    for (size_t i = 0; i < n; i++) sets[i] = (char *)json_string_value(json_array_get(overrides, i));
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) bad = !sets[i];
+    if (bad || (n && config_set_many(&expected, sets, (int)n, err, sizeof err))) {
+        snprintf(why, len, "its --set overrides do not apply to this config (%s)", bad ? "not strings" : err);
+        free(sets);
+        return -1;
+    }
+    free(sets);
+    char phrase[800];
+    if (identity_compare(&expected, corpus, &stored, lock, phrase, sizeof phrase)) {
+        snprintf(why, len, "%s%s%s%s", phrase, path ? " (made with " : "", path ? path : "", path ? ")" : "");
+        return -1;
+    }
+    return 0;
+}
+
+void say_next_train(const App *app, const char *who) {
+    char hint[HINT_MAX];
+    say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
+}
 
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);

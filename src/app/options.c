@@ -97,8 +97,8 @@ static void __attribute__((noreturn)) unknown_option(const char *who, const char
     char base[256];  // --resum=latest: the name before '='
     snprintf(base, sizeof base, "%.*s", (int)strcspn(arg, "="), arg);
     if ((near = closest_name(base, names, n)))
-        die(EXIT_BAD_INPUT, "%s: unknown option '%s' (did you mean '%s'? try: ddptok %s --help)", who, arg, near, who);
-    die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: ddptok %s --help)", who, arg, who);
+        die(EXIT_BAD_INPUT, "%s: unknown option '%s' (did you mean '%s'? try: %s %s --help)", who, arg, near, hint_program(), who);
+    die(EXIT_BAD_INPUT, "%s: unknown option '%s' (try: %s %s --help)", who, arg, hint_program(), who);
 }
 
 int options_parse(const char *who, int argc, char **argv, int first, const OptionTable *tables, int n_tables) {
@@ -129,6 +129,12 @@ int options_parse(const char *who, int argc, char **argv, int first, const Optio
         option_set(prefix, o, tables[t].fields, value);
         count[base + (int)(o - tables[t].options)]++;
         if (tables[t].given) buf_printf(tables[t].given, " %s%s%s", o->name, value ? " " : "", value ? value : "");
+        if (tables[t].quoted) {
+            char words[4096] = "";
+            hint_word(words, sizeof words, o->name);
+            if (value) hint_word(words, sizeof words, value);
+            buf_printf(tables[t].quoted, "%s", words);
+        }
     }
     // What the tables say of options together: one excludes another, one is required.
     int base = 0;

@@ -165,6 +165,23 @@ static void resolve_program(void) {
     if (!strncmp(g_launcher, "./", 2)) memmove(g_launcher, g_launcher + 2, strlen(g_launcher + 2) + 1);
 }
 
+const char *hint_program(void) {
+    static char quoted[PATH_MAX + 16];
+    resolve_program();
+    quoted[0] = 0;
+    hint_word(quoted, sizeof quoted, g_binary);
+    return quoted + (quoted[0] == ' ');
+}
+
+int hint_program_dir(char *out, size_t len) {
+    char exe[PATH_MAX];
+    if (!realpath("/proc/self/exe", exe)) return -1;
+    char *slash = strrchr(exe, '/');
+    if (!slash || (size_t)(slash - exe) >= len) return -1;
+    snprintf(out, len, "%.*s", (int)(slash - exe), exe);
+    return 0;
+}
+
 // The CPUs a launcher started from here may use, as `nproc` counts them: mpirun binds each
 // rank to its own core, so the parent's (mpirun's, or the shell's) count too.
 static int usable_cpus(void) {
@@ -177,23 +194,36 @@ static int usable_cpus(void) {
     return best ? best : (int)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra) {
+// " LAUNCHER -np NP BINARY" (a distributed command: ranks > 0; `np` as written, "W" in a
+// usage line) or " BINARY", appended to buf.
+static void launch_words(char *buf, size_t len, int ranks, const char *np) {
     resolve_program();
+    if (ranks > 0 && g_launcher[0]) {
+        hint_word(buf, len, g_launcher), hint_word(buf, len, "-np"), hint_word(buf, len, np);
+        return;
+    }
+    if (ranks > 0) {
+        int cores = usable_cpus();
+        hint_word(buf, len, "mpirun");
+        if (geteuid() == 0) hint_word(buf, len, "--allow-run-as-root");
+        if (ranks > cores) hint_word(buf, len, "--oversubscribe");
+        hint_word(buf, len, "-np"), hint_word(buf, len, np);
+    }
+    hint_word(buf, len, g_binary);
+}
+
+const char *hint_launcher(char *buf, size_t len) {
+    buf[0] = 0;
+    launch_words(buf, len, 1, "W");
+    if (buf[0] == ' ') memmove(buf, buf + 1, strlen(buf));
+    return buf;
+}
+
+const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra) {
     char np[16];
     snprintf(np, sizeof np, "%d", ranks);
     buf[0] = 0;
-    if (ranks > 0 && g_launcher[0]) {
-        hint_word(buf, len, g_launcher), hint_word(buf, len, "-np"), hint_word(buf, len, np);
-    } else {
-        if (ranks > 0) {
-            int cores = usable_cpus();
-            hint_word(buf, len, "mpirun");
-            if (geteuid() == 0) hint_word(buf, len, "--allow-run-as-root");
-            if (ranks > cores) hint_word(buf, len, "--oversubscribe");
-            hint_word(buf, len, "-np"), hint_word(buf, len, np);
-        }
-        hint_word(buf, len, g_binary);
-    }
+    launch_words(buf, len, ranks, np);
     hint_word(buf, len, command);
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%s%s", g_hint_args[0] ? g_hint_args : " --config FILE", extra ? extra : "");

@@ -1,6 +1,7 @@
-// mem.c — allocation that never returns NULL, and the memory this process may use (see mem.h).
+// mem.c — allocation that never returns NULL, the memory this process may use, budgets (see mem.h).
 #include "base/mem.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +70,33 @@ void format_bytes(uint64_t bytes, char *out, size_t len) {
     while (v >= 1024 && u < 6) v /= 1024, u++;
     if (u == 0) snprintf(out, len, "%llu bytes", (unsigned long long)bytes);
     else snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+void budget_add(Budget *b, uint64_t bytes, const char *keys, const char *what, ...) {
+    ASSERT(b->n < BUDGET_MAX_TERMS);
+    BudgetTerm *t = &b->term[b->n++];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(t->what, sizeof t->what, what, ap);
+    va_end(ap);
+    snprintf(t->keys, sizeof t->keys, "%s", keys);
+    t->bytes = bytes;
+}
+
+uint64_t budget_total(const Budget *b, char *largest, size_t len) {
+    uint64_t total = 0;
+    const BudgetTerm *big = NULL;
+    for (int i = 0; i < b->n; i++) {
+        total = size_add(total, b->term[i].bytes);
+        if (!big || b->term[i].bytes > big->bytes) big = &b->term[i];
+    }
+    if (largest && len) {
+        largest[0] = 0;
+        if (big) {
+            char bytes[32];
+            format_bytes(big->bytes, bytes, sizeof bytes);
+            snprintf(largest, len, "%s = %s: %s", big->what, bytes, big->keys);
+        }
+    }
+    return total;
 }

@@ -190,7 +190,7 @@ static int bench_comm_run(App *app) {
     rows[n_rows++] = (Row){.what = "count", .is_i64 = 1, .n = (size_t)(2 * W + 3)};
     rows[n_rows++] = (Row){.what = "gradient", .n = m.total + 1};
     if (comm->ops->sum_f32_start && !comm->ops->device_buffers && W > 1)
-        rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.offset[P_W2]};
+        rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.tail};
     for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){.what = "", .n = bytes / sizeof(float)};
     qsort(rows, (size_t)n_rows, sizeof *rows, by_bytes);
     size_t largest = (size_t)sweep_widest(app, W, max_bytes);  // what check_options budgeted

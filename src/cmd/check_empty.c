@@ -78,10 +78,11 @@ static int check_empty_run(App *app) {
                                         json_num(cmp.max_abs_err), "violations", (json_int_t)cmp.violations, "compared",
                                         (json_int_t)cmp.compared)
                             : json_pack("{s:b, s:s}", "pass", 1, "skipped", "one rank");
-        write_json(app, "empty.json",
-                   json_pack("{s:{s:b, s:i, s:i, s:o}, s:o, s:b}", "global_empty", "rejected_by_all_ranks", all_rejected,
-                             "step", 1, "exit_code", EXIT_EMPTY_WINDOW, "seconds", json_num(round(took * 1e3) / 1e3),
-                             "local_empty", local, "ok", ok));
+        json_t *report = json_pack("{s:{s:b, s:i, s:i, s:o}, s:o, s:b}", "global_empty", "rejected_by_all_ranks", all_rejected,
+                                   "step", 1, "exit_code", EXIT_EMPTY_WINDOW, "seconds", json_num(round(took * 1e3) / 1e3),
+                                   "local_empty", local, "ok", ok);
+        report_identity_add(app, &corpus, report);  // which config and data it is the verdict of (evaluate --protocol)
+        write_json(app, "empty.json", report);
     }
     free(theta0), free(grad);
     corpus_free(&corpus);

@@ -57,6 +57,7 @@ const Command cmd_check_loss = {
     .name = "check-loss",
     .run = check_loss_run,
     .distributed = 0,
+    .any_config = 1,  // a demonstration: it shares any config's outputs directory
     .summary = "the arithmetic of the counter-example (2 vs 2.5) and the one-parameter example",
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "check_loss.json", 0}, {0}},
 };

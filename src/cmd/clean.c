@@ -213,6 +213,7 @@ static int clean_run(App *app) {
 
 const Command cmd_clean = {
     .name = "clean",
+    .checks_every_root = 1,  // removes nothing of another config (claim.h)
     .run = clean_run,
     .distributed = 0,
     .summary = "list (and without --dry-run remove) what ddptok made: the outputs each command declares, where ddptok recorded "

@@ -119,6 +119,34 @@ typedef struct {
     double best_loss, best_acc, unigram;
 } TestReport;
 
+// A split with no supervised token has no loss: 0/0 is an error (exit 2, every rank), never a
+// loss of 0 with exit 0. Says why — no sequence, or sequences the label rule leaves without a
+// label — and what gives the split tokens.
+static void __attribute__((noreturn)) no_tokens(App *app, const Corpus *corpus, int split, const char *corpus_path,
+                                                const SplitEval *t) {
+    const Config *cfg = &app->cfg;
+    const char *name = split_name(split), *other = split_name(split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST);
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
+    char fix[HINT_MAX + 400], hint[HINT_MAX];
+    if (t->sequences == 0 && imported)
+        snprintf(fix, sizeof fix, "import again with data.import.%s_fraction above 0 (%g now) and more than one document", name,
+                 split == SPLIT_TEST ? cfg->data.import.test_fraction : cfg->data.import.validation_fraction);
+    else if (t->sequences == 0) snprintf(fix, sizeof fix, "set data.splits.%s above 0 and prepare again", name);
+    else snprintf(fix, sizeof fix, "the label rule leaves none of them a label (data.unsupervised_prefix %d, data.ignore_token %d, "
+                  "data.max_labels %d)", cfg->data.unsupervised_prefix, cfg->data.ignore_token, cfg->data.max_labels);
+    int other_split = split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST;
+    if (corpus_split_count(corpus, other_split) > 0 && t->sequences == 0 && !((const EvaluateOptions *)app->opts)->protocol) {
+        char extra[1400] = "";
+        const char *named = ((const EvaluateOptions *)app->opts)->checkpoint;
+        if (named) hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, named);
+        if (split == SPLIT_TEST) hint_word(extra, sizeof extra, "--split"), hint_word(extra, sizeof extra, "validation");
+        size_t n = strlen(fix);
+        snprintf(fix + n, sizeof fix - n, "; or score the %s split: run `%s`", other, hint_command(hint, sizeof hint, "evaluate", 0, extra));
+    }
+    die(EXIT_BAD_INPUT, "evaluate: the %s split of %s has no supervised token (%lld sequences): there is no %s loss to report; %s",
+        name, corpus_path, (long long)t->sequences, name, fix);
+}
+
 static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
     char path[1200], corpus_path[1024];
     checkpoint_rank_path(path, sizeof path, dir, 0);
@@ -127,7 +155,12 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     // Every rank reads the same file: each says nothing more than rank 0 would, and all stop together.
     if (!comm_agree(&app->comm, rc == 0)) {
         if (rc == 1) die(EXIT_BAD_INPUT, "%s", missing_hint);
-        if (rc == 3) die(EXIT_BAD_INPUT, "%s: trained on other data (data lock differs)", path);
+        if (rc == 3) {
+            char train[HINT_MAX];
+            die(EXIT_BAD_INPUT, "%s: trained on other data (its data lock is not this corpus's: the corpus was prepared or imported "
+                "again since, or with other data keys): evaluate a model of this corpus: train one: run `%s`", path,
+                hint_command(train, sizeof train, "train", app->cfg.train.world_size, " --fresh"));
+        }
         stop(EXIT_BAD_INPUT);  // it said why
     }
     TestReport r;
@@ -142,6 +175,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     evaluator_run(&e, split, &r.t);
     evaluator_free(&e);
     checkpoint_state_free(&s);
+    if (!r.t.tokens) no_tokens(app, corpus, split, corpus_path, &r.t);
     baselines(&app->cfg, corpus, split, &r.best_loss, &r.best_acc, &r.unigram);
     say("evaluate: step-%d model of %s on %lld %s sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
         (long long)r.t.sequences, name, (long long)r.t.tokens);
@@ -193,6 +227,7 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
     if (!named)
         say("evaluate: the protocol's verdict (resume vs continuous, parity, empty windows): run `%s`\n",
             hint_command(hint, sizeof hint, "evaluate", 0, " --protocol"));
+    say("evaluate: its training and validation loss curves: run `%s`\n", hint_command(hint, sizeof hint, "plot", 0, NULL));
     return 0;
 }
 
@@ -256,17 +291,63 @@ typedef struct {
     int missing, failed;
 } Verdict;
 
-// "  NAME: ok" / "NOT ok", or "missing (PATH): run `COMMAND`" naming what produces it.
-static void verdict_report(Verdict *v, const char *name, const json_t *report, int ok, const char *path, const char *command,
-                           int ranks) {
+// "  NAME: ok" / "NOT ok", or "missing (PATH): run `COMMAND`" naming what produces it, or
+// "not counted: PATH is WHY: run `COMMAND`" for a report of another config (`other`).
+static void verdict_report(Verdict *v, const char *name, const json_t *report, int ok, const char *path, const char *other,
+                           const char *command, int ranks) {
     char hint[HINT_MAX];
-    if (!report) {
+    if (other[0]) {
+        v->missing++;
+        say("  %s: not counted: %s is %s: run `%s`\n", name, text_safe(path), text_safe(other),
+            hint_command(hint, sizeof hint, command, ranks, NULL));
+    } else if (!report) {
         v->missing++;
         say("  %s: missing (%s): run `%s`\n", name, text_safe(path), hint_command(hint, sizeof hint, command, ranks, NULL));
     } else {
         v->failed += !ok;
         say("  %s: %s\n", name, ok ? "ok" : "NOT ok");
     }
+}
+
+// A report of another config or other data (report_identity_check) is dropped: *report NULL,
+// the reason in `other` and in `not_counted` (report.json) under its path.
+static void keep_own(const App *app, const Corpus *corpus, json_t **report, int *ok, const char *path, char *other, size_t len,
+                     json_t *not_counted) {
+    if (!*report || report_identity_check(app, corpus, *report, 0, other, len) == 0) return;
+    json_object_set_new(not_counted, path, json_text(other, NULL));
+    json_decref(*report);
+    *report = NULL, *ok = 0;
+}
+
+// The matrix cells of this config (each: this config with the cell's own --set) stay; the
+// others are named in `other` and counted out.
+static void keep_own_cells(const App *app, const Corpus *corpus, ProtocolReports *rep, Buf *other, json_t *not_counted) {
+    const char *name;
+    json_t *cell, *tmp;
+    int dropped = 0;
+    json_object_foreach_safe(rep->matrix, tmp, name, cell) {
+        char why[900];
+        if (json_is_null(cell) || report_identity_check(app, corpus, cell, 1, why, sizeof why) == 0) continue;
+        if (!dropped++) buf_printf(other, "%s: %s", name, why);
+        char key[1200];
+        snprintf(key, sizeof key, "matrix/%s", name);
+        json_object_set_new(not_counted, key, json_text(why, NULL));
+        rep->cells--, rep->cells_ok -= json_ok(cell);
+        json_object_del(rep->matrix, name);
+    }
+    if (dropped > 1) buf_printf(other, " (and %d more cell%s)", dropped - 1, dropped == 2 ? "" : "s");
+}
+
+// The checkpoint at `path` (rank 0's file) is this config's and of this data: 1; else 0 with
+// "WHAT run's step-U model (PATH) is WHY" in `other`.
+static int own_checkpoint(const App *app, const Corpus *corpus, const char *path, const char *what, char *other, size_t len) {
+    CheckpointState s;
+    if (checkpoint_load(path, &s)) return 1;  // unreadable: resume_diff says so
+    char why[800];
+    int own = config_identity_check(app, corpus, &s.cfg, s.lock, why, sizeof why) == 0;
+    if (!own) snprintf(other, len, "%s run's step-%d model (%s) is %s", what, s.step, path, why);
+    checkpoint_state_free(&s);
+    return own;
 }
 
 // evaluate --protocol: the protocol's verdict on the resumed step-U model (what run/protocol.sh
@@ -300,20 +381,37 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
     double diff = -1;
     char why[1024] = "";
     int have_continuous = access(cpath, F_OK) == 0;
+    // Only this config's runs and reports count (each records its config and data lock): one
+    // of another config or of other data is named, with why, and not counted.
+    char other_run[1400] = "";
     if (have_continuous && lead) {
         error_capture(1);
-        diff = resume_diff(resumed, continuous);
+        if (own_checkpoint(app, corpus, path, "the resumed", other_run, sizeof other_run))
+            own_checkpoint(app, corpus, cpath, "the continuous", other_run, sizeof other_run);
+        if (!other_run[0]) diff = resume_diff(resumed, continuous);
         snprintf(why, sizeof why, "%s", error_capture(0));
     }
     ProtocolReports rep = {0};
-    if (lead) protocol_reports_read(app, &rep);
+    char ppath[1024], epath[1024], parity_other[900] = "", empty_other[900] = "";
+    out_path(app, ppath, sizeof ppath, "parity.json");
+    out_path(app, epath, sizeof epath, "empty.json");
+    Buf cells_other = {0};
+    json_t *not_counted = json_object();
+    if (lead) {
+        protocol_reports_read(app, &rep);
+        keep_own(app, corpus, &rep.parity, &rep.parity_ok, ppath, parity_other, sizeof parity_other, not_counted);
+        keep_own(app, corpus, &rep.empty, &rep.empty_ok, epath, empty_other, sizeof empty_other, not_counted);
+        keep_own_cells(app, corpus, &rep, &cells_other, not_counted);
+    }
     TestReport r = test_report(app, corpus, resumed, hint);
 
     Verdict v = {0, 0};
-    char ppath[1024], epath[1024];
-    out_path(app, ppath, sizeof ppath, "parity.json");
-    out_path(app, epath, sizeof epath, "empty.json");
-    if (!have_continuous) {
+    if (other_run[0]) {
+        char fresh[HINT_MAX];
+        v.missing++;
+        say("  resume: not counted: %s: run `%s`\n", text_safe(other_run),
+            hint_command(fresh, sizeof fresh, "train", W, strstr(other_run, "the continuous") ? " --continuous --fresh" : " --fresh"));
+    } else if (!have_continuous) {
         char cont[HINT_MAX];
         v.missing++;
         say("  resume: the continuous run's step-%d model is missing (%s): run `%s`\n", U, text_safe(continuous),
@@ -325,10 +423,12 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
         v.failed += diff != 0;
         say("  resume: max |dtheta| between resumed and continuous step-%d models = %g: %s\n", U, diff, diff == 0 ? "ok" : "NOT ok");
     }
-    verdict_report(&v, "parity report", rep.parity, rep.parity_ok, ppath, "parity", W);
-    verdict_report(&v, "empty-window report", rep.empty, rep.empty_ok, epath, "check-empty", W);
+    verdict_report(&v, "parity report", rep.parity, rep.parity_ok, ppath, parity_other, "parity", W);
+    verdict_report(&v, "empty-window report", rep.empty, rep.empty_ok, epath, empty_other, "check-empty", W);
     if (rep.cells) say("  negative-control matrix: %d/%d cells ok\n", rep.cells_ok, rep.cells);
     else say("  negative-control matrix: none (run/protocol.sh makes its cells; not required)\n");
+    if (cells_other.n) say("  negative-control matrix: not counted: %s\n", text_safe(cells_other.s));
+    buf_free(&cells_other);
     v.failed += rep.cells_ok != rep.cells;
     int beats = r.t.loss < r.unigram;
     v.failed += !beats;
@@ -336,9 +436,11 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
     int ok = !v.missing && !v.failed;
     if (lead)
         write_json(app, "report.json",
-                   json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(),
+                   json_pack("{s:o, s:o, s:{s:o, s:i}, s:o, s:o, s:o, s:b}", "parity", rep.parity ? rep.parity : json_null(),
                              "matrix", rep.matrix, "resume", "max_abs_diff", diff < 0 ? json_null() : json_num(diff), "step",
-                             U, "empty", rep.empty ? rep.empty : json_null(), "test", test_json(&r), "ok", ok));
+                             U, "empty", rep.empty ? rep.empty : json_null(), "test", test_json(&r), "not_counted",
+                             not_counted, "ok", ok));
+    else json_decref(not_counted);
     if (ok) say("evaluate --protocol: OK\n");
     else if (!v.failed) say("evaluate --protocol: INCOMPLETE (%d part%s missing: run the command%s above)\n", v.missing, v.missing == 1 ? "" : "s", v.missing == 1 ? "" : "s");
     else say("evaluate --protocol: FAILED (%d part%s not ok%s)\n", v.failed, v.failed == 1 ? "" : "s", v.missing ? ", some missing" : "");

@@ -118,6 +118,7 @@ const Command cmd_exercise = {
     .name = "exercise",
     .run = exercise_run,
     .distributed = 0,
+    .any_config = 1,  // a demonstration: it shares any config's outputs directory
     .summary = "the tutorial's exercise: rank 1 goes from 12 to 36 tokens",
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "exercise.json", 0}, {0}},
     .check_options = exercise_check,

@@ -1,28 +1,29 @@
-// export.c — `export`: one checkpoint's model out of ddptok, as safetensors (FILE) with
-// its shape and config beside it (FILE's .json): the weights in the model layout's order,
-// readable by anything that reads safetensors (tests/export_check.py, safetensors.numpy)
-// and loadable into the PyTorch definition of the model (tests/torch/witness.py).
-//
-// safetensors: 8 bytes, the header's length N (little-endian uint64); N bytes of JSON,
-// {"NAME": {"dtype": "F32", "shape": [...], "data_offsets": [BEGIN, END]}, ...,
-// "__metadata__": {string: string}}, padded with spaces so the data starts at a multiple
-// of 8; then the tensors' bytes, little-endian, back to back, offsets relative to the data.
+// export.c — `export`: one checkpoint's model out of ddptok. --format ddptok (the default):
+// safetensors (FILE) with its shape and config beside it (FILE's .json), the weights in the
+// model row's order, readable by anything that reads safetensors (tests/export_check.py,
+// safetensors.numpy) and loadable into the PyTorch definitions of the models
+// (tests/torch/witness.py, gpt_witness.py). --format hf (model.kind: gpt): a directory that
+// transformers.GPT2LMHeadModel.from_pretrained loads (model/hf.h: its names, layouts and ids).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "app/app.h"
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/jsonio.h"
+#include "io/safetensors.h"
+#include "model/hf.h"
 #include "store/checkpoint.h"
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR (default: the newest of artifacts/checkpoints)
-    const char *out;         // --out FILE (default: outputs/model.safetensors)
+    const char *out;         // --out FILE (default: outputs/model.safetensors; hf: the directory outputs/hf)
+    const char *format;      // --format ddptok|hf (NULL: ddptok)
 } ExportOptions;
 
 // A JSON string of `s` exactly (json_text), or death naming what could not be exported: the
@@ -48,15 +49,17 @@ static json_t *metadata_json(const CheckpointState *s, const char *dir) {
     json_t *meta = json_object();
     json_object_set_new(meta, "format", json_string("ddptok-model"));
     json_object_set_new(meta, "producer", header_text("the build line", build));
-    json_object_set_new(meta, "tensors", json_string("embedding,w1,b1,w2,b2"));
-    const struct {
-        const char *key;
-        long long v;
-    } ints[] = {{"vocab_size", s->m.V}, {"context", s->m.k}, {"embed_dim", s->m.D}, {"hidden", s->m.H},
-                {"parameters", (long long)s->m.total}, {"step", s->step}};
-    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
-        snprintf(num, sizeof num, "%lld", ints[i].v);
-        json_object_set_new(meta, ints[i].key, json_string(num));
+    json_object_set_new(meta, "kind", json_string(model_kind_names[s->m.kind]));
+    Buf names = {0};
+    for (int p = 0; p < s->m.n_tensors; p++) buf_printf(&names, "%s%s", p ? "," : "", s->m.name[p]);
+    json_object_set_new(meta, "tensors", json_string(names.s));
+    buf_free(&names);
+    // The row's shape fields (model.h), then the size and the step.
+    for (int i = 0; i < s->m.n_fields + 2; i++) {
+        const char *key = i < s->m.n_fields ? s->m.field[i].key : i == s->m.n_fields ? "parameters" : "step";
+        long long v = i < s->m.n_fields ? s->m.field[i].value : i == s->m.n_fields ? (long long)s->m.total : s->step;
+        snprintf(num, sizeof num, "%lld", v);
+        json_object_set_new(meta, key, json_string(num));
     }
     json_object_set_new(meta, "checkpoint", header_text("the checkpoint's path", dir));
     json_object_set_new(meta, "data_lock", header_text("the data lock", s->lock));
@@ -64,35 +67,15 @@ static json_t *metadata_json(const CheckpointState *s, const char *dir) {
     return meta;
 }
 
-// The safetensors bytes of θ (header, padding, data) in a new buffer of *len bytes.
-static char *safetensors_image(const CheckpointState *s, const char *dir, size_t *len) {
+// The safetensors bytes of θ in the row's tensors, in a new buffer of *len bytes.
+static char *model_image(const CheckpointState *s, const char *dir, size_t *len) {
     const ModelShape *m = &s->m;
-    json_t *header = json_object();  // jansson keeps the insertion order: the layout's
-    for (int p = 0; p < N_PARAMS; p++) {
-        size_t begin = m->offset[p] * sizeof(float), end = begin + m->size[p] * sizeof(float);
-        json_object_set_new(header, param_names[p],
-                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", "F32", "shape", shape_json(m, p), "data_offsets",
-                                      (json_int_t)begin, (json_int_t)end));
+    StTensorOut t[MODEL_MAX_TENSORS];
+    for (int p = 0; p < m->n_tensors; p++) {
+        t[p] = (StTensorOut){.name = m->name[p], .rank = m->rank[p], .data = s->theta + m->offset[p]};
+        for (int d = 0; d < m->rank[p]; d++) t[p].dims[d] = m->dims[p][d];
     }
-    json_object_set_new(header, "__metadata__", metadata_json(s, dir));
-    char *text = json_dumps(header, JSON_COMPACT);
-    json_decref(header);
-    if (!text) die(EXIT_INTERNAL, "export: cannot serialize the safetensors header (out of memory)");
-    size_t n = strlen(text), padded = (n + 7) / 8 * 8, data = m->total * sizeof(float);
-    char *image = xmalloc(8 + padded + data);
-    for (int i = 0; i < 8; i++) image[i] = (char)((uint64_t)padded >> (8 * i) & 0xFF);
-    memcpy(image + 8, text, n);
-    memset(image + 8 + n, ' ', padded - n);
-    free(text);
-    // The tensors' bytes little-endian, whatever this machine's order.
-    unsigned char *out = (unsigned char *)image + 8 + padded;
-    for (size_t i = 0; i < m->total; i++) {
-        uint32_t bits;
-        memcpy(&bits, &s->theta[i], sizeof bits);
-        for (int b = 0; b < 4; b++) out[4 * i + b] = (unsigned char)(bits >> (8 * b));
-    }
-    *len = 8 + padded + data;
-    return image;
+    return safetensors_image(t, m->n_tensors, metadata_json(s, dir), len);
 }
 
 // FILE.json beside FILE (model.safetensors -> model.json; any other name gets ".json").
@@ -112,6 +95,9 @@ static void export_check(const App *app) {
         die(EXIT_BAD_INPUT, "export --checkpoint %s: path too long (at most %d bytes)", o->checkpoint, EXPORT_PATH_MAX);
     if (o->out && strlen(o->out) > EXPORT_PATH_MAX)
         die(EXIT_BAD_INPUT, "export --out %s: path too long (at most %d bytes)", o->out, EXPORT_PATH_MAX);
+    if (o->format && !strcmp(o->format, "hf") && app->cfg.model.kind != MODEL_GPT)
+        die(EXIT_BAD_INPUT, "export --format hf: %s trains model.kind %s; the Hugging Face export is GPT2LMHeadModel (model.kind: gpt)",
+            app->config_path, model_kind_names[app->cfg.model.kind]);
 }
 
 static int export_run(App *app) {
@@ -138,26 +124,43 @@ static int export_run(App *app) {
     else out_path(app, file, sizeof file, "model.safetensors");
     beside_path(file, meta_path, sizeof meta_path);
 
+    if (o->format && !strcmp(o->format, "hf")) {
+        char hf[EXPORT_PATH_MAX + 1], build[1024];
+        if (o->out) snprintf(hf, sizeof hf, "%s", o->out);  // fits: export_check
+        else out_path(app, hf, sizeof hf, "hf");
+        build_info(build, sizeof build);
+        json_t *prov = json_pack("{s:o, s:i, s:o, s:s, s:s, s:o}", "checkpoint", header_text("the checkpoint's path", dir), "step", s.step,
+                                 "producer", header_text("the build line", build), "data_lock", s.lock, "ids",
+                                 "HF id = ddptok id - 1; HF id vocab_size - 1 = ddptok's begin id 0 (bos, eos)", "config",
+                                 header_text("the checkpoint's config", s.config_yaml));
+        if (hf_export(hf, &s.m, s.theta, &s.cfg, prov)) stop(EXIT_BAD_INPUT);  // it said why
+        say("export: step-%d model of %s -> %s/ (Hugging Face GPT2LMHeadModel: config.json, model.safetensors; %zu parameters)\n",
+            s.step, text_safe(dir), text_safe(hf), s.m.total);
+        checkpoint_state_free(&s);
+        return 0;
+    }
     size_t len;
-    char *image = safetensors_image(&s, dir, &len);
+    char *image = model_image(&s, dir, &len);
     if (write_file_atomic(file, image, len)) stop(EXIT_BAD_INPUT);  // it said why
     free(image);
     json_t *tensors = json_array();
-    for (int p = 0; p < N_PARAMS; p++)
-        json_array_append_new(tensors, json_pack("{s:s, s:o, s:I}", "name", param_names[p], "shape", shape_json(&s.m, p),
+    for (int p = 0; p < s.m.n_tensors; p++)
+        json_array_append_new(tensors, json_pack("{s:s, s:o, s:I}", "name", s.m.name[p], "shape", shape_json(&s.m, p),
                                                  "offset", (json_int_t)s.m.offset[p]));
+    json_t *shape = json_object();  // the row's shape fields, then the size
+    for (int i = 0; i < s.m.n_fields; i++) json_object_set_new(shape, s.m.field[i].key, json_integer(s.m.field[i].value));
+    json_object_set_new(shape, "parameters", json_integer((json_int_t)s.m.total));
     char weights[1100];
     const char *slash = strrchr(file, '/');
     snprintf(weights, sizeof weights, "%s", slash ? slash + 1 : file);
-    json_t *meta = json_pack("{s:s, s:i, s:o, s:s, s:i, s:{s:i, s:i, s:i, s:i, s:I}, s:o, s:o, s:s}", "format", "ddptok-model",
-                             "version", 1, "weights", header_text("the output's name", weights), "dtype", "float32", "step",
-                             s.step, "model", "vocab_size", s.m.V, "context", s.m.k, "embed_dim", s.m.D, "hidden", s.m.H,
-                             "parameters", (json_int_t)s.m.total, "tensors", tensors, "checkpoint",
+    json_t *meta = json_pack("{s:s, s:i, s:o, s:s, s:i, s:s, s:o, s:o, s:o, s:s}", "format", "ddptok-model", "version", 1,
+                             "weights", header_text("the output's name", weights), "dtype", "float32", "step", s.step, "kind",
+                             model_kind_names[s.m.kind], "model", shape, "tensors", tensors, "checkpoint",
                              header_text("the checkpoint's path", dir), "data_lock", s.lock);
     json_object_set_new(meta, "config", header_text("the checkpoint's config", s.config_yaml));
     if (json_write_file(meta_path, meta)) stop(EXIT_BAD_INPUT);
     say("export: step-%d model of %s -> %s (safetensors, %d tensors, %zu parameters, %zu bytes) and %s\n", s.step, text_safe(dir), text_safe(file),
-        N_PARAMS, s.m.total, len, text_safe(meta_path));
+        s.m.n_tensors, s.m.total, len, text_safe(meta_path));
     checkpoint_state_free(&s);
     return 0;
 }
@@ -170,10 +173,13 @@ const Command cmd_export = {
                "(or --out FILE), its shape and config beside it -> outputs/model.json",
     .options = (const CommandOption[]){
         OPTION_STRING("--checkpoint", ExportOptions, checkpoint, "DIR", "that checkpoint instead of the newest intact one"),
-        OPTION_STRING("--out", ExportOptions, out, "FILE", "the safetensors file (default outputs/model.safetensors)"),
+        OPTION_STRING("--out", ExportOptions, out, "FILE|DIR", "the safetensors file (default outputs/model.safetensors); with --format hf the directory (default outputs/hf)"),
+        OPTION_CHOICE("--format", ExportOptions, format, "ddptok|hf", ((const char *const[]){"ddptok", "hf", NULL}),
+                      "ddptok: safetensors in the model's own layout and a .json beside it (default); hf: a Hugging Face "
+                      "GPT2LMHeadModel directory (model.kind: gpt)"),
         OPTION_END,
     },
     .opts_size = sizeof(ExportOptions),
-    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {0}},
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "model.safetensors", 0}, {UNDER_OUTPUTS, "model.json", 0}, {UNDER_OUTPUTS, "hf", 1}, {0}},
     .check_options = export_check,
 };

@@ -1,10 +1,12 @@
-// generate.c — `generate`: text from a checkpoint's model, for a byte-level corpus (import
-// --format bytes: byte b is id b + 1, docs/data.md). The prompt's bytes become ids, each next
-// id comes from the logits of the last k ids (0 = pad/begin before the first byte, as in
-// training): the most likely one at --temperature 0, else drawn from softmax(logits / T)
-// with a Philox stream of --seed. The pad id (and any id that is no byte) is never drawn.
-// Prints the prompt and its continuation, escaped where not printable; writes the ids to
-// outputs/generate.json.
+// generate.c — `generate`: a continuation from a checkpoint's model, of any model row. On a
+// byte-level corpus (import --format bytes or jsonl-text: byte b is id b + 1, docs/data.md)
+// the prompt is text (--prompt) and so is the output; on any other corpus the prompt is the
+// source's token ids (--ids, each id s is ddptok's s + 1) and so is the output. Each next id
+// comes from the row's logits of the sequence so far (the begin id 0 before its first token,
+// as in training; the MLP reads its last k ids, the GPT up to its context): the most likely
+// one at --temperature 0, else drawn from softmax(logits / T) with a Philox stream of --seed.
+// The begin id (and, byte-level, any id that is no byte) is never drawn. Prints the prompt and
+// its continuation (text escaped where not printable); writes the ids to outputs/generate.json.
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -26,7 +28,8 @@
 
 typedef struct {
     const char *checkpoint;  // --checkpoint DIR (default: the newest intact of artifacts/checkpoints)
-    const char *prompt;      // --prompt TEXT
+    const char *prompt;      // --prompt TEXT (byte-level corpora)
+    const char *ids;         // --ids S,S,... (the source's ids: any corpus)
     int tokens;              // --tokens N
     const char *temperature; // --temperature T (0: greedy; default 1)
     int seed;                // --seed S
@@ -81,7 +84,9 @@ static int generate_run(App *app) {
                 o->temperature);
     }
 
-    // The corpus first: byte-level, and the one of this config (its data lock).
+    if (!o->prompt == !o->ids)
+        die(EXIT_BAD_INPUT, "generate: give the prompt as --prompt TEXT (a byte-level corpus) or as --ids S,S,... (the source's token ids), one of them");
+    // The corpus first: byte-level or not, and the one of this config (its data lock).
     char cpath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     Corpus corpus;
@@ -95,9 +100,10 @@ static int generate_run(App *app) {
     if (has_format && !format) stop(EXIT_BAD_INPUT);  // it said why
     h5_close(cf);
     close(cfd);
-    if (!format || strcmp(format, "bytes") != 0)
-        die(EXIT_BAD_INPUT, "generate: %s is not a byte-level corpus (%s%s): generate prints bytes, so it needs one imported "
-                            "with `import --format bytes` (byte b is id b + 1; configs/fortunes.yaml is such a config)", cpath,
+    int byte_level = format && (!strcmp(format, "bytes") || !strcmp(format, "jsonl-text"));
+    if (o->prompt && !byte_level)
+        die(EXIT_BAD_INPUT, "generate --prompt: %s holds token ids, not bytes (%s%s): give the prompt as --ids S,S,... (the source's ids), "
+                            "or import text byte-level (`import --format bytes`; configs/fortunes.yaml is such a config)", cpath,
             format ? "import --format " : "data.source: ", format ? format : "synthetic");
     free(format);
 
@@ -123,40 +129,62 @@ static int generate_run(App *app) {
         die(EXIT_BAD_INPUT, "generate --checkpoint %s: trained on other data than %s (data lock %.12s, this corpus and config: "
                             "%.12s): its ids are not this corpus's bytes", dir, cpath, s.lock, corpus.lock);
     const ModelShape *m = &s.m;
-    int n_ids = m->V < 257 ? m->V : 257;  // ids 1..n_ids - 1 are bytes 0..n_ids - 2
+    int n_ids = byte_level && m->V > 257 ? 257 : m->V;  // byte-level: ids 1..n_ids - 1 are bytes 0..n_ids - 2
+    const char *unit = byte_level ? "bytes" : "tokens";
 
-    // The prompt: every byte must be an id of the model; at most data.max_length - 1 bytes,
+    // The prompt: every id must be one of the model's; at most data.max_length - 1 of them,
     // the longest sequence the model was trained on less the one it is to continue.
-    const unsigned char *prompt = (const unsigned char *)o->prompt;
-    size_t plen = strlen(o->prompt);
-    for (size_t i = 0; i < plen; i++)
-        if (prompt[i] + 1 >= n_ids)
-            die(EXIT_BAD_INPUT, "generate --prompt: byte %zu is 0x%02x, id %d: this model's ids end at %d (data.vocab_size %d holds "
-                                "bytes below 0x%02x)", i, prompt[i], prompt[i] + 1, m->V - 1, m->V, n_ids - 1);
-    if (plen > (size_t)cfg->data.max_length - 1)
-        die(EXIT_BAD_INPUT, "generate --prompt: %zu bytes, longer than the context allows: the model was trained on sequences of "
-                            "at most data.max_length = %d bytes, so a prompt of at most %d leaves one to continue (each byte is "
-                            "drawn from the last %d)", plen, cfg->data.max_length, cfg->data.max_length - 1, m->k);
+    size_t plen = o->prompt ? strlen(o->prompt) : 0;
+    int32_t *prompt_ids = xmalloc((plen + 1) * sizeof *prompt_ids);
+    if (o->prompt) {
+        const unsigned char *p = (const unsigned char *)o->prompt;
+        for (size_t i = 0; i < plen; i++) {
+            if (p[i] + 1 >= n_ids)
+                die(EXIT_BAD_INPUT, "generate --prompt: byte %zu is 0x%02x, id %d: this model's ids end at %d (data.vocab_size %d holds "
+                                    "bytes below 0x%02x)", i, p[i], p[i] + 1, m->V - 1, m->V, n_ids - 1);
+            prompt_ids[i] = p[i] + 1;
+        }
+    } else {  // --ids: source ids, comma- or space-separated, each in [0, V - 2]
+        for (const char *c = o->ids; *c;) {
+            while (*c == ',' || *c == ' ') c++;
+            if (!*c) break;
+            char *end;
+            errno = 0;
+            long v = strtol(c, &end, 10);
+            if (end == c || errno || v < 0 || v > m->V - 2 || (*end && *end != ',' && *end != ' '))
+                die(EXIT_BAD_INPUT, "generate --ids %s: token %zu is not a source id in [0, %d] (data.vocab_size %d: source id s is ddptok id s + 1)",
+                    o->ids, plen, m->V - 2, m->V);
+            prompt_ids = realloc(prompt_ids, (plen + 2) * sizeof *prompt_ids);
+            if (!prompt_ids) die_abort(EXIT_INTERNAL, "out of memory");
+            prompt_ids[plen++] = (int32_t)v + 1;
+            c = end;
+        }
+    }
+    if (plen > (size_t)m->max_length - 1)
+        die(EXIT_BAD_INPUT, "generate: a prompt of %zu %s, longer than the context allows: the model was trained on sequences of "
+                            "at most data.max_length = %d, so a prompt of at most %d leaves one to continue (each one is "
+                            "drawn from the last %d)", plen, unit, m->max_length, m->max_length - 1, m->context);
 
-    // Generation: the sequence so far, its last k ids the context (pad 0 before the start).
+    // Generation: the sequence so far; the row reads what its model reads of it.
     size_t total = plen + (size_t)tokens;
-    int32_t *ids = xmalloc(total * sizeof *ids), *ctx = xmalloc((size_t)m->k * sizeof *ctx);
-    for (size_t i = 0; i < plen; i++) ids[i] = prompt[i] + 1;
+    int32_t *ids = xmalloc(total * sizeof *ids);
+    memcpy(ids, prompt_ids, plen * sizeof *ids);
+    free(prompt_ids);
     double *logits = xmalloc((size_t)m->V * sizeof *logits);
     RngStream rng = rng_stream((uint32_t)o->seed, RNG_GENERATE, 0);
     for (size_t t = plen; t < total; t++) {
-        for (int j = 0; j < m->k; j++) {
-            int64_t at = (int64_t)t - m->k + j;
-            ctx[j] = at >= 0 ? ids[at] : 0;
-        }
-        model_logits(m, s.theta, ctx, logits);
+        model_row(m)->logits(m, s.theta, ids, (int)t, logits);
         ids[t] = next_id(logits, n_ids, T, &rng, t - plen);
     }
+    Buf text = {0}, cont = {0};  // byte-level: the bytes, escaped; else the source ids, space-separated
     unsigned char *bytes = xmalloc(total + 1);
     for (size_t i = 0; i < total; i++) bytes[i] = (unsigned char)(ids[i] - 1);
-    Buf text = {0}, cont = {0};
-    escape_bytes(&text, bytes, plen);
-    escape_bytes(&cont, bytes + plen, (size_t)tokens);
+    if (byte_level) {
+        escape_bytes(&text, bytes, plen);
+        escape_bytes(&cont, bytes + plen, (size_t)tokens);
+    } else {
+        for (size_t i = 0; i < total; i++) buf_printf(i < plen ? &text : &cont, "%s%d", (i ? " " : ""), ids[i] - 1);
+    }
 
     int64_t *i64 = xmalloc(total * sizeof *i64);
     int exact;  // a checkpoint path that is not UTF-8 is kept repaired: it names, it is not read back
@@ -168,13 +196,14 @@ static int generate_run(App *app) {
                          json_string(cont.n ? cont.s : ""), "tokens", tokens, "temperature", json_num(T), "seed", o->seed,
                          "sampling", T == 0 ? "greedy" : "softmax(logits / temperature), Philox stream of the seed"));
     if (app->comm.rank == 0) {
-        fprintf(stderr, "generate: step-%d model of %s, %d bytes after a prompt of %zu, %s (seed %d); the ids: outputs/generate.json\n",
-                s.step, text_safe(dir), tokens, plen, T == 0 ? "greedy (temperature 0)" : "sampled", o->seed);
+        fprintf(stderr, "generate: step-%d model (%s) of %s, %d %s after a prompt of %zu, %s (seed %d); the ids: outputs/generate.json\n",
+                s.step, model_kind_names[m->kind], text_safe(dir), tokens, unit, plen, T == 0 ? "greedy (temperature 0)" : "sampled",
+                o->seed);
         printf("%s%s\n", text.n ? text.s : "", cont.n ? cont.s : "");
         fflush(stdout);
     }
     buf_free(&text), buf_free(&cont);
-    free(i64), free(bytes), free(logits), free(ctx), free(ids);
+    free(i64), free(bytes), free(logits), free(ids);
     checkpoint_state_free(&s);
     corpus_free(&corpus);
     return 0;
@@ -184,13 +213,16 @@ const Command cmd_generate = {
     .name = "generate",
     .run = generate_run,
     .distributed = 0,
-    .summary = "text from a checkpoint's model on a byte-level corpus (import --format bytes): the prompt and N more bytes, "
-               "greedy at temperature 0, else sampled with the seed; escaped where not printable; the ids -> outputs/generate.json",
+    .summary = "a continuation from a checkpoint's model: on a byte-level corpus (import --format bytes, jsonl-text) text after "
+               "--prompt TEXT, on any other the source's token ids after --ids; N more, greedy at temperature 0, else sampled with "
+               "the seed; the ids -> outputs/generate.json",
     .options = (const CommandOption[]){
-        OPTION_STRING("--prompt", GenerateOptions, prompt, "TEXT", "the text to continue (its bytes; may be empty)", .required = 1),
+        OPTION_STRING("--prompt", GenerateOptions, prompt, "TEXT", "the text to continue (its bytes; may be empty): a byte-level corpus",
+                      .excludes = "--ids"),
+        OPTION_STRING("--ids", GenerateOptions, ids, "S,S,...", "the source's token ids to continue (s is ddptok id s + 1): any corpus"),
         OPTION_STRING("--checkpoint", GenerateOptions, checkpoint, "DIR", "that checkpoint instead of the newest intact one"),
         OPTION_INT("--tokens", GenerateOptions, tokens, "N", 1, 1000000, "a number of bytes from 1 to 1000000",
-                   "how many bytes to generate (default 64)"),
+                   "how many bytes or tokens to generate (default 64)"),
         OPTION_STRING("--temperature", GenerateOptions, temperature, "T",
                       "from 0 to 100; 0: the most likely byte each time, else softmax(logits / T) (default 1)"),
         OPTION_INT("--seed", GenerateOptions, seed, "S", 0, 1000000000, "a seed from 0 to 1000000000",

@@ -235,6 +235,7 @@ static int import_run(App *app) {
     free(plan), free(delim);
     buf_free(&args);
     corpus_free(&corpus);
+    say_next_train(app, "import");
     return 0;
 }
 
@@ -246,9 +247,9 @@ const Command cmd_import = {
                "(data.source: imported; docs/data.md)",
     .options = (const CommandOption[]){
         OPTION_STRING("--format", ImportOptions, format, "bytes|llmc|nanogpt|megatron|jsonl|jsonl-text",
-                      "how the input files are read (docs/data.md)"),
+                      "how the input files are read (docs/data.md)", .required = 1),
         OPTION_LIST("--input", ImportOptions, inputs, "PATH",
-                    "a file, a directory of them or a quoted glob ('shards/*_train_*.bin'); repeatable, in order"),
+                    "a file, a directory of them or a quoted glob ('shards/*_train_*.bin'); repeatable, in order", .required = 1),
         OPTION_STRING("--eot", ImportOptions, eot, "ID", "the token id that ends a document (llmc, nanogpt, megatron, jsonl)"),
         OPTION_STRING("--delimiter", ImportOptions, delimiter, "TEXT",
                       "the bytes that separate documents (bytes; escapes \\n \\t \\xHH)"),

@@ -9,6 +9,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "config/budget.h"
+#include "model/workload.h"
 #include "data/corpus.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
@@ -19,12 +20,15 @@ typedef struct {
     int invariance;  // --invariance
 } ParityOptions;
 
-static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock) {
+// grads.h5: each normalization's window-1 gradient, with the data lock and the config digest
+// of the parity run that wrote it and parity.json (plot draws it only when they are its config's).
+static int write_grads(const char *path, const ModelShape *m, float *const *grads, const char *lock, const char *digest) {
     H5Out o;
     if (h5out_open(&o, path)) return -1;
     int rc = 0;
     for (int mode = 0; mode < NORM_COUNT && !rc; mode++) rc = h5_write_params(o.file, normalization_names[mode], m, grads[mode]);
-    if (rc || h5_attr_str(o.file, "data_lock", lock)) return h5out_fail(&o, "the gradients");
+    if (rc || h5_attr_str(o.file, "data_lock", lock) || h5_attr_str(o.file, "config_digest", digest))
+        return h5out_fail(&o, "the gradients");
     return h5out_commit(&o, NULL);
 }
 
@@ -95,17 +99,20 @@ static int parity_run(App *app) {
                                           "ok", good[mode], "short", objectives[mode].short_name, "formula",
                                           objectives[mode].formula));
         }
-        write_json(app, "parity.json",
+        json_t *report =
                    json_pack("{s:o, s:o, s:I, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:b}", "atol",
                              json_num(cfg->parity.atol), "rtol", json_num(cfg->parity.rtol), "compared",
                              (json_int_t)cmp[0].compared, "loss_unit", loss_unit_names[unit], "product",
                              normalization_names[product], "world_size", W, "accumulation", A, "global_count",
                              (json_int_t)ws.global.tokens, "global_sequences", (json_int_t)f.global.sequences, "padded",
                              (json_int_t)f.global.padded, "rank_counts", rank_counts, "rank_sequences", rank_sequences,
-                             "dropout", json_num(cfg->model.dropout), "modes", modes, "ok", ok));
-        char gpath[1024];
+                             "dropout", json_num(cfg->model.dropout), "modes", modes, "ok", ok);
+        report_identity_add(app, &corpus, report);  // which config and data it is the verdict of (evaluate, plot)
+        write_json(app, "parity.json", report);
+        char gpath[1024], digest[65];
         out_path(app, gpath, sizeof gpath, "grads.h5");
-        if (write_grads(gpath, &m, grads, corpus.lock)) stop_abort(EXIT_BAD_INPUT);
+        config_result_digest(cfg, digest);
+        if (write_grads(gpath, &m, grads, corpus.lock, digest)) stop_abort(EXIT_BAD_INPUT);
         say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
@@ -153,7 +160,7 @@ static int parity_invariance(App *app) {
                 bad = bad || config_set(&cfg, set, err, sizeof err);
                 // A config derived here is budgeted like the one given (main.c checked that one
                 // for its own sampler; the global sampler's sizes are others).
-                if (bad || budget_check(&cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
+                if (bad || workload_check(&cfg, err, sizeof err)) die(EXIT_BAD_INPUT, "parity --invariance: %s", err);
                 cfg.train.normalization = loss_units[unit].product;
                 if (!ref.grad && app->comm.rank == 0 && reference_compute(&cfg, &corpus, app->compute, theta0, &ref))
                     die_abort(EXIT_EMPTY_WINDOW, "parity --invariance: the global window 1 has no supervised position");
@@ -191,10 +198,11 @@ static int parity_invariance(App *app) {
     comm_bcast(&app->comm, &ok, sizeof ok, 0);
     if (app->comm.rank == 0) {
         snprintf(set, sizeof set, "invariance-w%d.json", W);
-        write_json(app, set,
-                   json_pack("{s:i, s:i, s:o, s:o, s:o, s:O, s:b}", "world_size", W, "global_batch", base->train.global_batch,
-                             "dropout", json_num(base->model.dropout), "atol", json_num(base->parity.atol), "rtol",
-                             json_num(base->parity.rtol), "rows", rows_json, "ok", ok));
+        json_t *report = json_pack("{s:i, s:i, s:o, s:o, s:o, s:O, s:b}", "world_size", W, "global_batch", base->train.global_batch,
+                                   "dropout", json_num(base->model.dropout), "atol", json_num(base->parity.atol), "rtol",
+                                   json_num(base->parity.rtol), "rows", rows_json, "ok", ok);
+        report_identity_add(app, &corpus, report);
+        write_json(app, set, report);
         say("parity --invariance: %s\n", ok ? "OK (every partition gives the reference's gradient; the mean of means is "
                                                "rejected wherever per-rank counts differ)" : "FAILED");
     }

@@ -15,6 +15,8 @@
 #include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "method/objective.h"
@@ -26,7 +28,7 @@
 #define JSONL_LINE_MAX (1 << 20)
 
 // What plot learns of one run's curve while streaming its JSONL: its points, its steps, the
-// config that made it (each record's "config_digest", config_run_digest of the run's
+// config that made it (each record's "config_digest", config_result_digest of the run's
 // config; "" for a log written before it was recorded: a record without one changes
 // nothing) and, when `loss` is not NULL, the
 // loss of each step 1..U (NaN where it has none) to compare curves.
@@ -36,13 +38,15 @@ typedef struct {
     int mixed;     // records of more than one config: not one run
     double *loss;  // (U + 1), or NULL
     int U;
+    int W;         // the run's ranks (its records' rank_tokens), 0: unknown
+    int64_t val_points;  // records with a "validation" loss (train.eval_every)
 } Curve;
 
 // The points of one run's JSONL, streamed (any length: nothing is read whole), written to
 // `out` as "step loss" lines when it is not NULL. Every line counts, whatever precedes it (a
 // blank line, a NUL byte); a step keeps its 64 bits; a line that is not a record is
 // skipped. Dies (exit 2) naming the file when it cannot be read.
-static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out, Curve *cv) {
+static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out, FILE *val, Curve *cv) {
     size_t cap = 4096, n = 0;  // grows with the longest line, up to JSONL_LINE_MAX
     char *line = xmalloc(cap);
     int too_long = 0, c;
@@ -63,7 +67,12 @@ static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out, Curve *cv) {
         json_t *j = n && !too_long ? json_loadb(line, n, 0, NULL) : NULL;
         if (j && !json_unpack(j, "{s:I, s:F}", "step", &step, "loss", &loss)) {
             if (out) fprintf(out, "%lld %.9g\n", (long long)step, loss);
+            json_t *v = json_object_get(json_object_get(j, "validation"), "loss");
+            if (val && json_is_number(v)) fprintf(val, "%lld %.9g\n", (long long)step, json_number_value(v));
             if (cv) {
+                cv->val_points += json_is_number(v);
+                size_t w = json_array_size(json_object_get(j, "rank_tokens"));
+                if (w) cv->W = (int)w;
                 const char *d = json_string_value(json_object_get(j, "config_digest"));
                 if (d && d[0] && !cv->digest[0]) snprintf(cv->digest, sizeof cv->digest, "%s", d);  // a record without one: unknown
                 else if (d && d[0] && strcmp(cv->digest, d) != 0) cv->mixed = 1;
@@ -92,22 +101,26 @@ static FILE *jsonl_open(const char *jsonl) {
 }
 
 // The loss curve of one run (app.h).
-int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat) {
+// The loss curve (and, when `val_dat` is not NULL, the validation points) of one run into .dat files.
+static int64_t jsonl_to_dats(const char *jsonl, const char *dat, const char *val_dat) {
     FILE *in = jsonl_open(jsonl);
     if (!in) return 0;
-    FILE *out = fopen_nofollow(dat, "w");
-    if (!out) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
-    int64_t n = jsonl_points(in, jsonl, out, NULL);
+    FILE *out = fopen_nofollow(dat, "w"), *val = val_dat ? fopen_nofollow(val_dat, "w") : NULL;
+    if (!out || (val_dat && !val)) die(EXIT_BAD_INPUT, "%s: cannot write: %s", out ? val_dat : dat, write_error(errno));
+    int64_t n = jsonl_points(in, jsonl, out, val, NULL);
     fclose(in);
     if (fclose(out) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
+    if (val && fclose(val) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", val_dat, strerror(errno));
     return n;
 }
+
+int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat) { return jsonl_to_dats(jsonl, dat, NULL); }
 
 // The curve a run's JSONL holds (no point when it does not exist), nothing written.
 static void jsonl_curve(const char *jsonl, Curve *cv) {
     FILE *in = jsonl_open(jsonl);
     if (!in) return;
-    jsonl_points(in, jsonl, NULL, cv);
+    jsonl_points(in, jsonl, NULL, NULL, cv);
     fclose(in);
 }
 
@@ -153,8 +166,23 @@ static int run_gnuplot(const char *dir, const char *script) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addchdir_np(&fa, dir);
     char *argv[] = {"gnuplot", (char *)script, NULL};
+    // The script is UTF-8 (Δ, ✓): under a locale that is not (C, POSIX, none) gnuplot warned
+    // "iconv failed to convert degree sign" on every plot; it gets C.UTF-8 then (glibc's own).
+    const char *loc = getenv("LC_ALL");
+    if (!loc || !*loc) loc = getenv("LC_CTYPE");
+    if (!loc || !*loc) loc = getenv("LANG");
+    int utf8 = loc && (strcasestr(loc, "utf-8") || strcasestr(loc, "utf8"));
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = xmalloc((n + 2) * sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (utf8 || strncmp(environ[i], "LC_ALL=", 7) != 0) env[k++] = environ[i];
+    if (!utf8) env[k++] = "LC_ALL=C.UTF-8";
+    env[k] = NULL;
     pid_t pid;
-    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ), status = 0;
+    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, env), status = 0;
+    free(env);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) return error("cannot start gnuplot: %s", strerror(rc));
     while (waitpid(pid, &status, 0) < 0)
@@ -163,23 +191,80 @@ static int run_gnuplot(const char *dir, const char *script) {
 }
 
 // Which runs' curves the figure may draw together: a curve keeps its place only when the run
-// that wrote it had this config (the JSONL's config_digest = this config's; a log written
-// before the digest was recorded is taken as it is); another config's curve is labelled so
-// and left out of every comparison, and a log whose records come from two configs is two
-// runs appended: refused.
+// that wrote it had this config (the JSONL's config_digest = this config's, with the run's own
+// W where train.world_size is auto; a log written before the digest was recorded is taken as
+// it is); another config's curve is labelled so and left out of every comparison, and a log
+// whose records come from two configs is two runs appended: refused.
 enum { CURVE_THIS = 0, CURVE_UNKNOWN, CURVE_OTHER };
+
+// This config's digest as a run on W ranks had it (train.world_size: auto is the ranks launched).
+static void digest_at(const Config *cfg, int W, char out[65]) {
+    Config c = *cfg;
+    char err[600];
+    if (cfg->train.world_size_auto && W > 0 && W != c.train.world_size) {
+        c.train.world_size = W;
+        if (c.train.bands_auto) c.train.n_bands = 0;
+        if (config_finish(&c, err, sizeof err)) c = *cfg;
+    }
+    config_result_digest(&c, out);
+}
+
+// The parity panel's inputs are this config's: parity.json made by this config on this corpus
+// (report_identity_check), grads.h5 by that same parity run (its config_digest and data lock
+// are parity.json's), reference.h5 of that data. 1, or 0 with why in `why`.
+static int parity_is_ours(App *app, const char *jpath, const char *gpath, const char *rpath, json_t **pj, char *why, size_t len) {
+    char hint[HINT_MAX];
+    int W = app->cfg.train.world_size;
+    if (access(rpath, F_OK) != 0 || access(gpath, F_OK) != 0 || access(jpath, F_OK) != 0) {
+        snprintf(why, len, "no %s (run `%s`)", access(rpath, F_OK) != 0 ? "reference.h5" : access(gpath, F_OK) != 0 ? "grads.h5" : "parity.json",
+                 access(rpath, F_OK) != 0 ? hint_command(hint, sizeof hint, "reference", 0, NULL) : hint_command(hint, sizeof hint, "parity", W, NULL));
+        return 0;
+    }
+    Corpus corpus;
+    char cpath[1024];
+    out_path(app, cpath, sizeof cpath, "data/corpus.h5");
+    error_capture(1);
+    int unreadable = corpus_read(&corpus, &app->cfg, cpath);
+    const char *err = error_capture(0);
+    if (unreadable) {
+        snprintf(why, len, "this config's corpus cannot be read (%s)", err);
+        return 0;
+    }
+    *pj = json_read_file(jpath, 0);
+    char phrase[900];
+    int ours = *pj && report_identity_check(app, &corpus, *pj, 0, phrase, sizeof phrase) == 0;
+    if (!*pj) snprintf(why, len, "%s cannot be read", jpath);
+    else if (!ours) snprintf(why, len, "%s is %.700s (run `%s`)", jpath, phrase, hint_command(hint, sizeof hint, "parity", W, NULL));
+    if (ours) {  // grads.h5 of the same run, reference.h5 of the same data
+        const char *digest = json_string_value(json_object_get(json_object_get(*pj, "config"), "digest"));
+        const char *lock = json_string_value(json_object_get(*pj, "data_lock"));
+        hid_t gf = h5_open_read(gpath, NULL), rf = gf < 0 ? -1 : h5_open_read(rpath, NULL);
+        char *gd = gf < 0 ? NULL : h5_attr_read_str(gf, gpath, "config_digest"), *gl = gf < 0 ? NULL : h5_attr_read_str(gf, gpath, "data_lock");
+        char *rl = rf < 0 ? NULL : h5_attr_read_str(rf, rpath, "data_lock");
+        if (!gd || !gl || strcmp(gd, digest) || strcmp(gl, lock))
+            ours = 0, snprintf(why, len, "%s is not the one parity.json's run wrote (run `%s`)", gpath, hint_command(hint, sizeof hint, "parity", W, NULL));
+        else if (!rl || strcmp(rl, lock))
+            ours = 0, snprintf(why, len, "%s is of other data (run `%s`)", rpath, hint_command(hint, sizeof hint, "reference", 0, NULL));
+        free(gd), free(gl), free(rl);
+        if (gf >= 0) h5_close(gf);
+        if (rf >= 0) h5_close(rf);
+    }
+    corpus_free(&corpus);
+    if (!ours) json_decref(*pj), *pj = NULL;
+    return ours;
+}
 
 static int plot_run(App *app) {
     const Config *cfg = &app->cfg;
-    char dir[1024], path[1200], dat[1200];
+    char dir[1024], path[1200], dat[1200], val_dat[1200];
     out_path(app, dir, sizeof dir, "plot");
     const char *runs[3] = {"continuous", "interrupted", "resumed"};
     int U = cfg->train.updates;
 
     // 1. Inputs first, nothing written: the loss curves (a JSONL of no step draws nothing,
-    // and gnuplot refuses a plot of nothing), reference.h5, grads.h5 and parity.json (what
-    // each normalization must do), and gnuplot itself; every missing one is named in one
-    // line with the command that makes it.
+    // and gnuplot refuses a plot of nothing) and gnuplot itself; each missing one is named in
+    // one line with the command that makes it. The parity panel (reference.h5, grads.h5,
+    // parity.json) is drawn when those are this config's, and left out, said why, otherwise.
     Curve cv[3];
     int64_t have[3], points = 0;
     for (int i = 0; i < 3; i++) {
@@ -202,12 +287,6 @@ static int plot_run(App *app) {
     Buf missing = {0};
     int W = cfg->train.world_size;
     char hint[HINT_MAX];  // each command as this user can run it (hint_command)
-    if (access(rpath, F_OK) != 0)
-        buf_printf(&missing, "; %s (run `%s`)", rpath, hint_command(hint, sizeof hint, "reference", 0, NULL));
-    if (access(gpath, F_OK) != 0)
-        buf_printf(&missing, "; %s (run `%s`)", gpath, hint_command(hint, sizeof hint, "parity", W, NULL));
-    else if (access(jpath, F_OK) != 0)
-        buf_printf(&missing, "; %s (run `%s`)", jpath, hint_command(hint, sizeof hint, "parity", W, NULL));
     if (!points)
         buf_printf(&missing, "; a loss curve: no step in %s/continuous.jsonl, interrupted.jsonl or resumed.jsonl (run `%s`)",
                    train_dir, hint_command(hint, sizeof hint, "train", W, NULL));
@@ -215,12 +294,15 @@ static int plot_run(App *app) {
     if (missing.n) die(EXIT_BAD_INPUT, "plot needs what is missing: %s; nothing written", missing.s + 2);
     buf_free(&missing);
 
+    json_t *pj = NULL;
+    char no_parity[HINT_MAX + 2048] = "";
+    int parity = parity_is_ours(app, jpath, gpath, rpath, &pj, no_parity, sizeof no_parity);
+
     // What each normalization must do (parity.json's "expected": passes, coincides, rejected)
     // and the window's counts, from the parity run that wrote grads.h5.
-    json_t *pj = json_read_file(jpath, 0);
     json_t *modes = pj ? json_object_get(pj, "modes") : NULL;
     const char *expected[NORM_COUNT];
-    for (int mode = 0; mode < NORM_COUNT; mode++) {
+    for (int mode = 0; parity && mode < NORM_COUNT; mode++) {
         expected[mode] = json_string_value(json_object_get(json_object_get(modes, normalization_names[mode]), "expected"));
         if (!expected[mode] || (strcmp(expected[mode], "passes") && strcmp(expected[mode], "coincides") && strcmp(expected[mode], "rejected")))
             die(EXIT_BAD_INPUT, "%s: modes.%s.expected: expected passes, coincides or rejected (run `%s` again)", jpath,
@@ -232,18 +314,20 @@ static int plot_run(App *app) {
         buf_printf(&counts, "%s%lld", r ? " + " : "N = ", (long long)json_integer_value(json_array_get(rc, r)));
 
     // Which config made each curve.
-    char digest[65];
-    config_run_digest(cfg, digest);
     int kind[3];
     for (int i = 0; i < 3; i++) {
+        char digest[65];
+        digest_at(cfg, cv[i].W, digest);
         kind[i] = !cv[i].digest[0] ? CURVE_UNKNOWN : strcmp(cv[i].digest, digest) ? CURVE_OTHER : CURVE_THIS;
         if (have[i] && kind[i] == CURVE_OTHER)
             say("plot: WARNING: %s/%s.jsonl was written by a run of another config (config_digest %.12s) than this "
                 "plot's%s (%.12s): labelled so and left out of the comparison\n", text_safe(train_dir), runs[i], cv[i].digest,
                 text_safe(hint_args()), digest);
     }
-    // Interrupted + resumed against the uninterrupted run, step by step, where both are of
-    // this config: the exact resume shows as max |Δloss| = 0 (the logs keep 9 digits).
+    // The main lineage against the uninterrupted run, step by step, where both are of this
+    // config: the exact resume shows as max |Δloss| = 0 (the logs keep 9 digits). What is
+    // compared is named as it happened: interrupted + resumed, or a train that ran to its end
+    // (interrupt_at 0), or an interrupted run not resumed yet.
     int64_t compared = 0;
     double max_diff = 0;
     int joinable = have[0] && kind[0] != CURVE_OTHER;
@@ -257,46 +341,58 @@ static int plot_run(App *app) {
         if (d > max_diff || isnan(d)) max_diff = d;
     }
     for (int i = 0; i < 3; i++) free(cv[i].loss);
+    int resumed = have[2] && kind[2] != CURVE_OTHER, lineage_end = have[1] ? (int)cv[1].last : 0;
+    char what_vs[200];
+    if (resumed) snprintf(what_vs, sizeof what_vs, "interrupted at step %d + resumed vs the uninterrupted run", lineage_end);
+    else if (lineage_end >= U) snprintf(what_vs, sizeof what_vs, "train (not interrupted) vs train --continuous");
+    else snprintf(what_vs, sizeof what_vs, "interrupted at step %d (not resumed) vs the uninterrupted run", lineage_end);
 
     // Per-mode, per-tensor worst ratio |g - g_ref| / (atol + rtol |g_ref|) of grads.h5
     // against reference.h5: the parity test passes a tensor exactly when it is <= 1.
     ModelShape m;
     model_shape(&m, cfg);
-    float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
-    double worst[NORM_COUNT][N_PARAMS];
-    hid_t rf = h5_open_read(rpath, NULL);
-    hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, NULL);
-    if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
-    if (h5_read_params(rf, rpath, "grad", &m, ref)) die(EXIT_BAD_INPUT, "plot: cannot read the reference gradient");
-    for (int mode = 0; mode < NORM_COUNT; mode++) {
-        if (h5_read_params(gf, gpath, normalization_names[mode], &m, g)) die(EXIT_BAD_INPUT, "plot: cannot read grads.h5");
-        for (int p = 0; p < N_PARAMS; p++)
-            worst[mode][p] = tolerance_ratio(g + m.offset[p], ref + m.offset[p], m.size[p], cfg->parity.atol, cfg->parity.rtol);
+    double worst[NORM_COUNT][MODEL_MAX_TENSORS];
+    if (parity) {
+        float *ref = xmalloc(m.total * sizeof *ref), *g = xmalloc(m.total * sizeof *g);
+        hid_t rf = h5_open_read(rpath, NULL);
+        hid_t gf = rf < 0 ? -1 : h5_open_read(gpath, NULL);
+        if (rf < 0 || gf < 0) stop(EXIT_BAD_INPUT);
+        if (h5_read_params(rf, rpath, "grad", &m, ref)) die(EXIT_BAD_INPUT, "plot: cannot read the reference gradient");
+        for (int mode = 0; mode < NORM_COUNT; mode++) {
+            if (h5_read_params(gf, gpath, normalization_names[mode], &m, g)) die(EXIT_BAD_INPUT, "plot: cannot read grads.h5");
+            for (int p = 0; p < m.n_tensors; p++)
+                worst[mode][p] = tolerance_ratio(g + m.offset[p], ref + m.offset[p], m.size[p], cfg->parity.atol, cfg->parity.rtol);
+        }
+        h5_close(rf), h5_close(gf);
+        free(ref), free(g);
     }
-    h5_close(rf), h5_close(gf);
-    free(ref), free(g);
 
     // 2. The data files, the script and the figure.
     if (mkdir_p(dir)) die(EXIT_BAD_INPUT, "cannot create %s", dir);
+    int64_t val[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
         char rel[128];
         snprintf(rel, sizeof rel, "train/%s.jsonl", runs[i]);
         out_path(app, path, sizeof path, rel);
         snprintf(dat, sizeof dat, "%s/loss-%s.dat", dir, runs[i]);
-        if (have[i]) have[i] = plot_jsonl_to_dat(path, dat);  // a run still writing only grows
+        snprintf(val_dat, sizeof val_dat, "%s/val-%s.dat", dir, runs[i]);
+        if (have[i]) have[i] = jsonl_to_dats(path, dat, val_dat);  // a run still writing only grows
+        val[i] = have[i] ? cv[i].val_points : 0;
     }
-    snprintf(dat, sizeof dat, "%s/parity.dat", dir);
-    FILE *pd = fopen_nofollow(dat, "w");
-    if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
-    fprintf(pd, "mode");
-    for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %s", param_names[p]);
-    fprintf(pd, "\n");
-    for (int mode = 0; mode < NORM_COUNT; mode++) {
-        fprintf(pd, "%s", normalization_names[mode]);
-        for (int p = 0; p < N_PARAMS; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
+    if (parity) {
+        snprintf(dat, sizeof dat, "%s/parity.dat", dir);
+        FILE *pd = fopen_nofollow(dat, "w");
+        if (!pd) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, write_error(errno));
+        fprintf(pd, "mode");
+        for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %s", m.name[p]);
         fprintf(pd, "\n");
+        for (int mode = 0; mode < NORM_COUNT; mode++) {
+            fprintf(pd, "%s", normalization_names[mode]);
+            for (int p = 0; p < m.n_tensors; p++) fprintf(pd, " %.6g", worst[mode][p] > 1e-6 ? worst[mode][p] : 1e-6);  // log scale floor
+            fprintf(pd, "\n");
+        }
+        if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
     }
-    if (fclose(pd) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", dat, strerror(errno));
 
     // gnuplot runs in the plot directory and its script names only fixed relative files; the
     // one user string in it (the config's path, in the title) is plain_text, printed with
@@ -308,71 +404,93 @@ static int plot_run(App *app) {
     snprintf(gp, sizeof gp, "%s/figure.gp", dir);
     FILE *f = fopen_nofollow(gp, "w");
     if (!f) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, write_error(errno));
-    fprintf(f, "set encoding utf8\nset terminal pngcairo size 1400,680 font 'sans,10'\nset output 'figure.tmp.png'\n"
-               "set multiplot layout 1,2 title \"%s: W = %d ranks, A = %d, B = %d, %d updates, %s lr %g, %s unit\" noenhanced "
+    fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,680 font 'sans,10'\nset output 'figure.tmp.png'\n"
+               "set multiplot layout 1,%d title \"%s: W = %d ranks, A = %d, B = %d, %d updates, %s lr %g, %s unit\" noenhanced "
                "font ',12'\n",
-            cfg_text, W, cfg->train.accumulation, cfg->train.batch_size_per_rank, U, optimizer_names[cfg->train.optimizer],
-            cfg->train.hyper.lr, loss_unit_names[cfg->train.loss_unit]);
+            parity ? 1400 : 900, parity ? 2 : 1, cfg_text, W, cfg->train.accumulation, cfg->train.batch_size_per_rank, U,
+            optimizer_names[cfg->train.optimizer], cfg->train.hyper.lr, loss_unit_names[cfg->train.loss_unit]);
     // The comparison, where there is one, is the panel's second title line.
     if (compared && max_diff == 0)
-        fprintf(f, "set title \"Training loss (global token mean)\\ninterrupted + resumed vs the uninterrupted run: identical "
-                   "(max |Δloss| = 0 over %lld steps)\" noenhanced tc rgb '#006400'\n", (long long)compared);
+        fprintf(f, "set title \"Loss (global token mean): training, and validation where logged\\n%s: identical "
+                   "(max |Δloss| = 0 over %lld steps)\" noenhanced tc rgb '#006400'\n", what_vs, (long long)compared);
     else if (compared)
-        fprintf(f, "set title \"Training loss (global token mean)\\ninterrupted + resumed vs the uninterrupted run: NOT identical "
-                   "(max |Δloss| = %.3g over %lld steps)\" noenhanced tc rgb '#b00000'\n", max_diff, (long long)compared);
-    else fprintf(f, "set title 'Training loss (global token mean)'\n");
-    fprintf(f, "set xlabel 'update'\nset ylabel 'loss per token'\nset grid\nset key top right noenhanced\nset bmargin 11\n");
+        fprintf(f, "set title \"Loss (global token mean): training, and validation where logged\\n%s: NOT identical "
+                   "(max |Δloss| = %.3g over %lld steps)\" noenhanced tc rgb '#b00000'\n", what_vs, max_diff, (long long)compared);
+    else fprintf(f, "set title 'Loss (global token mean): training, and validation where logged'\n");
+    fprintf(f, "set xlabel 'update'\nset ylabel 'loss per token'\nset grid\nset key top right noenhanced\n%s",
+            parity ? "set bmargin 11\n" : "");  // the parity panel's legend sits below both
     fprintf(f, "plot ");
     const char *styles[3] = {"lw 3 lc rgb '#999999'", "lw 1.5 lc rgb '#1f77b4'", "lw 1.5 dt 2 lc rgb '#d62728'"};
-    const char *what[3] = {"continuous (uninterrupted witness)", "interrupted", "resumed"};
+    const char *val_styles[3] = {"pt 7 ps 1.2 lc rgb '#555555'", "pt 5 ps 1 lc rgb '#ff7f0e'", "pt 9 ps 1 lc rgb '#2ca02c'"};
+    char what[3][160];
+    snprintf(what[0], sizeof what[0], "continuous (uninterrupted witness)");
+    if (resumed) snprintf(what[1], sizeof what[1], "interrupted at step %d", lineage_end);
+    else if (lineage_end >= U) snprintf(what[1], sizeof what[1], "train (not interrupted)");
+    else snprintf(what[1], sizeof what[1], "interrupted at step %d (not resumed)", lineage_end);
+    snprintf(what[2], sizeof what[2], "resumed");
     int first = 1;
-    for (int i = 0; i < 3; i++)
-        if (have[i])
-            fprintf(f, "%s'loss-%s.dat' using 1:2 with lines %s title \"%s, steps %lld-%lld%s\"", first ? "" : ", ", runs[i],
-                    styles[i], what[i], (long long)cv[i].first, (long long)cv[i].last,
-                    kind[i] == CURVE_OTHER ? " (ANOTHER CONFIG: not compared)" : ""),
-                first = 0;
-    // The parity panel: each mode's cluster is named with what it must do and what it did;
-    // a decade above the highest bar leaves room for the verdicts at its top.
-    double top = 100;
-    for (int mode = 0; mode < NORM_COUNT; mode++)
-        for (int p = 0; p < N_PARAMS; p++)
-            if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
-    fprintf(f, "\nset title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
-               "set logscale y\nset format y '10^{%%L}'\n"
-               "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
-               "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-               "set key below horizontal maxcols 3\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
-            counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol, top);
-    buf_free(&counts);
+    for (int i = 0; i < 3; i++) {
+        if (!have[i]) continue;
+        fprintf(f, "%s'loss-%s.dat' using 1:2 with lines %s title \"%s, steps %lld-%lld%s\"", first ? "" : ", ", runs[i], styles[i],
+                what[i], (long long)cv[i].first, (long long)cv[i].last, kind[i] == CURVE_OTHER ? " (ANOTHER CONFIG: not compared)" : "");
+        if (val[i])
+            fprintf(f, ", 'val-%s.dat' using 1:2 with linespoints %s title \"%s: validation loss (%lld point%s)\"", runs[i],
+                    val_styles[i], what[i], (long long)val[i], val[i] == 1 ? "" : "s");
+        first = 0;
+    }
+    fprintf(f, "\n");
     int verdict_ok = 1;
-    for (int mode = 0; mode < NORM_COUNT; mode++) {
-        int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
-        int must_pass = strcmp(expected[mode], "rejected") != 0, ok = pass == must_pass;
-        verdict_ok &= ok;
-        fprintf(f, "%s\"", mode ? ", " : "");
-        int line = 0;  // the name broken at hyphens into lines of about 6 to 14 characters
-        for (const char *c = normalization_names[mode]; *c; c++, line++) {
-            fputc(*c, f);
-            if (*c == '-' && line >= 5 && strlen(normalization_names[mode]) > 14 && strlen(c + 1) > 4) fputs("\\n", f), line = -1;
+    if (parity) {
+        // The parity panel: each mode's cluster is named with what it must do and what it did;
+        // a decade above the highest bar leaves room for the verdicts at its top.
+        double top = 100;
+        for (int mode = 0; mode < NORM_COUNT; mode++)
+            for (int p = 0; p < m.n_tensors; p++)
+                if (isfinite(worst[mode][p]) && worst[mode][p] * 10 > top) top = pow(10, ceil(log10(worst[mode][p])) + 1);
+        fprintf(f, "set title \"Window-1 gradient error vs the single-process reference (%s; atol %g, rtol %g)\" noenhanced tc default\n"
+                   "set logscale y\nset format y '10^{%%L}'\n"
+                   "set ylabel 'worst |g - g_{ref}| / (atol + rtol |g_{ref}|) per tensor'\nset xlabel ''\nset style data histograms\n"
+                   "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+                   "%s\nset yrange [1e-6:%g]\nset xtics font ',8' noenhanced (",
+                counts.n ? counts.s : "", cfg->parity.atol, cfg->parity.rtol,
+                // a model of many tensors (the GPT's 16) lists them below in more columns, one colour each
+                m.n_tensors > 6 ? "set key below horizontal maxcols 6 font ',8' samplen 1.5 spacing 0.9" : "set key below horizontal maxcols 3",
+                top);
+        for (int mode = 0; mode < NORM_COUNT; mode++) {
+            int pass = 1;
+            for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
+            int must_pass = strcmp(expected[mode], "rejected") != 0, ok = pass == must_pass;
+            verdict_ok &= ok;
+            fprintf(f, "%s\"", mode ? ", " : "");
+            int line = 0;  // the name broken at hyphens into lines of about 6 to 14 characters
+            for (const char *c = normalization_names[mode]; *c; c++, line++) {
+                fputc(*c, f);
+                if (*c == '-' && line >= 5 && strlen(normalization_names[mode]) > 14 && strlen(c + 1) > 4) fputs("\\n", f), line = -1;
+            }
+            fprintf(f, "\\n%s\\n%s: %s\" %d",
+                    !must_pass ? "MUST BE REJECTED" : !strcmp(expected[mode], "passes") ? "MUST PASS" : "must coincide (these counts)",
+                    pass ? "passes" : "rejected", ok ? "ok" : "WRONG", mode);
         }
-        fprintf(f, "\\n%s\\n%s: %s\" %d",
-                !must_pass ? "MUST BE REJECTED" : !strcmp(expected[mode], "passes") ? "MUST PASS" : "must coincide (these counts)",
-                pass ? "passes" : "rejected", ok ? "ok" : "WRONG", mode);
+        fprintf(f, ")\n");
+        // Above each cluster, its verdict against what it must do: green when as it must be.
+        for (int mode = 0; mode < NORM_COUNT; mode++) {
+            int pass = 1;
+            for (int p = 0; p < m.n_tensors; p++) pass &= worst[mode][p] <= 1;
+            int ok = pass == (strcmp(expected[mode], "rejected") != 0);
+            fprintf(f, "set label %d \"%s %s\" at %d, graph 0.96 center noenhanced font ',9' tc rgb '%s'\n", 10 + mode,
+                    pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
+        }
+        fprintf(f, "plot 'parity.dat'");  // one bar per tensor of the model (columns 2 .. n_tensors + 1)
+        static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                              "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#000000"};
+        for (int p = 0; p < m.n_tensors; p++) {
+            fprintf(f, "%s using %d title columnheader(%d)", p ? ", ''" : "", p + 2, p + 2);
+            if (m.n_tensors > 6) fprintf(f, " lc rgb '%s'", colours[p % 16]);
+        }
+        fprintf(f, ", 1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\n");
     }
-    fprintf(f, ")\n");
-    // Above each cluster, its verdict against what it must do: green when as it must be.
-    for (int mode = 0; mode < NORM_COUNT; mode++) {
-        int pass = 1;
-        for (int p = 0; p < N_PARAMS; p++) pass &= worst[mode][p] <= 1;
-        int ok = pass == (strcmp(expected[mode], "rejected") != 0);
-        fprintf(f, "set label %d \"%s %s\" at %d, graph 0.96 center noenhanced font ',9' tc rgb '%s'\n", 10 + mode,
-                pass ? "passes" : "rejected", ok ? "✓" : "✗ WRONG", mode, ok ? "#006400" : "#b00000");
-    }
-    fprintf(f, "plot 'parity.dat' using 2 title columnheader(2), '' using 3 title columnheader(3), "
-               "'' using 4 title columnheader(4), '' using 5 title columnheader(5), '' using 6 title columnheader(6), "
-               "1 with lines lw 2 dt 2 lc rgb 'black' title 'the bound: passes below'\nunset multiplot\n");
+    buf_free(&counts);
+    fprintf(f, "unset multiplot\n");
     json_decref(pj);
     if (fclose(f) != 0) die(EXIT_BAD_INPUT, "%s: cannot write: %s", gp, strerror(errno));
     if (run_gnuplot(dir, "figure.gp") != 0 || rename(tmp, png) != 0) {
@@ -380,14 +498,22 @@ static int plot_run(App *app) {
         die(EXIT_BAD_INPUT, "gnuplot failed on %s (its own message is above)", gp);
     }
     made_note(png);  // gnuplot, ddptok's child, wrote it; ddptok renamed it into place
-    Buf drawn = {0};
-    for (int i = 0; i < 3; i++)
+    Buf drawn = {0}, vals = {0};
+    for (int i = 0; i < 3; i++) {
         if (have[i]) buf_printf(&drawn, "%s%s", drawn.n ? ", " : "", runs[i]);
-    say("plot: %s (loss curves of %s; %s; gradient error per mode and tensor: %s)\n", text_safe(png), drawn.s,
+        if (val[i]) buf_printf(&vals, "%s%s", vals.n ? ", " : "", runs[i]);
+    }
+    if (vals.n) buf_printf(&drawn, "; validation loss of %s", vals.s);
+    else buf_printf(&drawn, "; no validation loss logged (train.eval_every)");
+    buf_free(&vals);
+    char verdict[400];
+    if (parity) snprintf(verdict, sizeof verdict, "gradient error per mode and tensor: %s", verdict_ok ? "every mode as it must be" : "a mode NOT as it must be");
+    else snprintf(verdict, sizeof verdict, "no parity panel: %s", no_parity);
+    say("plot: %s (loss curves of %s; %s; %s)\n", text_safe(png), drawn.s,
         !compared ? "no uninterrupted run of this config to compare with"
-        : max_diff == 0 ? "interrupted + resumed identical to the uninterrupted run (max |Δloss| = 0)"
-                        : "interrupted + resumed NOT identical to the uninterrupted run",
-        verdict_ok ? "every mode as it must be" : "a mode NOT as it must be");
+        : max_diff == 0 ? (snprintf(what_vs + strlen(what_vs), sizeof what_vs - strlen(what_vs), ": identical (max |Δloss| = 0)"), what_vs)
+                        : (snprintf(what_vs + strlen(what_vs), sizeof what_vs - strlen(what_vs), ": NOT identical"), what_vs),
+        text_safe(verdict));
     buf_free(&drawn);
     return 0;
 }
@@ -396,6 +522,7 @@ const Command cmd_plot = {
     .name = "plot",
     .run = plot_run,
     .distributed = 0,
-    .summary = "outputs/figure.png: loss curves and per-mode gradient error (gnuplot)",
+    .summary = "outputs/figure.png: the training and validation loss curves of this config's runs, and the per-mode gradient "
+               "error where parity's reports are this config's (gnuplot)",
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "plot", 1}, {UNDER_OUTPUTS, "figure.png", 0}, {0}},
 };

@@ -69,6 +69,7 @@ static int prepare_run(App *app) {
             cfg->train.batch_size_per_rank == 1 ? "" : "s", text_safe(ppath), corpus.lock);
     free(plan);
     corpus_free(&corpus);
+    say_next_train(app, "prepare");
     return 0;
 }
 

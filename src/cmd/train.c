@@ -59,7 +59,10 @@ static int train_run(App *app) {
     // train.eval_every: the validation loss with the current parameters, on every rank, on
     // a backend instance of its own (the trajectory is the same with it on or off).
     Evaluator ev = {0};
-    int eval_every = cfg->train.eval_every;
+    int eval_every = config_eval_every(cfg, corpus_split_count(&corpus, SPLIT_VALIDATION));
+    if (cfg->train.eval_every == CONFIG_AUTO && !eval_every && corpus_split_count(&corpus, SPLIT_VALIDATION) > 0)
+        say("train: train.eval_every auto: off (the validation split's %d sequences would cost more than this run's training "
+            "reads): set train.eval_every to evaluate it\n", corpus_split_count(&corpus, SPLIT_VALIDATION));
     if (eval_every) {
         if (corpus_split_count(&corpus, SPLIT_VALIDATION) == 0)
             die(EXIT_BAD_INPUT, "%s: train.eval_every is %d but the validation split is empty (data.splits.validation, or "
@@ -76,7 +79,8 @@ static int train_run(App *app) {
     comm_stop_if_any(&app->comm, app->comm.rank == 0 ? lineage_lock(root, app->comm.timeout) : 0, EXIT_BAD_INPUT, "locking the lineage");
     const LineageStart how = {.resume = train_options(app)->resume, .fresh = train_options(app)->fresh,
                               .global = cfg->train.sampler == SAMPLER_GLOBAL, .updates = cfg->train.updates,
-                              .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size};
+                              .continuous = train_options(app)->continuous, .world_size = cfg->train.world_size,
+                              .cfg = cfg, .corpus = &corpus};
     int resuming = lineage_start(&app->comm, &how, root, dir, sizeof dir);
     if (resuming < 0) {  // --resume auto on a finished lineage
         if (eval_every) evaluator_free(&ev);
@@ -84,7 +88,15 @@ static int train_run(App *app) {
         corpus_free(&corpus);
         return 0;
     }
-    if (resuming) trainer_resume(&t, dir, corpus.lock);
+    if (resuming) {  // a checkpoint of other data or another config cannot be continued: say what can be run
+        char fresh[HINT_MAX], remedy[HINT_MAX + 200];
+        snprintf(remedy, sizeof remedy, "it cannot be continued here; start over: run `%s` (moves the lineage aside), or give "
+                 "this run its own paths.artifacts (--set paths.artifacts=DIR)",
+                 hint_command(fresh, sizeof fresh, "train", cfg->train.world_size,
+                              train_options(app)->continuous ? " --continuous --fresh" : " --fresh"));
+        trainer_resume(&t, dir, corpus.lock, train_options(app)->resume && strcmp(train_options(app)->resume, "latest") &&
+                                                     strcmp(train_options(app)->resume, "auto") ? NULL : remedy);
+    }
     const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
     say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
@@ -126,10 +138,13 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
-    config_run_digest(cfg, progress.config_digest);  // which config made this run's curve (plot)
+    config_result_digest(cfg, progress.config_digest);  // which config made this run's curve (plot): all but how it runs
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
+    // train.checkpoint_every (auto: about every tenth of the run, at least 50 updates apart):
+    // what a crash can lose; a stop request (SIGUSR1, Ctrl-C) checkpoints the window it ends.
+    int every = config_checkpoint_every(cfg);
     while (t.step < stop_at) {
         WindowStats ws;
         int wrc = trainer_update(&t, stop_requested() || log_bad, &ws);
@@ -155,13 +170,13 @@ static int train_run(App *app) {
         if (ws.stop_requested) {
             comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
             char hint[HINT_MAX];
-            say("train: stop requested (SIGUSR1) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
-                "--resume auto in a requeued job)\n", t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
+            say("train: stop requested (%s) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
+                "--resume auto in a requeued job)\n", stop_reason(), t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
             trainer_checkpoint(&t, root, corpus.lock);
             rc = EXIT_REQUEUE;
             break;
         }
-        if (t.step == stop_at || (cfg->train.checkpoint_every && t.step % cfg->train.checkpoint_every == 0))
+        if (t.step == stop_at || (every && t.step % every == 0))
             trainer_checkpoint(&t, root, corpus.lock);
     }
     if (jsonl && fclose(jsonl) != 0 && !log_bad) log_bad = error("%s: cannot write: %s", jsonl_path, strerror(errno));
@@ -175,6 +190,13 @@ static int train_run(App *app) {
         say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
     else if (!rc && !train_options(app)->continuous)
         say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
+    else if (!rc) {  // the continuous lineage: evaluate's default is the main lineage's newest, so name this one
+        char step_dir[1200], extra[1400] = "";
+        snprintf(step_dir, sizeof step_dir, "%s/step-%04d", root, t.step);
+        hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, step_dir);
+        say("train: to evaluate the continuous run's step-%d model, run `%s`\n", t.step,
+            hint_command(hint, sizeof hint, "evaluate", 0, extra));
+    }
     if (eval_every) evaluator_free(&ev);
     trainer_free(&t);
     corpus_free(&corpus);
@@ -185,6 +207,7 @@ const Command cmd_train = {
     .name = "train",
     .run = train_run,
     .distributed = 1,
+    .stops_on_request = 1,
     .summary = "SGD or AdamW updates; stops at interrupt_at unless --continuous or --resume (auto: latest, a fresh start, or nothing when "
                "finished); refuses a lineage that has checkpoints unless --resume, or --fresh (moves them aside)",
     .options = (const CommandOption[]){
@@ -198,7 +221,10 @@ const Command cmd_train = {
         OPTION_END,
     },
     .opts_size = sizeof(TrainOptions),
-    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
+    // .ddptok-config: the config the two directories are for (claim.h; every command that writes
+    // records it: declared here, so that clean removes it with the rest).
+    .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, ".ddptok-config", 0}, {UNDER_ARTIFACTS, ".ddptok-config", 0},
+                                       {UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
                                        {UNDER_ARTIFACTS, "checkpoints", 1}, {UNDER_ARTIFACTS, "continuous", 1},
                                        {UNDER_ARTIFACTS, "checkpoints.old-*", 1}, {UNDER_ARTIFACTS, "continuous.old-*", 1}, {0}},
 };

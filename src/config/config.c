@@ -12,12 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
 #include "config/config_keys.h"
 #include "config/yaml_tree.h"
 
+#define MODEL_NAME(UP, low) [MODEL_##UP] = #low,
+const char *const model_kind_names[MODEL_COUNT] = {DDPTOK_MODELS(MODEL_NAME)};
+#undef MODEL_NAME
 const char *const data_source_names[DATA_SOURCE_COUNT] = {"synthetic", "imported"};
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
@@ -54,20 +58,24 @@ const Field config_fields[] = {
     {"data.import.split_seed", F_U32, OFF(data.import.split_seed), 0, 4294967295.0, F_TRAJECTORY | F_LOCK_IMPORT | F_CORPUS, "an integer in [0, 2^32)", NULL, 0, "0", "split"},
     {"data.import.validation_fraction", F_DOUBLE, OFF(data.import.validation_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT | F_CORPUS, "a number in [0, 1]", NULL, 0, "0.1", "split"},
     {"data.import.test_fraction", F_DOUBLE, OFF(data.import.test_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT | F_CORPUS, "a number in [0, 1]", NULL, 0, "0.1", "split"},
+    {"model.kind", F_ENUM, OFF(model.kind), 0, 0, F_TRAJECTORY, NULL, model_kind_names, MODEL_COUNT, "mlp", NULL},
     {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0, "8", NULL},
     {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "32", NULL},
     {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "512", NULL},
+    {"model.n_layer", F_INT, OFF(model.n_layer), 1, 64, F_TRAJECTORY, "an integer in [1, 64] (model.kind: gpt)", NULL, 0, "2", NULL},
+    {"model.n_head", F_INT, OFF(model.n_head), 1, 256, F_TRAJECTORY, "an integer in [1, 256] (model.kind: gpt)", NULL, 0, "4", NULL},
+    {"model.n_embd", F_INT, OFF(model.n_embd), 1, 1 << 16, F_TRAJECTORY, "an integer in [1, 65536] (model.kind: gpt)", NULL, 0, "64", NULL},
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
-    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "an integer in [1, 256]", NULL, 0, "2", "world"},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS | F_AUTO, "an integer in [1, 256], or auto (the ranks launched)", NULL, 0, "auto", "world"},
     {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
     {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "2", "accumulation"},
     {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
     {"train.updates", F_INT, OFF(train.updates), 1, 1 << 24, 0, "a positive integer", NULL, 0, "100", NULL},
     {"train.epochs", F_INT, OFF(train.epochs), 0, 1 << 24, 0, "a non-negative integer (0: train.updates decides)", NULL, 0, "0", NULL},
-    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, 0, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
-    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
-    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, 0, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
-    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, 0, "a non-negative integer (0: off)", NULL, 0, "0", NULL},
+    {"train.interrupt_at", F_INT, OFF(train.interrupt_at), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: no interruption)", NULL, 0, "50", NULL},
+    {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (about every tenth of the run)", NULL, 0, "auto", NULL},
+    {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
+    {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (with the checkpoints)", NULL, 0, "auto", NULL},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},
@@ -77,6 +85,8 @@ const Field config_fields[] = {
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
     OPTIMIZER_HYPERS(HYPER_KEY)
+    // Where θ0 comes from: the seed's init, or a Hugging Face GPT-2 directory (model/hf.h).
+    {"train.init_from", F_PATH, OFF(train.init_from), 0, 0, F_TRAJECTORY | F_OPTIONAL, "a Hugging Face GPT-2 directory, or '' (the seed's init)", NULL, 0, "", NULL},
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
     {"train.first_layer", F_ENUM, OFF(train.first_layer), 0, 0, 0, NULL, first_layer_names, FIRST_LAYER_COUNT, "dense", NULL},
     {"parity.atol", F_DOUBLE, OFF(parity.atol), 0, 1e6, 0, "a non-negative number", NULL, 0, "1e-6", NULL},
@@ -124,11 +134,22 @@ static const struct {
     {"vocab", "data.vocab_size", NULL},
     {"embedding_dim", "model.embed_dim", NULL},
     {"embed_size", "model.embed_dim", NULL},
-    {"d_model", "model.embed_dim", NULL},
+    {"d_model", "model.n_embd", "(model.kind: gpt; the window MLP's is model.embed_dim)"},
+    {"n_embed", "model.n_embd", NULL},
+    {"num_layers", "model.n_layer", NULL},
+    {"n_layers", "model.n_layer", NULL},
+    {"num_hidden_layers", "model.n_layer", NULL},
+    {"num_heads", "model.n_head", NULL},
+    {"n_heads", "model.n_head", NULL},
+    {"num_attention_heads", "model.n_head", NULL},
+    {"model_type", "model.kind", NULL},
+    {"architecture", "model.kind", NULL},
     {"hidden_size", "model.hidden", NULL},
     {"hidden_dim", "model.hidden", NULL},
     {"context_length", "model.context", NULL},
-    {"block_size", "model.context", NULL},
+    {"block_size", "model.context", "(the GPT's context is data.max_length)"},
+    {"n_positions", "data.max_length", "(the GPT's context)"},
+    {"n_ctx", "data.max_length", "(the GPT's context)"},
     {"dropout_rate", "model.dropout", NULL},
     {"save_every", "train.checkpoint_every", NULL},
     {"checkpoint_interval", "train.checkpoint_every", NULL},
@@ -171,7 +192,7 @@ static const char *expected(const Field *f, char *buf, size_t len) {
     for (int i = 0; i < f->n_names && n < (int)len; i++) n += snprintf(buf + n, len - (size_t)n, "%s %s", i ? "," : "", f->names[i]);
     return buf;
 }
-_Static_assert(sizeof(DataSource) == sizeof(int) && sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
+_Static_assert(sizeof(ModelKind) == sizeof(int) && sizeof(DataSource) == sizeof(int) && sizeof(Normalization) == sizeof(int) && sizeof(LossUnit) == sizeof(int) && sizeof(SamplerKind) == sizeof(int) &&
                    sizeof(PartitionKind) == sizeof(int) && sizeof(OptimizerKind) == sizeof(int) &&
                    sizeof(FirstLayer) == sizeof(int) && sizeof(OverlapKind) == sizeof(int),
                "F_ENUM stores an int");
@@ -215,6 +236,15 @@ static const char *did_you_mean(const char *key, char *buf, size_t len) {
     if (near) snprintf(buf, len, " (did you mean '%s'?%s%s)", near, note ? " " : "", note ? note : "");
     else buf[0] = 0;
     return buf;
+}
+
+// A range bound as the messages write it: 16777216 as 2^24, a power of ten as 1e6.
+static void range_text(double v, char *out, size_t len) {
+    double a = fabs(v);
+    int e2 = a >= 1024 && a == floor(a) ? (int)round(log2(a)) : 0, e10 = a >= 1e5 ? (int)round(log10(a)) : 0;
+    if (e2 && ldexp(1, e2) == a) snprintf(out, len, "%s2^%d", v < 0 ? "-" : "", e2);
+    else if (e10 && pow(10, e10) == a) snprintf(out, len, "%s1e%d", v < 0 ? "-" : "", e10);
+    else snprintf(out, len, "%.15g", v);
 }
 
 // A finite number. An underflow (ERANGE with a result at most DBL_MIN: a subnormal or 0) is
@@ -269,6 +299,10 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
         return 0;
     }
     if (n->kind != N_SCALAR) return BAD();
+    if (f->flags & F_AUTO && !strcmp(n->text, "auto") && n->plain) {
+        *(int *)(base + f->offset) = CONFIG_AUTO;
+        return 0;
+    }
     if (f->type == F_ENUM) {
         for (int i = 0; i < f->n_names; i++)
             if (strcmp(n->text, f->names[i]) == 0) {
@@ -278,16 +312,19 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
         return BAD();
     }
     if (f->type == F_PATH) {
-        if (!n->text[0] || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
+        if ((!n->text[0] && !(f->flags & F_OPTIONAL)) || n->len >= PATH_MAX_LEN || strlen(n->text) != n->len) return BAD();
         strcpy(base + f->offset, n->text);
         return 0;
     }
     double v;
     if (parse_number(n->text, &v) || !n->plain) return BAD();
     if (f->type != F_DOUBLE && v != floor(v)) return BAD();
-    if (v < f->min || v > f->max)
-        return yaml_fail(ctx, "%s: %s: expected %s, got %s (out of range)", yaml_at(ctx, n->line), f->key, expected(f, eb, sizeof eb),
-                    n->text);
+    if (v < f->min || v > f->max) {
+        char lo[32], hi[32];
+        range_text(f->min, lo, sizeof lo), range_text(f->max, hi, sizeof hi);
+        return yaml_fail(ctx, "%s: %s: expected %s, got %s (out of range: the range is [%s, %s]%s)", yaml_at(ctx, n->line), f->key,
+                         expected(f, eb, sizeof eb), n->text, lo, hi, f->flags & F_AUTO ? ", or auto" : "");
+    }
     if (f->type == F_INT) *(int *)(base + f->offset) = (int)v;
     else if (f->type == F_U32) *(uint32_t *)(base + f->offset) = (uint32_t)v;
     else *(double *)(base + f->offset) = v;
@@ -295,8 +332,11 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
 #undef BAD
 }
 
-// Walks a mapping, setting every leaf; `prefix` is the dotted path so far.
-static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx) {
+// Walks a mapping, setting every leaf; `prefix` is the dotted path so far. A bad leaf (an
+// unknown or duplicate key, a bad value) is added to `bad` ("; "-separated, counted in
+// *n_bad) and the walk goes on, so one run names every bad key of a file; a mapping that is
+// not one stops it (-1).
+static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlCtx *ctx, Buf *bad, int *n_bad) {
     if (map->kind != N_MAP)
         return yaml_fail(ctx, "%s: %s: expected a mapping", yaml_at(ctx, map->line), prefix[0] ? prefix : "top level");
     for (int i = 0; i + 1 < map->n; i += 2) {
@@ -304,23 +344,23 @@ static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlC
         if (k->kind != N_SCALAR) return yaml_fail(ctx, "%s: expected a scalar key", yaml_at(ctx, k->line));
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        int failed = 0;
         // Duplicate keys are a common silent mistake: refuse them.
-        for (int j = 0; j < i; j += 2)
-            if (strcmp(map->kids[j]->text, k->text) == 0)
-                return yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
-        const Field *f = field_find(key);
-        if (f) {
-            if (set_field(cfg, f, v, ctx)) return -1;
-            continue;
+        for (int j = 0; j < i && !failed; j += 2)
+            if (strcmp(map->kids[j]->text, k->text) == 0) failed = yaml_fail(ctx, "%s: %s: duplicate key", yaml_at(ctx, k->line), key);
+        const Field *f = failed ? NULL : field_find(key);
+        if (f) failed = set_field(cfg, f, v, ctx);
+        else if (!failed) {
+            // A group (prefix of some field)?
+            size_t kl = strlen(key);
+            int group = 0;
+            for (int j = 0; j < config_n_fields && !group; j++)
+                group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
+            char hint[300];
+            if (!group) failed = yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
+            else if (apply_map(cfg, v, key, ctx, bad, n_bad)) return -1;
         }
-        // A group (prefix of some field)?
-        size_t kl = strlen(key);
-        int group = 0;
-        for (int j = 0; j < config_n_fields && !group; j++)
-            group = strncmp(config_fields[j].key, key, kl) == 0 && config_fields[j].key[kl] == '.';
-        char hint[300];
-        if (!group) return yaml_fail(ctx, "%s: %s: unknown key%s", yaml_at(ctx, k->line), key, did_you_mean(key, hint, sizeof hint));
-        if (apply_map(cfg, v, key, ctx)) return -1;
+        if (failed) buf_printf(bad, "%s%s", (*n_bad)++ ? "; " : "", ctx->err);
     }
     return 0;
 }
@@ -328,9 +368,33 @@ static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlC
 // ---------------------------------------------------------------------------------------
 // Validation across fields and band resolution
 
+static int g_launched_ranks;  // config_launched_ranks: the ranks of a distributed command, 0: one process
+
+void config_launched_ranks(int ranks) { g_launched_ranks = ranks > 0 ? ranks : 0; }
+
+// train.world_size: auto -> the ranks launched (a distributed command), else the number of
+// rank_bands given as a list, else (the global sampler, where W decides no data) 1; under the
+// bands sampler with rank_bands: auto a one-process command cannot know it (the data lock
+// and the plan depend on W): -1 with the fix.
+static int resolve_world(Config *cfg, YamlCtx *ctx, const char *src) {
+    if (cfg->train.world_size != CONFIG_AUTO) return 0;
+    cfg->train.world_size_auto = 1;
+    if (g_launched_ranks) cfg->train.world_size = g_launched_ranks;
+    else if (!cfg->train.bands_auto) cfg->train.world_size = cfg->train.n_bands;
+    else if (cfg->train.sampler == SAMPLER_GLOBAL) cfg->train.world_size = 1;
+    else
+        return yaml_fail(ctx, "%s: train.world_size: auto (the ranks launched) with train.rank_bands: auto and the bands sampler: "
+                         "this command runs in one process, and the data lock and the plan depend on W: give it (--set "
+                         "train.world_size=N, the -np you launch), or use train.sampler: global (W then decides no data)", src);
+    if (cfg->train.world_size > MAX_WORLD)
+        return yaml_fail(ctx, "%s: train.world_size: auto: %d ranks were launched, at most %d", src, cfg->train.world_size, MAX_WORLD);
+    return 0;
+}
+
 int config_finish(Config *cfg, char *err, int errlen) {
     YamlCtx ctx = {.name = cfg->source, .err = err, .errlen = errlen};
     const char *src = cfg->source[0] ? cfg->source : "config";
+    if (resolve_world(cfg, &ctx, src)) return -1;
     int W = cfg->train.world_size;
     if (cfg->data.min_length > cfg->data.max_length)
         return yaml_fail(&ctx, "%s: data.min_length (%d) must not exceed data.max_length (%d)", src, cfg->data.min_length,
@@ -341,11 +405,14 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->data.import.validation_fraction + cfg->data.import.test_fraction > 1)
         return yaml_fail(&ctx, "%s: data.import.validation_fraction (%g) + data.import.test_fraction (%g) must not exceed 1", src,
                     cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
+    if (cfg->model.kind == MODEL_GPT && cfg->model.n_embd % cfg->model.n_head)
+        return yaml_fail(&ctx, "%s: model.n_embd (%d) must be a multiple of model.n_head (%d): each head takes n_embd / n_head "
+                         "of the width", src, cfg->model.n_embd, cfg->model.n_head);
     if (cfg->data.ignore_token >= cfg->data.vocab_size)
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);
     // The sizes these keys make (counts held in an int, bytes) are the budget's, for the
-    // sampler in use: budget_check (src/config/budget.c).
+    // sampler in use: workload_check (src/model/workload.c).
     if (cfg->train.epochs && cfg->train.sampler != SAMPLER_GLOBAL)
         return yaml_fail(&ctx, "%s: train.epochs (%d) needs train.sampler: global (the bands sampler draws with replacement: "
                          "it has no epochs; count train.updates instead)", src, cfg->train.epochs);
@@ -364,9 +431,10 @@ int config_finish(Config *cfg, char *err, int errlen) {
         return 0;
     }
     if (cfg->train.n_bands != W)
-        return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d (expected one band per rank, or auto: "
+        return yaml_fail(&ctx, "%s: train.rank_bands: %d bands for train.world_size %d%s (expected one band per rank, or auto: "
                     "add --set train.rank_bands=auto for %d contiguous bands over [%d, %d])",
-                    src, cfg->train.n_bands, W, W, cfg->data.min_length, cfg->data.max_length);
+                    src, cfg->train.n_bands, W, g_launched_ranks == W ? " (the ranks launched)" : "", W, cfg->data.min_length,
+                    cfg->data.max_length);
     for (int r = 0; r < W; r++) {
         int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
         if (lo > hi) return yaml_fail(&ctx, "%s: train.rank_bands: band %d [%d, %d] is reversed", src, r, lo, hi);
@@ -392,6 +460,7 @@ static void config_defaults(Config *cfg) {
     char err[256];
     for (int i = 0; i < config_n_fields; i++) {
         const Field *f = &config_fields[i];
+        if (!f->def[0]) continue;  // an optional path, unset: empty, as memset left it
         YamlCtx ctx = {.name = f->key, .err = err, .errlen = sizeof err, .strict = 1};
         YamlNode *v = yaml_parse(f->def, strlen(f->def), &ctx);
         if (!v || set_field(cfg, f, v, &ctx)) die(EXIT_INTERNAL, "BUG: the default of %s ('%s'): %s", f->key, f->def, err);
@@ -426,13 +495,24 @@ int config_set(Config *cfg, const char *assignment, char *err, int errlen) {
     return apply_set(cfg, assignment, err, errlen) ? -1 : config_finish(cfg, err, errlen);
 }
 
+int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int errlen) {
+    for (int i = 0; i < n; i++)
+        if (apply_set(cfg, assignments[i], err, errlen)) return -1;
+    return config_finish(cfg, err, errlen);
+}
+
+// A file's every bad key in one line: each one's own message, "; "-separated, then how many.
 static int config_apply_text(Config *cfg, const char *text, size_t len, const char *name, char *err, int errlen) {
     YamlCtx ctx = {.name = name, .err = err, .errlen = errlen};
     YamlNode *root = yaml_parse(text, len, &ctx);
     if (!root) return -1;
-    int rc = apply_map(cfg, root, "", &ctx);
+    Buf bad = {0};
+    int n_bad = 0, rc = apply_map(cfg, root, "", &ctx, &bad, &n_bad);
     yaml_node_free(root);
-    return rc;
+    if (!rc && n_bad == 1) snprintf(err, (size_t)errlen, "%s", bad.s);
+    else if (!rc && n_bad) snprintf(err, (size_t)errlen, "%s (%d bad keys in %s)", bad.s, n_bad, name);
+    buf_free(&bad);
+    return rc || n_bad ? -1 : 0;
 }
 
 int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, char *err, int errlen) {
@@ -450,6 +530,44 @@ int config_load(Config *cfg, const char *path, char *const *sets, int n_sets, ch
     for (int i = 0; rc == 0 && i < n_sets; i++) rc = apply_set(cfg, sets[i], err, errlen);
     return rc ? rc : config_finish(cfg, err, errlen);
 }
+
+// The line of each leaf of a file's mapping, by field (origin[i] = its line; 0 where none).
+static void origin_walk(const YamlNode *map, const char *prefix, int *origin) {
+    if (map->kind != N_MAP) return;
+    for (int i = 0; i + 1 < map->n; i += 2) {
+        const YamlNode *k = map->kids[i], *v = map->kids[i + 1];
+        if (k->kind != N_SCALAR) continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", k->text);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = k->line;
+        else origin_walk(v, key, origin);
+    }
+}
+
+int config_origins(const char *path, char *const *sets, int n_sets, int *origin) {
+    for (int i = 0; i < config_n_fields; i++) origin[i] = 0;
+    size_t len;
+    char why[256], err[512];
+    char *text = file_read_regular(path, MAX_CONFIG_BYTES, &len, why, sizeof why);
+    if (!text) return -1;
+    YamlCtx ctx = {.name = path, .err = err, .errlen = sizeof err};
+    YamlNode *root = yaml_parse(text, len, &ctx);
+    free(text);
+    if (!root) return -1;
+    origin_walk(root, "", origin);
+    yaml_node_free(root);
+    for (int s = 0; s < n_sets; s++) {
+        const char *eq = strchr(sets[s], '=');
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - sets[s]) : (int)strlen(sets[s]), sets[s]);
+        const Field *f = field_find(key);
+        if (f) origin[f - config_fields] = -1 - s;
+    }
+    return 0;
+}
+
+int config_key_auto(int i) { return i >= 0 && i < config_n_fields && (config_fields[i].flags & F_AUTO); }
 
 int config_from_yaml(Config *cfg, const char *text, const char *name, char *err, int errlen) {
     config_defaults(cfg);

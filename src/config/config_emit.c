@@ -58,7 +58,10 @@ static void shortest_double(double v, char *out, size_t len) {
 static void field_value(const Config *cfg, const Field *f, char *out, size_t len) {
     const char *base = (const char *)cfg;
     switch (f->type) {
-    case F_INT: snprintf(out, len, "%d", *(const int *)(base + f->offset)); break;
+    case F_INT:
+        if (f->flags & F_AUTO && *(const int *)(base + f->offset) == CONFIG_AUTO) snprintf(out, len, "auto");
+        else snprintf(out, len, "%d", *(const int *)(base + f->offset));
+        break;
     case F_U32: snprintf(out, len, "%u", *(const uint32_t *)(base + f->offset)); break;
     case F_DOUBLE: shortest_double(*(const double *)(base + f->offset), out, len); break;
     case F_PAIR: {
@@ -133,10 +136,13 @@ int config_diff_training(const Config *a, const Config *b, char *what, int len) 
 
 int config_diff_run(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, 0, what, len); }
 
-void config_run_digest(const Config *cfg, char out[65]) {
+int config_diff_result(const Config *a, const Config *b, char *what, int len) { return diff_fields(a, b, 0, F_RUN_ONLY, what, len); }
+
+// SHA-256 over the key lines diff_fields(…, 0, except, …) compares.
+static void digest_fields(const Config *cfg, int except, char out[65]) {
     Sha256 *h = sha256_begin();
-    for (int i = 0; i < config_n_fields; i++) {  // the fields diff_fields(…, 0, 0, …) compares
-        if (!strncmp(config_fields[i].key, "paths.", 6)) continue;
+    for (int i = 0; i < config_n_fields; i++) {
+        if (!strncmp(config_fields[i].key, "paths.", 6) || (config_fields[i].flags & except)) continue;
         char v[VALUE_MAX];
         field_value(cfg, &config_fields[i], v, sizeof v);
         sha256_add(h, config_fields[i].key, strlen(config_fields[i].key) + 1);  // NUL-separated: no two texts meet
@@ -144,6 +150,10 @@ void config_run_digest(const Config *cfg, char out[65]) {
     }
     sha256_hex(h, out);
 }
+
+void config_run_digest(const Config *cfg, char out[65]) { digest_fields(cfg, 0, out); }
+
+void config_result_digest(const Config *cfg, char out[65]) { digest_fields(cfg, F_RUN_ONLY, out); }
 
 // The data lock's key lines, in table order: NAME=VALUE per key, the keys sharing a name
 // joined by commas (splits=train,validation,test); the bands as lo-hi; per rank, without

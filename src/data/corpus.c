@@ -84,6 +84,12 @@ static void array_root(const void *data, size_t elem, int64_t count, int64_t chu
     else free(level0);
 }
 
+void corpus_data_lock_under(const Corpus *corpus, const Config *cfg, char out[65]) {
+    char corpus_lock[65];
+    corpus_lock_of(cfg, corpus->split_by_hash, corpus->content, corpus_lock);
+    data_lock_of(cfg, corpus_lock, out);
+}
+
 int corpus_memory_seal(Corpus *c, const Config *cfg, int split_by_hash) {
     ASSERT(!c->file && c->n >= 1);
     if (corpus_index_splits(c)) return -1;
@@ -96,6 +102,7 @@ int corpus_memory_seal(Corpus *c, const Config *cfg, int split_by_hash) {
     int64_t counts[3];
     for (int s = 0; s < 3; s++) counts[s] = corpus_split_count(c, s);
     corpus_content_digest(c->n, c->n_tokens, tb, counts, troot, oroot, c->content);
+    c->split_by_hash = split_by_hash;
     corpus_lock_of(cfg, split_by_hash, c->content, c->corpus_lock);
     data_lock_of(cfg, c->corpus_lock, c->lock);
     return 0;

@@ -24,6 +24,7 @@
 #include "base/sha256.h"
 #include "base/testpoint.h"
 #include "config/budget.h"
+#include "data/data_budget.h"
 #include "data/digest.h"
 #include "data/lock.h"
 #include "io/h5io.h"
@@ -548,12 +549,13 @@ int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
         goto out;
     }
     data_lock_of(cfg, corpus->corpus_lock, corpus->lock);
+    corpus->split_by_hash = split_by_hash;
     int64_t slots[2];
     budget_corpus_cache(cfg, &slots[KIND_TOKENS], &slots[KIND_OFFSETS]);  // the budget counts what it allocates
     cache_init(&f->cache[KIND_TOKENS], slots[KIND_TOKENS]);
     cache_init(&f->cache[KIND_OFFSETS], slots[KIND_OFFSETS]);
-    // Pages of checksums: one per 128 chunks a window touches at most, each level (16..256 of them, 4 KiB each).
-    int64_t pages = slots[KIND_TOKENS] / 8 < 16 ? 16 : slots[KIND_TOKENS] / 8 > 256 ? 256 : slots[KIND_TOKENS] / 8;
+    // Pages of checksums: an eighth of the chunks, 16..256 of 4 KiB per array (counted by data_budget).
+    int64_t pages = corpus_page_slots(cfg);
     cache_init(&f->pages[KIND_TOKENS], pages);
     cache_init(&f->pages[KIND_OFFSETS], pages);
     int64_t ends[2][2];

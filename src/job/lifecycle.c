@@ -14,14 +14,40 @@
 #include "job/together.h"
 
 static volatile sig_atomic_t g_stop = 0;
+static volatile sig_atomic_t g_stop_signal = 0;  // what asked first: SIGUSR1, SIGINT, SIGTERM; 0: none, or the stop file
+static volatile sig_atomic_t g_keep_interrupt = 1;  // SIGINT/SIGTERM: a stop request (train, start-up) or the end at once
+static volatile sig_atomic_t g_ending = 0;  // the process is ending (interrupt_ending): SIGINT/SIGTERM end it at once
 static const char *g_stop_file;  // DDPTOK_STOP_FILE: a launcher's stop request (stop_requested)
 static double g_timeout = 300;
 static char g_watchdog_msg[512];  // written by watchdog_arm, printed by the handler
 static size_t g_watchdog_len;
 
 static void on_sigusr1(int sig) {
-    (void)sig;
+    if (!g_stop) g_stop_signal = sig;
     g_stop = 1;
+}
+
+// SIGINT (Ctrl-C) and SIGTERM: the first one is a stop request, as SIGUSR1 (train checkpoints
+// at its next window and exits 75), said on stderr by rank 0; another one once a stop was
+// requested (by any means), or any one in a command that does not stop at windows, ends the
+// process at once, by that signal. Only async-signal-safe calls: write, signal, raise.
+static void on_interrupt(int sig) {
+    // A stop already asked for: by a signal, or by the launcher's file (access() is
+    // async-signal-safe), which it creates on the first Ctrl-C before the ranks look at it.
+    if (g_stop || !g_keep_interrupt || g_ending || (g_stop_file && access(g_stop_file, F_OK) == 0)) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    g_stop_signal = sig;
+    g_stop = 1;
+    if (g_id.rank == 0) {
+        const char *text = sig == SIGINT ? "ddptok: SIGINT (Ctrl-C): every rank checkpoints at its next window and stops (exit 75); "
+                                           "Ctrl-C again stops at once\n"
+                                         : "ddptok: SIGTERM: every rank checkpoints at its next window and stops (exit 75); "
+                                           "SIGTERM again stops at once\n";
+        (void)!write(STDERR_FILENO, text, strlen(text));
+    }
 }
 
 // SIGALRM: the armed phase overran. Only async-signal-safe calls: write and _exit.
@@ -46,6 +72,9 @@ static void install_handlers(void) {
     sa.sa_flags = SA_RESTART;
     sa.sa_handler = on_sigusr1;
     sigaction(SIGUSR1, &sa, NULL);
+    sa.sa_handler = on_interrupt;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     sa.sa_handler = on_watchdog;
     sigaction(SIGALRM, &sa, NULL);
 }
@@ -94,6 +123,23 @@ double lifecycle_init(int argc, char **argv) {
 int stop_requested(void) {
     if (!g_stop && g_stop_file && access(g_stop_file, F_OK) == 0) g_stop = 1;
     return g_stop;
+}
+
+const char *stop_reason(void) {
+    int sig = g_stop_signal;
+    return sig == SIGINT ? "SIGINT, Ctrl-C" : sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1"
+           : g_stop ? "the launcher's stop request, DDPTOK_STOP_FILE" : "another rank's stop request";
+}
+
+void interrupt_ending(void) { g_ending = 1; }
+
+void interrupt_keep(int keep) {
+    g_keep_interrupt = keep;
+    int sig = g_stop_signal;
+    if (!keep && (sig == SIGINT || sig == SIGTERM)) {  // one that came during start-up: now its end
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
 }
 
 void watchdog_arm(const char *phase) {

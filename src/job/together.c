@@ -53,6 +53,7 @@ static void rank_list(const char *same, int world, char *out, size_t len) {
 // rank 0 prints each distinct line once with the ranks that saw it. Returns 0 when the
 // others did not all arrive within DIE_TOGETHER_SECONDS (this rank then reports alone).
 static int report_together(const char *line) {
+    interrupt_ending();
     if (g_die_comm == MPI_COMM_NULL || !mpi_running()) return 0;
     MPI_Request req;
     if (MPI_Ibarrier(g_die_comm, &req) != MPI_SUCCESS) return 0;
@@ -87,6 +88,7 @@ static int report_together(const char *line) {
 // stalls now would hang the others in MPI_Finalize: the watchdog bounds it.
 static void finish(int code) {
     (void)code;
+    interrupt_ending();
     if (mpi_running()) {
         test_stall("shutdown");
         watchdog_arm("shutdown (MPI_Finalize)");
@@ -95,6 +97,7 @@ static void finish(int code) {
 }
 
 static void abort_job(int code) {
+    interrupt_ending();
     if (mpi_running() && g_id.world > 1) MPI_Abort(MPI_COMM_WORLD, code);
 }
 

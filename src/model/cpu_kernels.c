@@ -6,6 +6,7 @@
 // -ffp-contract=off), so every variant gives the same bits; the Philox words are integers,
 // exact by construction.
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "model/cpu_kernels.h"
@@ -54,6 +55,23 @@ static inline __attribute__((always_inline)) void dropout_row(float *mm, int H, 
     }
 }
 
+// The GPT's keep flags, PHILOX_LANES blocks at a time (dropout_lanes: the same bits), the
+// last n mod 32 units one block at a time.
+static inline __attribute__((always_inline)) void dropout_keep_row(uint8_t *keep, int n, const RngStream *s, uint64_t block,
+                                                                   uint32_t pos, uint32_t q0, uint32_t thr) {
+    int i = 0;
+    for (; i + 4 * PHILOX_LANES <= n; i += 4 * PHILOX_LANES) {
+        uint32_t r[4][PHILOX_LANES];
+        dropout_lanes(s, block, pos, q0 + ((uint32_t)i >> 2), r);
+        for (int j = 0; j < PHILOX_LANES; j++)
+            for (int w = 0; w < 4; w++) keep[i + 4 * j + w] = r[w][j] >= thr;
+    }
+    for (; i < n; i += 4) {
+        Philox4 r = dropout_block(s, block, pos, q0 + ((uint32_t)i >> 2));
+        for (int w = 0; w < 4 && i + w < n; w++) keep[i + w] = r.v[w] >= thr;
+    }
+}
+
 // tanh and the masked activation of a row whose mask is in mm (or NULL: no dropout, the
 // mask would be 1 and x·1 = x). The loops vectorize in whichever variant inlines them.
 static inline __attribute__((always_inline)) void tanh_row(float *hh, float *hd, const float *mm, int H) {
@@ -98,6 +116,71 @@ static inline __attribute__((always_inline)) void tanh_backward_row(float *restr
         for (int i = 0; i < H; i++) dz[i] *= 1.0f - hh[i] * hh[i], gb[i] += dz[i];
 }
 
+// GeluFn and GeluBackwardFn: element-wise, the same C in every variant.
+#define GELU_S 0.7978845608028654f  // √(2/π)
+#define GELU_C 0.044715f
+static inline __attribute__((always_inline)) void gelu_row(float *restrict out, const float *restrict in, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float x = in[i];
+        out[i] = (0.5f * x) * (1.0f + tanh_f32(GELU_S * (x + GELU_C * x * x * x)));
+    }
+}
+static inline __attribute__((always_inline)) void gelu_backward_row(float *restrict d, const float *restrict in, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float x = in[i], t = tanh_f32(GELU_S * (x + GELU_C * x * x * x));
+        d[i] *= 0.5f * (1.0f + t) + (0.5f * x) * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * GELU_C * x * x);
+    }
+}
+
+// LayerNormFn and LayerNormBackwardFn: the eight-lane sums vectorize as sum_exp's.
+static inline __attribute__((always_inline)) double lanes_sum(const double acc[8]) {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+static inline __attribute__((always_inline)) void layernorm_row(float *restrict y, float *restrict stat, const float *restrict x,
+                                                                const float *restrict w, const float *restrict b, int C, double eps) {
+    double acc[8] = {0};
+    int i = 0;
+    for (; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] += (double)x[i + l];
+    for (int l = 0; i + l < C; l++) acc[l] += (double)x[i + l];
+    double mean = lanes_sum(acc) / C, var[8] = {0};
+    for (i = 0; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) {
+            double e = (double)x[i + l] - mean;
+            var[l] += e * e;
+        }
+    for (int l = 0; i + l < C; l++) {
+        double e = (double)x[i + l] - mean;
+        var[l] += e * e;
+    }
+    float mf = (float)mean, rstd = (float)(1.0 / sqrt(lanes_sum(var) / C + eps));
+    for (i = 0; i < C; i++) y[i] = (x[i] - mf) * rstd * w[i] + b[i];
+    stat[0] = mf, stat[1] = rstd;
+}
+static inline __attribute__((always_inline)) void layernorm_backward_row(float *restrict dx, float *restrict dw, float *restrict db,
+                                                                         const float *restrict d, const float *restrict x,
+                                                                         const float *restrict stat, const float *restrict w, int C) {
+    float mf = stat[0], rstd = stat[1];
+    double dm[8] = {0}, dnm[8] = {0};
+    int i = 0;
+    for (; i + 8 <= C; i += 8)
+        for (int l = 0; l < 8; l++) {
+            float norm = (x[i + l] - mf) * rstd, dn = w[i + l] * d[i + l];
+            dm[l] += (double)dn, dnm[l] += (double)dn * (double)norm;
+        }
+    for (int l = 0; i + l < C; l++) {
+        float norm = (x[i + l] - mf) * rstd, dn = w[i + l] * d[i + l];
+        dm[l] += (double)dn, dnm[l] += (double)dn * (double)norm;
+    }
+    float dmf = (float)(lanes_sum(dm) / C), dnmf = (float)(lanes_sum(dnm) / C);
+    for (i = 0; i < C; i++) {
+        float norm = (x[i] - mf) * rstd, dn = w[i] * d[i];
+        dw[i] += norm * d[i];
+        db[i] += d[i];
+        dx[i] += (dn - dmf - norm * dnmf) * rstd;
+    }
+}
+
 // Each variant: its row kernels are the inline bodies above compiled for its instruction set.
 #define ROW_VARIANT(isa, attr)                                                                                          \
     attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
@@ -106,6 +189,15 @@ static inline __attribute__((always_inline)) void tanh_backward_row(float *restr
     }                                                                                                                 \
     attr static void tanh_backward_##isa(float *dz, float *gb, const float *hh, const float *mm, int H) {             \
         tanh_backward_row(dz, gb, hh, mm, H);                                                                         \
+    }                                                                                                                 \
+    attr static void gelu_##isa(float *out, const float *in, size_t n) { gelu_row(out, in, n); }                     \
+    attr static void gelu_backward_##isa(float *d, const float *in, size_t n) { gelu_backward_row(d, in, n); }              \
+    attr static void layernorm_##isa(float *y, float *stat, const float *x, const float *w, const float *b, int C, double eps) { \
+        layernorm_row(y, stat, x, w, b, C, eps);                                                                      \
+    }                                                                                                                 \
+    attr static void layernorm_backward_##isa(float *dx, float *dw, float *db, const float *d, const float *x, const float *stat, \
+                                              const float *w, int C) {                                                \
+        layernorm_backward_row(dx, dw, db, d, x, stat, w, C);                                                         \
     }
 ROW_VARIANT(portable, )
 ROW_VARIANT(avx2, __attribute__((target("avx2"))))
@@ -119,6 +211,13 @@ ROW_VARIANT(avx2, __attribute__((target("avx2"))))
     }
 HIDDEN_ROW_C(portable, )
 HIDDEN_ROW_C(avx2, __attribute__((target("avx2"))))
+static void dropout_keep_portable(uint8_t *keep, int n, const RngStream *s, uint64_t block, uint32_t pos, uint32_t q0, uint32_t thr) {
+    dropout_keep_row(keep, n, s, block, pos, q0, thr);
+}
+__attribute__((target("avx2"))) static void dropout_keep_avx2(uint8_t *keep, int n, const RngStream *s, uint64_t block, uint32_t pos,
+                                                              uint32_t q0, uint32_t thr) {
+    dropout_keep_row(keep, n, s, block, pos, q0, thr);
+}
 
 // --- AVX-512: 16 Philox blocks (64 units) per step ---------------------------------------
 // Each 32-bit Philox word sits in the low half of a 64-bit lane, so vpmuludq gives the
@@ -201,13 +300,41 @@ AVX512 static void hidden_row_avx512(float *hh, float *hd, float *mm, int H, con
     tanh_row(hh, hd, mm, H);
 }
 
+// The GPT's keep flags, 64 units per philox16 (the counters' word 3 is q0 + j there too).
+AVX512 static void dropout_keep_avx512(uint8_t *keep, int n, const RngStream *s, uint64_t block, uint32_t pos, uint32_t q0,
+                                       uint32_t thr) {
+    const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
+    uint64_t p0 = (uint64_t)M0 * (uint32_t)block, p1 = (uint64_t)M1 * pos;
+    uint32_t c0_r1 = (uint32_t)(p1 >> 32) ^ (uint32_t)(block >> 32) ^ s->key[0], c1_r1 = (uint32_t)p1, c3_r1 = (uint32_t)p0;
+    uint32_t hi0_k1 = (uint32_t)(p0 >> 32) ^ s->key[1];
+    const __m512i thrv = _mm512_set1_epi32((int)thr), one = _mm512_set1_epi32(1);
+    const __m512i lo4 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi4 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i w[8];
+        philox16(w, s, c0_r1, c1_r1, c3_r1, hi0_k1, q0 + ((uint32_t)i >> 2));
+        for (int h = 0; h < 2; h++) {  // unit order as hidden_row_avx512's
+            __m512i w01 = _mm512_mask_shuffle_epi32(w[0 + h], 0xAAAA, w[2 + h], _MM_PERM_CCAA);
+            __m512i w23 = _mm512_mask_shuffle_epi32(w[4 + h], 0xAAAA, w[6 + h], _MM_PERM_CCAA);
+            __m512i u[2] = {_mm512_permutex2var_epi64(w01, lo4, w23), _mm512_permutex2var_epi64(w01, hi4, w23)};
+            for (int e = 0; e < 2; e++) {
+                __mmask16 k = _mm512_cmp_epu32_mask(u[e], thrv, _MM_CMPINT_NLT);
+                _mm_storeu_si128((__m128i *)(keep + i + 32 * h + 16 * e), _mm512_cvtepi32_epi8(_mm512_maskz_mov_epi32(k, one)));
+            }
+        }
+    }
+    if (i < n) dropout_keep_row(keep + i, n - i, s, block, pos, q0 + ((uint32_t)i >> 2), thr);
+}
+
 static int always(void) { return 1; }
 static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
 static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 
 #define KERNELS(isa, has)                                                                                              \
     {.name = #isa, .supported = has, .hidden_row = hidden_row_##isa, .sum_exp = sum_exp_##isa,                       \
-     .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa}
+     .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa, .gelu = gelu_##isa,              \
+     .gelu_backward = gelu_backward_##isa, .layernorm = layernorm_##isa, .layernorm_backward = layernorm_backward_##isa,      \
+     .dropout_keep = dropout_keep_##isa}
 const CpuKernels cpu_kernels_all[] = {KERNELS(avx512, has_avx512), KERNELS(avx2, has_avx2), KERNELS(portable, always)};
 const int cpu_kernels_count = sizeof cpu_kernels_all / sizeof cpu_kernels_all[0];
 

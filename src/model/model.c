@@ -1,98 +1,92 @@
-// model.c — parameter layout, initialisation and parameter I/O (backend-independent).
+// model.c — the table of model rows and what every model shares: the shape from the config,
+// tensor layout, initialisation, the parameters' budget term, and parameter I/O.
 #include "model/model.h"
 
-#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/mem.h"
+#include "base/report.h"
 #include "io/h5io.h"
+#include "model/hf.h"
 
-const char *const param_names[N_PARAMS] = {"embedding", "w1", "b1", "w2", "b2"};
+#define MODEL_ROW(UP, low) [MODEL_##UP] = &low##_row,
+const ModelRow *const model_rows[MODEL_COUNT] = {DDPTOK_MODELS(MODEL_ROW)};
+#undef MODEL_ROW
 
 void model_shape(ModelShape *m, const Config *cfg) {
+    memset(m, 0, sizeof *m);
+    m->kind = cfg->model.kind;
     m->V = cfg->data.vocab_size;
-    m->k = cfg->model.context;
-    m->D = cfg->model.embed_dim;
-    m->H = cfg->model.hidden;
     m->max_length = cfg->data.max_length;
-    size_t d[N_PARAMS][2] = {{(size_t)m->V, (size_t)m->D},
-                             {(size_t)m->H, (size_t)m->k * m->D},
-                             {(size_t)m->H, 1},
-                             {(size_t)m->V, (size_t)m->H},
-                             {(size_t)m->V, 1}};
-    m->total = 0;
-    for (int i = 0; i < N_PARAMS; i++) {
-        m->dims[i][0] = d[i][0];
-        m->dims[i][1] = d[i][1];
-        m->rank[i] = (i == P_B1 || i == P_B2) ? 1 : 2;
-        m->size[i] = d[i][0] * d[i][1];
-        m->offset[i] = m->total;
-        m->total += m->size[i];
-    }
+    m->k = cfg->model.context, m->D = cfg->model.embed_dim, m->H = cfg->model.hidden;
+    m->n_layer = cfg->model.n_layer, m->n_head = cfg->model.n_head, m->n_embd = cfg->model.n_embd;
+    model_rows[m->kind]->shape(m);
+    if (!m->tail) m->tail = m->total;
 }
 
-// embedding ~ N(0, 1); w1, b1 ~ U(±1/sqrt(k·D)); w2, b2 ~ U(±1/sqrt(H)) — the
-// torch.nn.Embedding / nn.Linear defaults, drawn in θ order from the init stream.
-void model_init_params(const ModelShape *m, uint32_t seed, float *theta) {
-    RngStream rng = rng_stream(seed, RNG_INIT, 0);
-    double bound[N_PARAMS] = {0, 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->H),
-                              1 / sqrt((double)m->H)};
-    for (int p = 0; p < N_PARAMS; p++) {
-        float *x = theta + m->offset[p];
-        for (size_t i = 0; i < m->size[p]; i++) {
-            if (p == P_EMBEDDING) {
-                double u1 = rng_uniform(&rng), u2 = rng_uniform(&rng);
-                x[i] = (float)(sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2));
-            } else {
-                x[i] = (float)((2.0 * rng_uniform(&rng) - 1.0) * bound[p]);
-            }
-        }
-    }
+void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2) {
+    ASSERT(m->n_tensors < MODEL_MAX_TENSORS && rank >= 1 && rank <= MODEL_MAX_DIMS);
+    int i = m->n_tensors++;
+    m->name[i] = name;
+    m->rank[i] = rank;
+    m->dims[i][0] = d0, m->dims[i][1] = rank > 1 ? d1 : 1, m->dims[i][2] = rank > 2 ? d2 : 1;
+    m->size[i] = (size_t)size_mul(size_mul(m->dims[i][0], m->dims[i][1]), m->dims[i][2]);
+    m->offset[i] = m->total;
+    m->total = (size_t)size_add(m->total, m->size[i]);
 }
+
+void model_add_field(ModelShape *m, const char *key, long long value) {
+    ASSERT(m->n_fields < MODEL_MAX_FIELDS);
+    m->field[m->n_fields].key = key;
+    m->field[m->n_fields++].value = value;
+}
+
+int model_tensor(const ModelShape *m, const char *name) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!strcmp(m->name[i], name)) return i;
+    return -1;
+}
+
+void model_init_params(const ModelShape *m, uint32_t seed, float *theta) { model_rows[m->kind]->init(m, seed, theta); }
 
 float *model_initial(const Config *cfg, ModelShape *m) {
     model_shape(m, cfg);
     float *theta = xmalloc(m->total * sizeof *theta);
-    model_init_params(m, cfg->seed, theta);
+    if (cfg->train.init_from[0]) {
+        if (hf_import(cfg->train.init_from, m, theta)) stop(EXIT_BAD_INPUT);  // it said why
+    } else model_init_params(m, cfg->seed, theta);
     return theta;
 }
 
+// 16 P-vectors: the most one command holds at once beside the optimizer's (plot and parity:
+// measured 16.2 P·4 bytes beyond the start at V = H = 4096; e.g. reference.h5's 2 and
+// grads.h5's 5 read whole, each copied by HDF5, and 2 working vectors).
+void model_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *rows_keys, const char *note,
+                  FirstLayer first_layer) {
+    const ModelRow *row = model_rows[m->kind];
+    budget_add(b, size_mul((uint64_t)m->total, 64), row->shape_keys, "parameters (%s)*64", row->param_text);
+    char keys[224];
+    snprintf(keys, sizeof keys, "%s x (model.*, data.vocab_size)%s", rows_keys, note);
+    row->budget(b, m, rows, rows_text, keys, first_layer);
+}
+
 int h5_write_params(hid_t f, const char *group, const ModelShape *m, const float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
+    for (int p = 0; p < m->n_tensors; p++) {
         char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        snprintf(name, sizeof name, "%s/%s", group, m->name[p]);
+        hsize_t dims[MODEL_MAX_DIMS] = {m->dims[p][0], m->dims[p][1], m->dims[p][2]};
         if (h5_write(f, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
     }
     return 0;
 }
 
 int h5_read_params(hid_t f, const char *path, const char *group, const ModelShape *m, float *v) {
-    for (int p = 0; p < N_PARAMS; p++) {
+    for (int p = 0; p < m->n_tensors; p++) {
         char name[128];
-        snprintf(name, sizeof name, "%s/%s", group, param_names[p]);
-        hsize_t dims[2] = {m->dims[p][0], m->dims[p][1]};
+        snprintf(name, sizeof name, "%s/%s", group, m->name[p]);
+        hsize_t dims[MODEL_MAX_DIMS] = {m->dims[p][0], m->dims[p][1], m->dims[p][2]};
         if (h5_read_exact(f, path, name, H5T_NATIVE_FLOAT, m->rank[p], dims, v + m->offset[p])) return -1;
     }
     return 0;
-}
-
-void model_logits(const ModelShape *m, const float *theta, const int32_t *ctx, double *logits) {
-    const float *emb = theta + m->offset[P_EMBEDDING], *w1 = theta + m->offset[P_W1], *b1 = theta + m->offset[P_B1];
-    const float *w2 = theta + m->offset[P_W2], *b2 = theta + m->offset[P_B2];
-    size_t kD = (size_t)m->k * m->D;
-    double *x = xmalloc(kD * sizeof *x), *h = xmalloc((size_t)m->H * sizeof *h);
-    for (int j = 0; j < m->k; j++)
-        for (int d = 0; d < m->D; d++) x[(size_t)j * m->D + d] = emb[(size_t)ctx[j] * m->D + d];
-    for (int i = 0; i < m->H; i++) {
-        double a = b1[i];
-        for (size_t c = 0; c < kD; c++) a += (double)w1[(size_t)i * kD + c] * x[c];
-        h[i] = tanh(a);
-    }
-    for (int v = 0; v < m->V; v++) {
-        double a = b2[v];
-        for (int i = 0; i < m->H; i++) a += (double)w2[(size_t)v * m->H + i] * h[i];
-        logits[v] = a;
-    }
-    free(x), free(h);
 }

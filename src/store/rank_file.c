@@ -14,6 +14,7 @@
 #include "base/report.h"
 #include "base/sha256.h"
 #include "config/budget.h"
+#include "model/workload.h"
 #include "data/sampler.h"
 #include "io/h5io.h"
 #include "store/checkpoint.h"
@@ -298,11 +299,11 @@ static const char *shortest(double v, char *buf, size_t len) {
 // The first element of x (P, θ-shaped) that is not finite, or negative when `nonnegative`:
 // one line naming group/<param>[i], or 0.
 static int check_tensor(const char *path, const char *group, const ModelShape *m, const float *x, int nonnegative) {
-    for (int p = 0; p < N_PARAMS; p++)
+    for (int p = 0; p < m->n_tensors; p++)
         for (size_t i = 0; i < m->size[p]; i++) {
             float v = x[m->offset[p] + i];
             if (!isfinite(v) || (nonnegative && v < 0))
-                return error("%s: %s/%s[%zu] is %g, expected a finite number%s", path, group, param_names[p], i, (double)v,
+                return error("%s: %s/%s[%zu] is %g, expected a finite number%s", path, group, m->name[p], i, (double)v,
                              nonnegative ? " >= 0" : "");
         }
     return 0;
@@ -464,7 +465,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         error("%s: stored config unreadable: %s", path, err);
         goto out;
     }
-    if (budget_check(&cc, err, sizeof err)) {
+    if (workload_check(&cc, err, sizeof err)) {
         error("%s: stored config: %s", path, err);
         goto out;
     }

@@ -111,8 +111,9 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) {
     for (int64_t c = 0; c < slots; c++) out->loss_sum += double_of(x[c]);  // in chunk order, on every rank
     out->tokens = x[slots], out->correct = x[slots + 1];
     free(x);
-    out->loss = out->tokens ? out->loss_sum / (double)out->tokens : 0;
-    out->accuracy = out->tokens ? (double)out->correct / (double)out->tokens : 0;
+    // No supervised token: no loss at all (NaN), never 0/0 written as a loss of 0.
+    out->loss = out->tokens ? out->loss_sum / (double)out->tokens : NAN;
+    out->accuracy = out->tokens ? (double)out->correct / (double)out->tokens : NAN;
     out->bits_per_token = out->loss / log(2.0);
     out->bits_per_byte = e->byte_level ? out->bits_per_token : NAN;
     out->seconds = now_seconds() - t0;

@@ -18,6 +18,7 @@
 #include "base/made.h"
 #include "base/report.h"
 #include "store/checkpoint.h"
+#include "store/rank_file.h"
 
 // One training run per lineage (`root` = artifacts/checkpoints or artifacts/continuous) at
 // a time: two — a requeued job whose first incarnation is still ending, a job submitted
@@ -117,6 +118,31 @@ static const char *finished_hint(char *buf, size_t len, const LineageStart *how,
     return buf;
 }
 
+// Whether the checkpoint `dir` is one this run can continue: of this config's trajectory and
+// this data; 1, or 0 with why ("config differs at KEY: a there vs b here", "trained on other
+// data ...") in `why`. An unreadable one is left to the resume's own checks (1).
+static int resumable_here(const LineageStart *how, const char *dir, char *why, size_t len) {
+    if (!how->cfg || !how->corpus) return 1;
+    char path[1200], what[600];
+    checkpoint_rank_path(path, sizeof path, dir, 0);
+    CheckpointState s;
+    error_capture(1);
+    int unreadable = checkpoint_load(path, &s);
+    error_capture(0);
+    if (unreadable) return 1;
+    int ok = 1;
+    if (s.world_size != how->cfg->train.world_size && how->cfg->train.sampler != SAMPLER_GLOBAL)
+        ok = 0, snprintf(why, len, "written by %d rank%s, this run has %d (the bands sampler resumes on its own world size only)",
+                         s.world_size, s.world_size == 1 ? "" : "s", how->cfg->train.world_size);
+    else if (!corpus_lock_accepts(how->corpus, how->cfg, s.lock))
+        ok = 0, snprintf(why, len, "trained on other data: its data lock %.12s… is not this corpus's %.12s… (the corpus was "
+                         "prepared or imported again since, or with other data keys)", s.lock, how->corpus->lock);
+    else if (config_diff_training(&s.cfg, how->cfg, what, sizeof what))
+        ok = 0, snprintf(why, len, "of another config: it differs at %s (checkpoint vs now)", what);
+    checkpoint_state_free(&s);
+    return ok;
+}
+
 // Where this run starts. No --resume: a fresh start, refused on a lineage that holds
 // checkpoints (a second `train` would silently restart at step 1 beside the first run's
 // later checkpoints) unless --fresh moves them aside first. --resume DIR: that checkpoint.
@@ -161,6 +187,12 @@ int lineage_start(Comm *comm, const LineageStart *how_, const char *root, char *
     if (n && !how_->fresh) {
         char hint[HINT_MAX], fresh[HINT_MAX], next[2 * HINT_MAX + 128], dir_newest[1100];
         snprintf(dir_newest, sizeof dir_newest, "%s/step-%04d", root, newest);
+        char why[900];
+        // Every rank reads the same file: each says the same line, printed once.
+        if (!resumable_here(how_, dir_newest, why, sizeof why))
+            die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s) of another run: the newest, step-%04d, is %s: it cannot be "
+                "continued here; start over: run `%s` (moves them aside), or keep them and give this run its own "
+                "paths.artifacts (--set paths.artifacts=DIR)", root, n, newest, why, train_hint(fresh, sizeof fresh, how_, " --fresh"));
         if (newest >= how_->updates)
             die(EXIT_BAD_INPUT, "%s already holds %d checkpoint(s), the newest step-%04d: the run is finished (%s)", root, n,
                 newest, finished_hint(next, sizeof next, how_, dir_newest));

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/made.h"
@@ -18,6 +20,17 @@ int runlog_set_aside(const char *path, char *aside, size_t len) {
     if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : error("%s: cannot read: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return error("%s: cannot write: %s", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+    // A log that a run is writing now (it holds a lock on it: runlog_create) is never moved:
+    // another train with the same paths.outputs (its own paths.artifacts, or another
+    // config's) moved a live JSONL and rank logs aside under their writer.
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+        int live = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        close(fd);
+        if (live)
+            return error("%s: a run is writing this log now (another train with this paths.outputs): its logs are never moved; "
+                         "give this run its own --set paths.outputs=DIR, or wait for that one to end", path);
+    }
     char stamp[32], to[1300];
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&st.st_mtime));
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
@@ -43,6 +56,7 @@ FILE *runlog_create(const char *path) {
     if (runlog_set_aside(path, NULL, 0)) return NULL;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) made_note_fd(path, fd);
+    if (fd >= 0) (void)flock(fd, LOCK_EX | LOCK_NB);  // held while the run writes (runlog_set_aside); goes with the process
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) error("%s: cannot write: %s", path, strerror(errno));
     return f;

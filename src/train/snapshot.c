@@ -77,7 +77,7 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
 // sampler every rank loads rank 0's file: model, optimizer, the global stream and the
 // windows drawn are the same in every rank file, and nothing in them depends on W, so the
 // checkpoint resumes on any world size (elastic resume; docs/sampling.md "Elastic resume").
-void trainer_resume(Trainer *t, const char *dir, const char *lock) {
+void trainer_resume(Trainer *t, const char *dir, const char *lock, const char *remedy) {
     char path[1200], why[2600] = "";
     int elastic = t->global;
     checkpoint_rank_path(path, sizeof path, dir, elastic ? 0 : t->rank);
@@ -94,11 +94,13 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock) {
                      path, s.world_size, s.world_size == 1 ? "" : "s", t->W, "bands");
         else if (s.rank != (elastic ? 0 : t->rank)) snprintf(why, sizeof why, "%s: holds rank %d, expected %d", path, s.rank, elastic ? 0 : t->rank);
         else if (!corpus_lock_accepts(t->corpus, t->cfg, s.lock))
-            snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s…", path, s.lock, lock);
+            snprintf(why, sizeof why, "%s: data lock %.12s… differs from the current data's %.12s… (the corpus was prepared or "
+                     "imported again since, or with other data keys)%s%s", path, s.lock, lock, remedy ? ": " : "", remedy ? remedy : "");
         else if (!stored_ok)
             snprintf(why, sizeof why, "%s: stored config unreadable: %s", path, err);
         else if (config_diff_training(&stored, t->cfg, what, sizeof what))
-            snprintf(why, sizeof why, "%s: config differs (checkpoint vs now) at %s", path, what);
+            snprintf(why, sizeof why, "%s: config differs (checkpoint vs now) at %s%s%s", path, what, remedy ? ": " : "",
+                     remedy ? remedy : "");
         else if (s.step >= t->cfg->train.updates)
             snprintf(why, sizeof why, "%s: already at step %d of %d updates: nothing to resume", path, s.step, t->cfg->train.updates);
         if (why[0]) error("%s", why), bad = 1;

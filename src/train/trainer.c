@@ -10,9 +10,9 @@
 //   5. average the gradient once (the DDP convention); W cancels: (1/W)Σ∇(W·S_r/N). The
 //      all-reduce sums; the 1/W is applied in the optimizer pass (trainer_gradient for
 //      a caller that wants the average itself). With train.overlap: output-layer the sum
-//      goes in two buckets: the output layer's [w2, b2, W·S_r] starts as soon as the last
-//      microbatch's backward has finished it (the backend's tail hook), the rest after the
-//      backward; the same sums of the same values;
+//      goes in two buckets: the model's tail [m.tail, P) and W·S_r (the MLP's w2, b2) starts
+//      as soon as the last microbatch's backward has finished it (the backend's tail hook),
+//      the rest after the backward; the same sums of the same values;
 //   6. step: the optimizer's update on the backend (trainer_update), never for a window
 //      whose loss or averaged gradient is not finite.
 // These six numbers are the window's steps in ARCHITECTURE.md and docs/ too.
@@ -91,7 +91,7 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
             prefetch_submit(&t->prefetch, t->next, per);
         }
     }
-    t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook &&
+    t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook && t->m.tail < t->m.total &&
                  comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
     return 0;
 }
@@ -114,9 +114,9 @@ void trainer_free(Trainer *t) {
     memset(t, 0, sizeof *t);
 }
 
-// The tail bucket of the overlapped gradient sum: [offset[P_W2], P + 1), the output
-// layer's gradient and the extra element, which takes W·S_r here (S_r: the earlier
-// microbatches' loss sums, plus this one's).
+// The tail bucket of the overlapped gradient sum: [m.tail, P + 1), the tensors the model row
+// finishes first in the backward (the MLP's output layer) and the extra element, which takes
+// W·S_r here (S_r: the earlier microbatches' loss sums, plus this one's).
 typedef struct {
     Trainer *t;
     float *grad;     // (P + 1) the backend's gradient buffer, taken before the backward (whose
@@ -128,7 +128,7 @@ typedef struct {
 static void tail_bucket_start(void *ctx, double loss) {
     TailBucket *tail = ctx;
     Trainer *t = tail->t;
-    size_t from = t->m.offset[P_W2];
+    size_t from = t->m.tail;
     t->ops->set_grad_extra(t->cc, (float)(t->W * (tail->S_r + loss)));
     tail->started = now_seconds();
     t->comm->ops->sum_f32_start(t->comm, tail->grad + from, t->m.total + 1 - from);
@@ -233,10 +233,10 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     int sum = co->allreduce_sum_f32 && host;
     t->grad_div = sum ? (float)W : 1.0f;
     float *buf = t->staging ? t->staging : t->ops->grad_buffer(t->cc);
-    if (t->overlap) {  // the tail is on its way: the head [0, offset[P_W2]), then wait for both
+    if (t->overlap) {  // the tail is on its way: the head [0, m.tail), then wait for both
         // DDPTOK_TEST_BUCKET_GAP: the negative control of the bucket boundary (tests/test_comm.sh):
         // the head leaves its last element unreduced, the result must differ.
-        co->allreduce_sum_f32(t->comm, buf, t->m.offset[P_W2] - t->test.bucket_gap);
+        co->allreduce_sum_f32(t->comm, buf, t->m.tail - t->test.bucket_gap);
         co->sum_f32_finish(t->comm);
     } else {
         t->ops->set_grad_extra(t->cc, (float)(W * S_r));

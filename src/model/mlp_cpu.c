@@ -1,6 +1,6 @@
-// model_cpu.c — the reference implementation of the window MLP (docs/spec.md §4) on the CPU:
+// mlp_cpu.c — the reference implementation of the window MLP (docs/spec.md §4) on the CPU:
 // C + CBLAS, FP32 storage, one microbatch at a time over its supervised positions only.
-// The CUDA backend (cuda/model_cuda.cu) has the same function shapes and must give the
+// The CUDA backend (cuda/mlp_cuda.cu) has the same function shapes and must give the
 // same numbers within the parity tolerance.
 //
 // Per microbatch of T supervised positions:
@@ -11,8 +11,8 @@
 //   loss_t = logsumexp(Y_t) − Y_t[target_t]
 // and the backward of scale · Σ_t loss_t accumulated into the gradient.
 //
-// train.first_layer: factored computes the same Z without E: src/model/model_factored.c
-// (factored.h) holds it; this file calls it where the dense layer would gather E.
+// train.first_layer: factored computes the same Z without E: src/model/mlp_factored.c
+// (mlp_factored.h) holds it; this file calls it where the dense layer would gather E.
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "model/cpu_kernels.h"
-#include "model/factored.h"
-#include "model/model.h"
+#include "model/mlp_factored.h"
+#include "model/mlp.h"
 
 struct Compute {
     ModelShape m;
@@ -119,8 +119,8 @@ static void cpu_finish_backward(Compute *cc) {
 static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1],
-                *b1 = cc->theta + m->offset[P_B1], *w2 = cc->theta + m->offset[P_W2], *b2 = cc->theta + m->offset[P_B2];
+    const float *emb = cc->theta + m->offset[MLP_EMBEDDING], *w1 = cc->theta + m->offset[MLP_W1],
+                *b1 = cc->theta + m->offset[MLP_B1], *w2 = cc->theta + m->offset[MLP_W2], *b2 = cc->theta + m->offset[MLP_B2];
     if (cc->factored) factored_forward(cc->factored, cc->theta, b, cc->Hh);
     else {
         for (int t = 0; t < T; t++)
@@ -149,7 +149,7 @@ static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
 // while the row is in cache (t ascending, as a separate column sum would).
 static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
     int V = cc->m.V;
-    float *restrict gb2 = cc->grad + cc->m.offset[P_B2];
+    float *restrict gb2 = cc->grad + cc->m.offset[MLP_B2];
     double total = 0;
     for (int t = 0; t < b->T; t++) {
         float *y = cc->Y + (size_t)t * V;
@@ -175,9 +175,9 @@ static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
 static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *w1 = cc->theta + m->offset[P_W1], *w2 = cc->theta + m->offset[P_W2];
-    float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1], *gb1 = cc->grad + m->offset[P_B1],
-          *gw2 = cc->grad + m->offset[P_W2];
+    const float *w1 = cc->theta + m->offset[MLP_W1], *w2 = cc->theta + m->offset[MLP_W2];
+    float *gemb = cc->grad + m->offset[MLP_EMBEDDING], *gw1 = cc->grad + m->offset[MLP_W1], *gb1 = cc->grad + m->offset[MLP_B1],
+          *gw2 = cc->grad + m->offset[MLP_W2];
     const float *dY = cc->Y;  // (T, V)
     // w2 += dYᵀ · Hd ; dH = dY · w2 (b2 += Σ_t dY was done by mlp_loss_cpu, row by row)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, cc->Hd, H, 1.0f, gw2, H);
@@ -229,8 +229,9 @@ static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return mlp_loss_cpu(cc, b, NULL, 0, 0, correct);
 }
 
-const ComputeOps compute_cpu = {
+const ComputeOps compute_mlp_cpu = {
     .name = "cpu",
+    .model = MODEL_MLP,
     .on_device = 0,
     .first_layers = {[FIRST_LAYER_DENSE] = 1, [FIRST_LAYER_FACTORED] = 1},
     .create = cpu_create,

@@ -1,6 +1,6 @@
-// model_factored.c — the factored first layer of the CPU backend (train.first_layer:
-// factored; see factored.h), computing the same Z as the dense layer without E.
-#include "model/factored.h"
+// mlp_factored.c — the factored first layer of the CPU backend (train.first_layer:
+// factored; see mlp_factored.h), computing the same Z as the dense layer without E.
+#include "model/mlp_factored.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -98,7 +98,7 @@ void factored_window_begin(Factored *f) {
 void factored_forward(Factored *f, const float *theta, const Batch *b, float *Z) {
     const ModelShape *m = &f->m;
     int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = theta + m->offset[P_EMBEDDING], *w1 = theta + m->offset[P_W1], *b1 = theta + m->offset[P_B1];
+    const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1], *b1 = theta + m->offset[MLP_B1];
     size_t VH = (size_t)V * H;
     if (!f->tables_valid)  // P_j (V, H) = emb (V, D) · w1_jᵀ (D, H)
         for (int j = 0; j < k; j++)
@@ -117,8 +117,8 @@ void factored_finish(Factored *f, const float *theta, float *grad) {
     if (!f->pending) return;
     const ModelShape *m = &f->m;
     int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = theta + m->offset[P_EMBEDDING], *w1 = theta + m->offset[P_W1];
-    float *gemb = grad + m->offset[P_EMBEDDING], *gw1 = grad + m->offset[P_W1];
+    const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1];
+    float *gemb = grad + m->offset[MLP_EMBEDDING], *gw1 = grad + m->offset[MLP_W1];
     size_t VH = (size_t)V * H;
     for (int j = 0; j < k; j++) {
         const float *Gj = f->sums + j * VH;

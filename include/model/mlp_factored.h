@@ -1,4 +1,4 @@
-// factored.h — the factored first layer of the CPU backend (train.first_layer: factored,
+// mlp_factored.h — the window MLP's factored first layer of the CPU backend (train.first_layer: factored,
 // docs/performance.md). With no non-linearity between the embedding and w1, slot j's share
 // of Z is a row of a table computed once per θ:
 //   P_j = emb · w1_jᵀ                 (V, H), w1_j = w1[:, jD:(j+1)D]
@@ -12,7 +12,7 @@
 #ifndef DDPTOK_FACTORED_H
 #define DDPTOK_FACTORED_H
 
-#include "model/model.h"
+#include "model/mlp.h"
 
 typedef struct Factored Factored;
 

@@ -1,6 +1,6 @@
-// model_cuda.cu — the window MLP of docs/spec.md §4 on the GPU: cuBLAS SGEMMs in FP32 with TF32
+// mlp_cuda.cu — the window MLP of docs/spec.md §4 on the GPU: cuBLAS SGEMMs in FP32 with TF32
 // off (CUBLAS_PEDANTIC_MATH) and small kernels, with the same function shapes as the
-// CPU reference (src/model_cpu.c). Deterministic: no atomics feed the gradient — the bias
+// CPU reference (src/model/mlp_cpu.c). Deterministic: no atomics feed the gradient — the bias
 // and embedding gradients are summed by one thread per output in position order, and the
 // embedding scatter goes through a per-microbatch CSR list built on the host.
 //
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cuda_common.h"
-#include "model/model.h"
+#include "model/mlp.h"
 
 struct Compute {
     ModelShape m;
@@ -245,8 +245,8 @@ static void upload_batch(Compute *cc, const Batch *b) {
 static void mlp_forward_cuda(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *emb = cc->theta + m->offset[P_EMBEDDING], *w1 = cc->theta + m->offset[P_W1],
-                *b1 = cc->theta + m->offset[P_B1], *w2 = cc->theta + m->offset[P_W2], *b2 = cc->theta + m->offset[P_B2];
+    const float *emb = cc->theta + m->offset[MLP_EMBEDDING], *w1 = cc->theta + m->offset[MLP_W1],
+                *b1 = cc->theta + m->offset[MLP_B1], *w2 = cc->theta + m->offset[MLP_W2], *b2 = cc->theta + m->offset[MLP_B2];
     const float one = 1.0f;
     gather_embedding_kernel<<<blocks((size_t)T * kD, 256), 256, 0, cc->stream>>>(cc->E, emb, cc->ctx, T, k, D);
     CUDA_LAUNCH_CHECK();
@@ -290,9 +290,9 @@ static double mlp_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
 static void mlp_backward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
     int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
-    const float *w1 = cc->theta + m->offset[P_W1], *w2 = cc->theta + m->offset[P_W2];
-    float *gemb = cc->grad + m->offset[P_EMBEDDING], *gw1 = cc->grad + m->offset[P_W1], *gb1 = cc->grad + m->offset[P_B1],
-          *gw2 = cc->grad + m->offset[P_W2], *gb2 = cc->grad + m->offset[P_B2];
+    const float *w1 = cc->theta + m->offset[MLP_W1], *w2 = cc->theta + m->offset[MLP_W2];
+    float *gemb = cc->grad + m->offset[MLP_EMBEDDING], *gw1 = cc->grad + m->offset[MLP_W1], *gb1 = cc->grad + m->offset[MLP_B1],
+          *gw2 = cc->grad + m->offset[MLP_W2], *gb2 = cc->grad + m->offset[MLP_B2];
     const float one = 1.0f, zero = 0.0f;
     // w2 (V, H) += dYᵀ · Hd ; b2 += Σ_t dY ; dH (T, H) = dY · w2
     CUBLAS_CHECK(cublasSgemm(cc->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, T, &one, cc->Hd, H, cc->Y, V, &one, gw2, H));
@@ -333,8 +333,9 @@ static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return mlp_loss_cuda(cc, b, 0, 0, 0, correct);
 }
 
-extern "C" const ComputeOps compute_cuda = {
+extern "C" const ComputeOps compute_mlp_cuda = {
     .name = "cuda",
+    .model = MODEL_MLP,
     .on_device = 1,
     .first_layers = {1, 0},  // dense only: train.first_layer factored is refused at start-up
     .create = cuda_create,

@@ -1,0 +1,84 @@
+// gpt.h — the GPT's row (docs/model.md "The GPT"): GPT-2 exactly as HF transformers'
+// GPT2LMHeadModel and nanoGPT compute it.
+//
+// Letters: V vocabulary, Lmax = data.max_length (the context: positions 0..Lmax-1), C =
+// model.n_embd, NH = model.n_head, hs = C / NH, NL = model.n_layer. For a sequence x[0..L-1]
+// the input at position t is the previous token (x[t-1]; the begin id 0 at t = 0), so
+// position t predicts x[t] and the supervised positions are those of the label rule, as for
+// every model (data/batch.h, BATCH_SEQUENCES):
+//   h0 = wte[input_t] + wpe[t];                          dropout (site 0)
+//   per block l:  a = ln_1(h);  q, k, v = split(a·qkvwᵀ + qkvb)   (NH heads of hs)
+//                 P = softmax(q·kᵀ / √hs over keys j ≤ t);         dropout on P (site 1 + 3l)
+//                 h += drop(concat_heads(P·v)·attprojwᵀ + attprojb)   (site 2 + 3l)
+//                 f = gelu_tanh(ln_2(h)·fcwᵀ + fcb);  h += drop(f·fcprojwᵀ + fcprojb)   (site 3 + 3l)
+//   logits = ln_f(h)·wteᵀ (the output layer tied to the token embedding, no bias)
+// LayerNorm: (x − mean)/√(var + 1e-5)·w + b, the biased variance over C. gelu_tanh(x) =
+// x/2·(1 + tanh(√(2/π)·(x + 0.044715x³))). Each sequence attends only to itself.
+//
+// Tensors in θ order, llm.c's names and layout (weights (out, in), the blocks stacked on a
+// first dimension NL): wte (V, C), wpe (Lmax, C), ln1w (NL, C), ln1b (NL, C),
+// qkvw (NL, 3C, C), qkvb (NL, 3C), attprojw (NL, C, C), attprojb (NL, C), ln2w (NL, C),
+// ln2b (NL, C), fcw (NL, 4C, C), fcb (NL, 4C), fcprojw (NL, C, 4C), fcprojb (NL, C),
+// lnfw (C), lnfb (C). qkvw's rows are q's C, then k's, then v's; head h owns columns
+// h·hs .. (h+1)·hs − 1 of each. The overlap's tail bucket is [lnfw, P): ln_f, final first.
+//
+// Initialisation (GPT-2's): every weight and both embeddings N(0, 0.02), attprojw and fcprojw
+// N(0, 0.02/√(2·NL)), biases 0, LayerNorm weights 1 and biases 0; the normals are drawn in θ
+// order from the init stream (Box–Muller, as the MLP's embedding).
+//
+// Dropout (p = model.dropout at every site): the unit u of site `site` at a packed position
+// whose padded position is `at` (batch.h) is kept when word u mod 4 of the Philox block at
+// counter (block, word, site << 24 | u / 4) is ≥ p·2³², with (block, word) =
+// dropout_counter(d->block, d->ids, L, d->step, at) (philox.h): per microbatch under the bands
+// sampler, keyed by (step, sequence id, position) under the global sampler. Units: the C
+// features of the embedding and residual sites; h·Lmax + j (the key j of head h) for the
+// attention site of the query at `at`.
+#ifndef DDPTOK_GPT_H
+#define DDPTOK_GPT_H
+
+#include "model/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    GPT_WTE = 0, GPT_WPE, GPT_LN1W, GPT_LN1B, GPT_QKVW, GPT_QKVB, GPT_ATTPROJW, GPT_ATTPROJB,
+    GPT_LN2W, GPT_LN2B, GPT_FCW, GPT_FCB, GPT_FCPROJW, GPT_FCPROJB, GPT_LNFW, GPT_LNFB, GPT_TENSORS
+};
+#define GPT_LN_EPS 1e-5
+#define GPT_INIT_STD 0.02
+
+// Its row, gpt_row (src/model/gpt.c): the budget counts what gpt_cpu.c allocates (per row and
+// block 16C + 4 floats and 2C mask bytes, per row NL·NH·Lmax attention probabilities and their
+// mask bytes, 13C + 4 + V floats and C bytes more, a per-instance scratch); its logits for generate run the CPU backend on the sequence
+// so far (its last Lmax − 1 ids after the begin id once it is longer).
+
+// Dropout sites: the embedding, then three per block.
+enum { GPT_SITE_EMBEDDING = 0 };
+static inline uint32_t gpt_site_attention(int layer) { return 1u + 3u * (uint32_t)layer; }
+static inline uint32_t gpt_site_attn_residual(int layer) { return 2u + 3u * (uint32_t)layer; }
+static inline uint32_t gpt_site_mlp_residual(int layer) { return 3u + 3u * (uint32_t)layer; }
+
+// The dropout scales of units u0 .. u0 + n - 1 of `site` at padded position `at` of a batch of
+// padded length L: out[i] = 1/(1 − p) or 0 (see the top of this file); thr = dropout_threshold(p).
+static inline void gpt_dropout_scales(const Dropout *d, int L, uint32_t at, uint32_t site, uint32_t u0, int n, uint32_t thr,
+                                      float inv, float *out) {
+    uint64_t block;
+    uint32_t word;
+    dropout_counter(d->block, d->ids, L, d->step, at, &block, &word);
+    for (int i = 0; i < n;) {
+        uint32_t u = u0 + (uint32_t)i;
+        Philox4 r = rng_block(&d->stream, block, word, site << 24 | u >> 2);
+        for (uint32_t w = u & 3; w < 4 && i < n; w++, i++) out[i] = r.v[w] >= thr ? inv : 0.0f;
+    }
+}
+
+extern const ComputeOps compute_gpt_cpu;  // src/model/gpt_cpu.c: the reference backend
+// The forward of `b` (no dropout) and the logits (V) of its last supervised position (gpt_logits).
+void gpt_cpu_last_logits(Compute *cc, const Batch *b, float *logits);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,318 @@
+# everyday: a day of use in one working directory (issue 29), each case what broke there, with
+# a negative control: verdicts of this config only (evaluate --protocol, plot), two configs in
+# one directory kept apart, lineage and log hints that do not lead to a refusal, plot without
+# reference or parity, `ddptok config`, train.world_size: auto, the shipped configs found by
+# name, the exported model loaded in Python, the memory check per host, hints that run as
+# printed.
+cfg="$CONFIGS/tiny.yaml"
+T=(--config "$cfg")
+# This config's protocol in miniature: prepare, reference, parity, the three runs, check-empty
+# and one matrix cell (W = 3, as run/protocol.sh makes its cells).
+cell=(--set paths.outputs=outputs/matrix/W3 --set paths.artifacts=outputs/matrix/W3 --set train.world_size=3 --set train.rank_bands=auto)
+fixture_protocol() {
+  one prepare "${T[@]}" >/dev/null && one reference "${T[@]}" >/dev/null && ddp 2 parity "${T[@]}" >/dev/null &&
+    ddp 2 train "${T[@]}" >/dev/null 2>&1 && ddp 2 train "${T[@]}" --continuous >/dev/null 2>&1 &&
+    ddp 2 train "${T[@]}" --resume latest >/dev/null 2>&1 && ddp 2 check-empty "${T[@]}" >/dev/null 2>&1 &&
+    one prepare "${T[@]}" "${cell[@]}" >/dev/null && one reference "${T[@]}" "${cell[@]}" >/dev/null &&
+    ddp 3 parity "${T[@]}" "${cell[@]}" >/dev/null 2>&1
+}
+# b.yaml: another config (tiny.yaml with other data: its own file, its own seed).
+other_config() { sed 's/^seed: 99/seed: 5/' "$cfg" > b.yaml; }
+B=(--config b.yaml --set paths.outputs=ob --set paths.artifacts=ab)
+
+# Verdicts of this config only. With another config's reports copied into its outputs (what a
+# shared outputs/ held: minimum.yaml's parity.json, empty.json and matrix/ read for
+# fortunes.yaml), evaluate --protocol printed "parity report: ok, empty-window report: ok,
+# matrix 6/6" and OK. Now each report records its config and data lock, and one of another
+# config or data is named and not counted. Negative control: the same reports, this config's,
+# give OK (the check can pass); one without a record is not counted either.
+case_verdict_of_this_config_only() {
+  fixture protocol || return
+  expect_rc "this config's protocol: evaluate --protocol OK" 0 one evaluate "${T[@]}" --protocol
+  expect_grep "negative control: this config's reports and its matrix cell counted" 'negative-control matrix: 1/1 cells ok' "$OUT"
+  # Another config of the same file (--set: its checkpoints, reports and lock differ)
+  expect_rc "another config (--set train.optimizer.lr=0.05): evaluate --protocol is not OK" 1 one evaluate "${T[@]}" --set train.optimizer.lr=0.05 --protocol
+  grep -q '^evaluate --protocol: OK' <<<"$OUT" && bad "another config: no OK line" || ok "another config: no OK line"
+  expect_grep "another config: the parity report named, with the key that differs, and not counted" '^  parity report: not counted: outputs/parity.json is another config.s \(differs at train.optimizer.lr: 0.05 here vs 0.2 there\)' "$OUT"
+  expect_grep "another config: the empty-window report named and not counted" '^  empty-window report: not counted: outputs/empty.json is another config.s' "$OUT"
+  expect_grep "another config: the matrix cell named and not counted" '^  negative-control matrix: not counted: W3: another config.s' "$OUT"
+  expect_grep "another config: the resumed model named as another config's, with the --fresh line" '^  resume: not counted: the resumed run.s step-12 model .* is another config.s .*: run `.* train .*--fresh`' "$OUT"
+  # Another config, its own directories, the first config's reports copied in: the issue's case.
+  other_config
+  one prepare "${B[@]}" >/dev/null && ddp 2 train "${B[@]}" >/dev/null 2>&1 && ddp 2 train "${B[@]}" --continuous >/dev/null 2>&1 \
+    && ddp 2 train "${B[@]}" --resume latest >/dev/null 2>&1 || { bad "another config's own run"; return; }
+  cp outputs/parity.json outputs/empty.json ob/ && mkdir -p ob/matrix && cp -r outputs/matrix/W3 ob/matrix/
+  expect_rc "another config with the first config's reports copied in: evaluate --protocol is not OK" 1 one evaluate "${B[@]}" --protocol
+  expect_grep "copied reports: parity.json named as made on other data or another config" '^  parity report: not counted: ob/parity.json is another config.s \(differs at seed: 5 here vs 99 there\)' "$OUT"
+  expect_grep "copied reports: the matrix cell not counted" '^  negative-control matrix: not counted: W3: another config.s' "$OUT"
+  grep -q 'not_counted' ob/report.json && json ob/report.json 'j["parity"] is None and j["empty"] is None and j["matrix"] == {} and len(j["not_counted"]) == 3' | grep -q True \
+    && ok "copied reports: report.json holds none of them, each under not_counted" || bad "copied reports: report.json holds none of them, each under not_counted" "— $(head -c 300 ob/report.json)"
+  # A report without a record (an older ddptok's): not counted.
+  /usr/bin/python3 -c "import json; j = json.load(open('outputs/parity.json')); j.pop('config'); json.dump(j, open('outputs/parity.json', 'w'))"
+  expect_rc "a parity.json without its config recorded: not OK" 1 one evaluate "${T[@]}" --protocol
+  expect_grep "a parity.json without its config recorded: said so" 'parity report: not counted: outputs/parity.json is records no config or data lock' "$OUT"
+}
+
+# Two configs in one directory: the second config's first write is refused (prepare or import
+# replaced the first's corpus; train moved its logs and met its checkpoints), naming the
+# first config and printing this command with its own directories, which runs; nothing of the
+# first config changes. clean of the second removes nothing of the first. Negative control:
+# the same file again, or a copy of it, is the same config (accepted).
+case_two_configs_kept_apart() {
+  fixture protocol || return
+  other_config
+  local sums; sums=$(sha256sum outputs/data/corpus.h5 outputs/train/*.jsonl artifacts/checkpoints/*/* | sha256sum)
+  expect_rc "another config's prepare in this directory: refused" 2 one prepare --config b.yaml
+  expect_grep "another config's prepare: names the config the directory is for, and the command with its own directories" \
+    "^ddptok: error: outputs/ holds the results of another config, .*tiny.yaml \(outputs/.ddptok-config\): b.yaml's would mix with them .*: run \`.* prepare --config b.yaml --set paths.outputs=outputs-b --set paths.artifacts=artifacts-b\`" "$OUT"
+  local hint; hint=$(sed -n 's/.*own directories: run `\([^`]*\)`.*/\1/p' <<<"$OUT")
+  expect_rc "another config's train here: refused too (no log moved, no lineage met)" 2 ddp 2 train --config b.yaml
+  expect_rc "another config's --check train here: refused as the run is" 2 one --check train --config b.yaml
+  expect_rc "another config's clean here: refused (removes nothing of another config)" 2 one clean --scope generated --config b.yaml
+  [ "$(sha256sum outputs/data/corpus.h5 outputs/train/*.jsonl artifacts/checkpoints/*/* | sha256sum)" = "$sums" ] \
+    && ok "another config refused: the first config's corpus, logs and checkpoints byte for byte" || bad "another config refused: the first config's corpus, logs and checkpoints byte for byte"
+  expect_rc "the printed command (its own directories) runs as printed" 0 bash -c "$hint"
+  [ -f outputs-b/data/corpus.h5 ] && ok "the second config's corpus in its own outputs-b/" || bad "the second config's corpus in its own outputs-b/"
+  cp "$cfg" copy.yaml
+  expect_rc "negative control: a copy of the first config's file is the same config (accepted)" 0 one --check train --config copy.yaml
+  expect_rc "negative control: the same file with another --set is the same config (accepted)" 0 one --check train "${T[@]}" --set train.optimizer.lr=0.05
+}
+
+# A lineage of another run: train of this config with other --set met the first run's
+# checkpoints and was told "continue it: --resume latest", which then failed (config differs /
+# data lock differs). Now the refusal names why it cannot be continued and offers --fresh,
+# which runs. Negative control: the same config is still offered --resume latest.
+case_lineage_of_another_run() {
+  one prepare "${T[@]}" >/dev/null && ddp 2 train "${T[@]}" >/dev/null 2>&1 || { bad "lineage fixture"; return; }
+  expect_rc "a lineage of the same config: refused, offering --resume latest" 2 ddp 2 train "${T[@]}"
+  expect_grep "negative control: the same config is offered --resume latest" 'continue it: run `.* --resume latest`' "$OUT"
+  expect_rc "a lineage of another config: refused" 2 ddp 2 train "${T[@]}" --set train.optimizer.lr=0.05
+  expect_grep "a lineage of another config: names what differs and offers --fresh, not --resume" \
+    '^ddptok: ranks 0-1: error: artifacts/checkpoints already holds 1 checkpoint\(s\) of another run: the newest, step-0006, is of another config: it differs at train.optimizer.lr: 0.2 vs 0.05 .*start over: run `[^`]* --set train.optimizer.lr=0.05 --fresh`' "$OUT"
+  grep -q 'resume latest' <<<"$OUT" && bad "a lineage of another config: no --resume latest offered" || ok "a lineage of another config: no --resume latest offered"
+  expect_rc "--resume latest of another config's lineage: refused with the --fresh line" 2 ddp 2 train "${T[@]}" --set train.optimizer.lr=0.05 --resume latest
+  expect_grep "--resume latest of another config's lineage: the --fresh line" 'it cannot be continued here; start over: run `[^`]* --fresh`' "$OUT"
+  local hint; hint=$(sed -n 's/.*start over: run `\([^`]*\)`.*/\1/p' <<<"$OUT" | head -1)
+  expect_rc "the printed --fresh line runs as printed" 0 bash -c "$hint"
+  # Other data: the corpus prepared again with another seed (the same file): "trained on other data".
+  one prepare "${T[@]}" --set seed=5 >/dev/null
+  expect_rc "a lineage trained on other data: refused" 2 ddp 2 train "${T[@]}" --set seed=5
+  expect_grep "a lineage trained on other data: says so and offers --fresh" 'is trained on other data: its data lock [0-9a-f]+… is not this corpus.s .*start over: run `[^`]* --set seed=5 --fresh`' "$OUT"
+  # The continuous lineage (its hint was refused the same way): --continuous --fresh.
+  ddp 2 train "${T[@]}" --set seed=5 --continuous >/dev/null 2>&1
+  expect_rc "a continuous lineage of another config: refused" 2 ddp 2 train "${T[@]}" --set seed=5 --set train.optimizer.lr=0.05 --continuous
+  expect_grep "a continuous lineage of another config: offers --continuous --fresh" 'artifacts/continuous already holds 1 checkpoint\(s\) of another run: .*start over: run `[^`]* --continuous --fresh`' "$OUT"
+}
+
+# A log a run is writing is never moved aside: a second train with the same paths.outputs
+# (its own paths.artifacts) moved the first one's live JSONL and rank logs away under it.
+case_live_log_not_moved() {
+  one prepare "${T[@]}" >/dev/null
+  local long=("${T[@]}" --set train.updates=400000 --set train.interrupt_at=0) pid rc n1 n2
+  mpirun -np 2 "$DDPTOK" train "${long[@]}" --set paths.artifacts=a1 > first.txt 2>&1 &
+  pid=$!
+  wait_lines outputs/train/interrupted.jsonl 20 30
+  expect_rc "a second train with the same paths.outputs while the first writes its logs: refused" 2 ddp 2 train "${long[@]}" --set paths.artifacts=a2
+  expect_grep "the second train: names the live log and the fix" 'outputs/train/interrupted.jsonl: a run is writing this log now .*give this run its own --set paths.outputs=DIR' "$OUT"
+  n1=$(wc -l < outputs/train/interrupted.jsonl); sleep 0.3; n2=$(wc -l < outputs/train/interrupted.jsonl)
+  [ "$n2" -gt "$n1" ] && [ -z "$(ls outputs/train | grep -v '^interrupted.jsonl$')" ] \
+    && ok "the first run's JSONL stays in place and goes on growing" "($n1 -> $n2 lines)" || bad "the first run's JSONL stays in place and goes on growing" "— $n1 -> $n2, $(ls outputs/train | tr '\n' ' ')"
+  kill -USR1 "$pid"; wait "$pid"; rc=$?
+  [ $rc -eq 75 ] && ok "the first run stops on request as usual (exit 75)" || bad "the first run stops on request as usual (exit 75)" "— exit $rc"
+  expect_rc "negative control: once that run has ended, the next train moves its log aside as always" 0 ddp 2 train "${T[@]}" --set paths.artifacts=a3
+}
+
+# plot: the loss curves (and the validation loss) of a run without reference or parity
+# (plot refused: "needs reference.h5, grads.h5"); the parity panel only with this config's
+# reports; labels that say what happened ("interrupted + resumed" was printed for a run that
+# never was).
+case_plot_without_parity() {
+  command -v gnuplot >/dev/null || { skip "$CASE" "gnuplot is not installed"; return; }
+  one prepare "${T[@]}" >/dev/null && ddp 2 train "${T[@]}" --set train.interrupt_at=0 --set train.eval_every=4 >/dev/null 2>&1 \
+    && ddp 2 train "${T[@]}" --continuous >/dev/null 2>&1 || { bad "plot fixture"; return; }
+  expect_rc "plot of a trained run, no reference or parity" 0 one plot "${T[@]}"
+  [ -s outputs/figure.png ] && ! grep -q parity.dat outputs/plot/figure.gp && grep -q "layout 1,1" outputs/plot/figure.gp \
+    && ok "plot without reference/parity: a figure of the loss panel alone" || bad "plot without reference/parity: a figure of the loss panel alone"
+  grep -q "'val-interrupted.dat' using 1:2 with linespoints.*validation loss (3 points)" outputs/plot/figure.gp && [ "$(wc -l < outputs/plot/val-interrupted.dat)" -eq 3 ] \
+    && ok "plot: the validation loss of the run (train.eval_every 4: steps 4, 8, 12)" || bad "plot: the validation loss of the run (train.eval_every 4: steps 4, 8, 12)" "— $(cat outputs/plot/val-interrupted.dat 2>/dev/null | tr '\n' ' ')"
+  grep -q 'title "train (not interrupted), steps 1-12"' outputs/plot/figure.gp && grep -q 'train (not interrupted) vs train --continuous: identical' outputs/plot/figure.gp \
+    && ! grep -q 'resumed vs' outputs/plot/figure.gp && ok "plot: a run never interrupted is labelled so, compared as train vs train --continuous" \
+    || bad "plot: a run never interrupted is labelled so, compared as train vs train --continuous" "— $(grep -o 'title "[^"]*"' outputs/plot/figure.gp | head -3 | tr '\n' ' ')"
+  expect_grep "plot: says there is no parity panel and what makes it" 'no parity panel: no reference.h5 \(run `.* reference --config' "$OUT"
+  one reference "${T[@]}" >/dev/null && ddp 2 parity "${T[@]}" --set train.optimizer.lr=0.05 >/dev/null 2>&1
+  expect_rc "plot with another config's parity report" 0 one plot "${T[@]}"
+  ! grep -q parity.dat outputs/plot/figure.gp && grep -q 'no parity panel: outputs/parity.json is another config.s' <<<"$OUT" \
+    && ok "plot: no parity panel from another config's parity.json, named" || bad "plot: no parity panel from another config's parity.json, named" "— $OUT"
+  ddp 2 parity "${T[@]}" >/dev/null 2>&1
+  expect_rc "negative control: plot with this config's parity report" 0 one plot "${T[@]}"
+  grep -q "plot 'parity.dat'" outputs/plot/figure.gp && ok "negative control: this config's parity report draws the parity panel" || bad "negative control: this config's parity report draws the parity panel"
+  # Under the C locale gnuplot warned "iconv failed to convert degree sign" on every plot.
+  OUT=$(env -u LC_ALL -u LC_CTYPE LANG=C "$DDPTOK" plot "${T[@]}" 2>&1)
+  ! grep -qi iconv <<<"$OUT" && ok "plot under LANG=C: no iconv warning from gnuplot" || bad "plot under LANG=C: no iconv warning from gnuplot" "— $(grep -i iconv <<<"$OUT")"
+  (cd outputs/plot && env -u LC_ALL -u LC_CTYPE LANG=C gnuplot figure.gp 2>&1) | grep -qi iconv \
+    && ok "negative control: gnuplot itself under LANG=C on that script warns (the check can fail)" || skip "negative control: gnuplot under LANG=C warns" "this gnuplot does not warn under the C locale"
+}
+
+# `ddptok config`: every key, its value and where it comes from; the output is a config
+# that reads back to the same values (negative control: a changed line shows up).
+case_config_command() {
+  expect_rc "ddptok config --config tiny.yaml --set train.optimizer.lr=0.05" 0 one config "${T[@]}" --set train.optimizer.lr=0.05
+  printf '%s\n' "$OUT" > resolved.yaml
+  local n; n=$(grep -c '^[a-z]' resolved.yaml)
+  [ "$n" -eq "$(one config "${T[@]}" | grep -c '^[a-z]')" ] && [ "$n" -ge 45 ] && ok "config: one line per key" "($n keys)" || bad "config: one line per key" "— $n"
+  expect_grep "config: a file's key with its file and line" '^seed: 99 +# .*tiny.yaml:2$' "$OUT"
+  expect_grep "config: a --set key with its --set" '^train.optimizer.lr: 0.05 +# --set train.optimizer.lr=0.05$' "$OUT"
+  expect_grep "config: a default, and what auto resolves to" '^train.checkpoint_every: auto +# default; auto: every 50 updates' "$OUT"
+  expect_grep "config: train.world_size as the file gives it" "^train.world_size: 2 +# .*tiny.yaml:$(grep -n 'world_size:' "$cfg" | cut -d: -f1)\$" "$OUT"
+  one config --config resolved.yaml > again.yaml
+  diff <(grep '^[a-z]' resolved.yaml | sed 's/ *#.*//') <(grep '^[a-z]' again.yaml | sed 's/ *#.*//') >/dev/null \
+    && ok "config: its output, as a config, reads back to the same values" || bad "config: its output, as a config, reads back to the same values" "— $(diff <(grep '^[a-z]' resolved.yaml | sed 's/ *#.*//') <(grep '^[a-z]' again.yaml | sed 's/ *#.*//') | head -3)"
+  sed -i 's/^train.updates: 12 /train.updates: 13 /' resolved.yaml
+  one config --config resolved.yaml | grep -q '^train.updates: 13 ' && ok "negative control: a line changed in the output file shows in what it reads" \
+    || bad "negative control: a line changed in the output file shows in what it reads"
+}
+
+# train.world_size: auto, the default: the ranks launched (no W given twice, -np and the
+# config); one process takes the bands' count, or 1 under the global sampler; the bands
+# sampler with auto bands in one process is refused with the fix, which runs.
+case_world_size_auto() {
+  printf 'seed: 3\ndata: {vocab_size: 24, splits: {train: 96, validation: 8, test: 32}, min_length: 8, max_length: 24}\nmodel: {context: 3, embed_dim: 8, hidden: 16}\ntrain: {sampler: global, global_batch: 6, rank_bands: auto, updates: 4, interrupt_at: 0}\n' > g.yaml
+  expect_rc "no world_size, the global sampler: prepare in one process" 0 one prepare --config g.yaml
+  local np
+  for np in 1 2 3; do
+    expect_rc "no world_size, the global sampler: train on $np rank(s) with no W given but -np" 0 ddp $np train --config g.yaml --set paths.artifacts=w$np
+    expect_grep "train on $np rank(s): W = $np" "W = $np, steps 1\.\.4" "$OUT"
+  done
+  printf 'seed: 3\ndata: {vocab_size: 24, splits: {train: 96, validation: 8, test: 32}, min_length: 8, max_length: 24}\nmodel: {context: 3, embed_dim: 8, hidden: 16}\ntrain: {rank_bands: auto, updates: 4, interrupt_at: 0}\n' > a.yaml
+  local A=(--config a.yaml --set paths.outputs=oa --set paths.artifacts=aa)  # another config: its own directories
+  expect_rc "bands sampler, auto bands, no world_size: one process refused" 2 one prepare "${A[@]}"
+  expect_grep "bands sampler, auto bands: the fix named" 'train.world_size: auto .* give it \(--set train.world_size=N, the -np you launch\), or use train.sampler: global' "$OUT"
+  expect_rc "the fix: --set train.world_size=2, prepare then train on 2 ranks" 0 bash -c "'$DDPTOK' prepare ${A[*]} --set train.world_size=2 >/dev/null && timeout 60 mpirun -np 2 '$DDPTOK' train ${A[*]} --set train.world_size=2"
+  expect_rc "negative control: a world_size that is not -np is refused" 2 ddp 3 train "${A[@]}" --set train.world_size=2 --set paths.artifacts=x
+}
+
+# The configs shipped with ddptok by name, from any directory: the binary of a checkout and,
+# after make install, the installed one (which did not find configs/minimum.yaml, and said
+# nothing of PREFIX/share/ddptok/configs).
+case_shipped_configs() {
+  mkdir -p elsewhere
+  local name
+  for name in minimum.yaml minimum configs/minimum.yaml; do
+    OUT=$(cd elsewhere && "$DDPTOK" --check train --config "$name" 2>&1) \
+      && ok "from another directory, --config $name is the checkout's" || bad "from another directory, --config $name is the checkout's" "— $OUT"
+  done
+  OUT=$(cd elsewhere && "$DDPTOK" --check train --config nosuch.yaml 2>&1)
+  grep -q "nosuch.yaml: cannot read config file: No such file or directory (the configs shipped with ddptok are in $ROOT/configs" <<<"$OUT" \
+    && ok "a config that is nowhere: the error names where the shipped ones are" || bad "a config that is nowhere: the error names where the shipped ones are" "— $OUT"
+  make -s -C "$ROOT" install DESTDIR="$PWD/inst" >/dev/null 2>&1 || { bad "make install DESTDIR"; return; }
+  for name in minimum.yaml configs/fortunes.yaml; do
+    OUT=$(cd elsewhere && "$PWD/../inst/usr/local/bin/ddptok" --check train --config "$name" 2>&1) \
+      && grep -q "ok" <<<"$OUT" && ok "installed: --config $name is PREFIX/share/ddptok/configs'" || bad "installed: --config $name is PREFIX/share/ddptok/configs'" "— $OUT"
+  done
+  OUT=$(cd elsewhere && "$PWD/../inst/usr/local/bin/ddptok" --help 2>&1)
+  expect_grep "installed: --help names the shipped configs' folder" "configs shipped with ddptok: .*inst/usr/local/share/ddptok/configs" "$OUT"
+  echo 'seed: 1' > elsewhere/minimum.yaml
+  OUT=$(cd elsewhere && "$DDPTOK" config --config minimum.yaml 2>&1)
+  grep -q '^seed: 1 .*minimum.yaml:1$' <<<"$OUT" && ok "negative control: a file of that name here is the one read" || bad "negative control: a file of that name here is the one read" "— $(grep '^seed' <<<"$OUT")"
+}
+
+# The exported model in Python: docs/file-formats.md's snippet, run as it stands there, reads
+# every tensor with its shape and values as tests/export_check.py's reader does. Negative
+# controls: one element changed is seen; a truncated file is an error.
+case_python_loads_export() {
+  one prepare "${T[@]}" >/dev/null && ddp 2 train "${T[@]}" --continuous >/dev/null 2>&1 && one export "${T[@]}" --checkpoint artifacts/continuous/step-0012 >/dev/null \
+    || { bad "export fixture"; return; }
+  awk '/<!-- load-exported-model -->/ {on = 1; next} on && /^```python/ {inside = 1; next} inside && /^```/ {exit} inside {print}' "$ROOT/docs/file-formats.md" > load.py
+  [ -s load.py ] || { bad "the snippet is in docs/file-formats.md"; return; }
+  OUT=$(/usr/bin/python3 load.py outputs/model.safetensors 2>&1); local rc=$?
+  local want; want=$(TESTS_DIR="$TESTS_DIR" /usr/bin/python3 -c "
+import os, sys; sys.path.insert(0, os.environ['TESTS_DIR'])
+import numpy as np, export_check
+t = export_check.read_safetensors('outputs/model.safetensors')
+t = t[0] if isinstance(t, tuple) else t
+for name, a in t.items(): print(name, 'x'.join(map(str, a.shape)), f'{float(a.astype(np.float64).sum()):.9g}')")
+  [ $rc -eq 0 ] && [ "$(grep -v '^step ' <<<"$OUT")" = "$want" ] && grep -q '^step 12, 1000 parameters' <<<"$OUT" \
+    && ok "the docs' Python snippet loads the exported model: every tensor, shape and sum as export_check.py reads them" \
+    || bad "the docs' Python snippet loads the exported model: every tensor, shape and sum as export_check.py reads them" "— exit $rc: $OUT | want: $want"
+  /usr/bin/python3 -c "
+import struct; d = bytearray(open('outputs/model.safetensors','rb').read()); n = struct.unpack('<Q', d[:8])[0]
+d[8 + n + 4 * 20] ^= 0x40; open('changed.safetensors','wb').write(d)"
+  [ "$(/usr/bin/python3 load.py changed.safetensors 2>&1 | grep -v '^step ')" != "$want" ] && ok "negative control: one element changed, the snippet's sums differ" \
+    || bad "negative control: one element changed, the snippet's sums differ"
+  head -c 100 outputs/model.safetensors > cut.safetensors
+  /usr/bin/python3 load.py cut.safetensors >/dev/null 2>&1 && bad "negative control: a truncated file is an error in the snippet" || ok "negative control: a truncated file is an error in the snippet"
+}
+
+# The memory check counts the ranks that share a host: two ranks of N bytes each need 2N
+# (they passed under a host limit of 1.5N, as one rank's N did).
+case_memory_per_host() {
+  local need limit
+  need=$(DDPTOK_MEMORY_LIMIT=1K "$DDPTOK" --check train "${T[@]}" 2>&1 | sed -n 's/.*the workload needs \([0-9.]* [KMG]iB\).*/\1/p')
+  [ -n "$need" ] || { bad "memory per host: the one rank's figure"; return; }
+  limit=$(awk -v n="${need% *}" -v u="${need#* }" 'BEGIN { m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1073741824; printf "%d", n * 1.5 * m }')
+  expect_rc "one rank within a host limit of 1.5 x its need" 0 env DDPTOK_MEMORY_LIMIT=$limit timeout 60 "$DDPTOK" check-env "${T[@]}" --set train.world_size=1 --set train.rank_bands=auto
+  expect_rc "two ranks on this host under the same limit: refused" 2 env DDPTOK_MEMORY_LIMIT=$limit timeout 60 mpirun -np 2 "$DDPTOK" check-env "${T[@]}"
+  expect_grep "two ranks on this host: the figure is per rank x 2 ranks on this host" "the workload needs [0-9.]+ [KMG]iB \([0-9.]+ [KMG]iB per rank x 2 ranks on this host, .*\).*start fewer ranks per host" "$OUT"
+}
+
+# Hints and help that run as printed.
+case_hints_run_as_printed() {
+  one prepare "${T[@]}" >/dev/null
+  expect_rc "run/ddprun -np 2 ./ddptok COMMAND (the mpirun habit) runs that binary" 0 "$ROOT/run/ddprun" -np 2 "$DDPTOK" check-env "${T[@]}"
+  expect_rc "ddptok ./ddptok train: refused" 2 one "$DDPTOK" train "${T[@]}"
+  expect_grep "ddptok ./ddptok train: explained, the launcher named" "unknown command '.*ddptok': the binary is named once, then the command: \`.*ddptok train \.\.\.\`, or for W ranks \`.*run/ddprun -np W train \.\.\.\`" "$OUT"
+  OUT=$(one import --help)
+  grep -q -- '--format bytes|llmc|nanogpt|megatron|jsonl|jsonl-text  .*(required)$' <<<"$OUT" && grep -q -- '--input PATH .*(required)$' <<<"$OUT" \
+    && grep -q 'import --config FILE \[--set KEY=VALUE\]... --format ' <<<"$OUT" \
+    && ok "import --help marks --format and --input required" || bad "import --help marks --format and --input required" "— $OUT"
+  OUT=$(one train --help)
+  grep -q "^usage: $ROOT/run/ddprun -np W train --config FILE" <<<"$OUT" && grep -q "\`$DDPTOK clean --config FILE --scope generated\` removes" <<<"$OUT" \
+    && ok "train --help: the usage is the run/ddprun line, the clean line runs (was: mpirun -np W ddptok, \`ddptok clean\`)" \
+    || bad "train --help: the usage is the run/ddprun line, the clean line runs (was: mpirun -np W ddptok, \`ddptok clean\`)" "— $(grep -E '^usage|removes' <<<"$OUT")"
+  expect_rc "train --continuous" 0 ddp 2 train "${T[@]}" --continuous
+  local hint; hint=$(sed -n "s/^train: to evaluate the continuous run's step-12 model, run \`\([^\`]*\)\`$/\1/p" <<<"$OUT")
+  [ -n "$hint" ] && ok "train --continuous ends with the evaluate line of its model" || bad "train --continuous ends with the evaluate line of its model" "— $(tail -2 <<<"$OUT")"
+  expect_rc "that evaluate line runs as printed" 0 bash -c "$hint"
+  expect_grep "that evaluate line scores the continuous run's model" '^evaluate: step-12 model of artifacts/continuous/step-0012' "$OUT"
+}
+
+# run/protocol.sh --force lists each path it removes (a trained and an exported model among
+# them: removed without a word) and removes nothing of another config.
+case_protocol_force_lists() {
+  one prepare "${T[@]}" >/dev/null && ddp 2 train "${T[@]}" --continuous >/dev/null 2>&1 && one export "${T[@]}" --checkpoint artifacts/continuous/step-0012 >/dev/null \
+    || { bad "protocol --force fixture"; return; }
+  echo mine > outputs/notes.txt
+  OUT=$(timeout 300 bash "$ROOT/run/protocol.sh" --force "$cfg" 2>&1)  # tiny.yaml's matrix ends it early: the listing is what counts
+  grep -q '^protocol.sh --force: removing the [0-9]* path(s) an earlier run of ddptok made here:$' <<<"$OUT" && grep -q '^  outputs/model.safetensors$' <<<"$OUT" \
+    && grep -q '^  artifacts/continuous/$' <<<"$OUT" && [ -f outputs/notes.txt ] \
+    && ok "protocol.sh --force: each removed path listed first (the exported model, the checkpoints), the user's file kept" \
+    || bad "protocol.sh --force: each removed path listed first (the exported model, the checkpoints), the user's file kept" "— $(head -12 <<<"$OUT")"
+  mkdir -p theirs && (cd theirs && "$DDPTOK" prepare --config "$CONFIGS/minimum.yaml" >/dev/null)
+  local sums; sums=$(sha256sum theirs/outputs/data/*)
+  OUT=$(cd theirs && timeout 60 bash "$ROOT/run/protocol.sh" --force "$cfg" 2>&1); local rc=$?
+  [ $rc -eq 2 ] && grep -q 'holds the results of another config' <<<"$OUT" && [ "$(sha256sum theirs/outputs/data/*)" = "$sums" ] \
+    && ok "protocol.sh --force in another config's directory: stops (exit 2), removes nothing" || bad "protocol.sh --force in another config's directory: stops (exit 2), removes nothing" "— exit $rc: $(tail -2 <<<"$OUT")"
+}
+
+# The newcomer's day, by pasting only what ddptok prints: the protocol's config has results in
+# this directory; their own text with the shipped fortunes.yaml: import (refused here, with the
+# command that gives it its own directories), then each printed next command as printed —
+# train, evaluate, plot — to a figure of their text's loss curves.
+case_own_text_by_pasting() {
+  command -v gnuplot >/dev/null || { skip "$CASE" "gnuplot is not installed"; return; }
+  local text=/usr/share/common-licenses/GPL-3
+  [ -f "$text" ] || { skip "$CASE" "$text is not there (base-files)"; return; }
+  one prepare --config "$CONFIGS/minimum.yaml" >/dev/null || { bad "the protocol's prepare"; return; }
+  next() { sed -n "s/^$1: .*run \`\\([^\`]*\\)\`\$/\\1/p" <<<"$OUT" | tail -1; }
+  expect_rc "own text: import with the shipped config, in the protocol's directory: refused" 2 one import --config "$CONFIGS/fortunes.yaml" --format bytes --delimiter '\n\n' --input "$text"
+  local cmd; cmd=$(sed -n 's/.*own directories: run `\([^`]*\)`.*/\1/p' <<<"$OUT")
+  local step
+  for step in import train evaluate plot; do
+    [ -n "$cmd" ] || { bad "own text: the command printed before $step"; return; }
+    OUT=$(timeout 300 bash -c "$cmd" 2>&1) && ok "own text: $step, pasted as printed" "($cmd)" || { bad "own text: $step, pasted as printed" "— $cmd: $(tail -3 <<<"$OUT")"; return; }
+    case $step in import) cmd=$(next import) ;; train) cmd=$(next train) ;; evaluate) cmd=$(next evaluate) ;; esac
+  done
+  [ -s outputs-fortunes/figure.png ] && grep -q "validation loss" outputs-fortunes/plot/figure.gp \
+    && ok "own text: a figure of its training and validation loss, in its own outputs-fortunes/" || bad "own text: a figure of its training and validation loss, in its own outputs-fortunes/"
+  [ -f outputs/data/corpus.h5 ] && [ ! -e outputs/figure.png ] && ok "own text: the protocol's outputs/ untouched beside it" || bad "own text: the protocol's outputs/ untouched beside it"
+}

@@ -1,0 +1,212 @@
+# The GPT (model.kind: gpt, docs/model.md "The GPT"): every proof the window MLP's groups
+# make, made again on a GPT, and the GPT's own witnesses.
+# - the whole protocol on configs/gpt-tiny.yaml (the tutorial's run with a GPT): parity with
+#   the four controls rejected, the negative-control matrix, exact resume, empty windows, the
+#   test loss below the unigram baseline;
+# - parity for W = 1..4, dropout on and off, an unlabelled prefix;
+# - exact resume W = 2, 3 (model, both AdamW moments, the RNG and the sampler; a resume that
+#   skips one of them must differ), partition invariance of the global sampler (W = 1..3 and
+#   its controls), elastic resume W = 2 -> 1, 3 within the bound and -> 2 bit-identical, empty
+#   windows under both samplers, exact evaluation for any W and train.eval_every leaving the
+#   trajectory bit for bit — with the MLP groups' own helpers (sourced from their files, on
+#   configs/tiny-gpt.yaml; every check named "gpt: ...");
+# - generate on a byte-level corpus: greedy bytes = the witness's forward of the checkpoint;
+# - the independent PyTorch witness (tests/torch/gpt_witness.py: GPT-2 from its equations with
+#   torch's layers, float64): the window-1 gradient with dropout at every site agrees with
+#   reference.h5 and grads.h5, while attention across the sequences of a microbatch or an
+#   untied output layer disagree; 100 gloo-DDP AdamW updates agree with ddptok's model, while
+#   GELU's erf form or torch's Adam with coupled L2 decay fall outside the bounds.
+# The backward against finite differences is in the unit group (tests/test_gpt.c).
+source "$TESTS_DIR/test_train.sh"
+source "$TESTS_DIR/test_invariance.sh"
+source "$TESTS_DIR/test_evaluation.sh"
+CHECK_PREFIX="gpt: "
+cfg="$CONFIGS/tiny-gpt.yaml"
+E=(--config "$cfg" --set data.splits.validation=300 --set data.splits.test=1000 --set data.unsupervised_prefix=3
+   --set data.ignore_token=4 --set data.max_labels=12)
+TUTORIAL="$CONFIGS/gpt-tiny.yaml"
+
+# 1. The protocol on the tutorial's run, its balance table.
+case_protocol() {
+  expect_rc "run/protocol.sh configs/gpt-tiny.yaml" 0 bash "$ROOT/run/protocol.sh" "$TUTORIAL"
+  local table; table=$(awk '/^  parity global-token/,/^  token accuracy/' <<<"$OUT")
+  echo "$table" | sed 's/^/       /'
+  [ "$(grep -cE '^  parity .*(passes \(ok: must be passes\)|rejected \(ok: must be rejected\))$' <<<"$table")" -eq 5 ] \
+    && ok "GPT protocol: the product passes, the four controls are rejected" || bad "GPT protocol: the product passes, the four controls are rejected"
+  [ "$(grep -cE '^  matrix .* token pass ' <<<"$table")$(grep -cE '^  matrix sequence-W2-A2 .* seq pass ' <<<"$table")" = "51" ] \
+    && ! grep -q WRONG <<<"$table" && ok "GPT protocol: the negative-control matrix, every cell as it must be (6 cells)" \
+    || bad "GPT protocol: the negative-control matrix, every cell as it must be (6 cells)"
+  expect_grep "GPT protocol: resume bit-identical, the empty window rejected by all ranks" \
+    'resume \(step 100\) +max \|dtheta\| = 0 +ok' "$table"
+  /usr/bin/python3 - outputs/report.json <<'PY' && ok "GPT protocol: test loss below the unigram baseline, report.json ok" || bad "GPT protocol: test loss below the unigram baseline, report.json ok"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] and r["test"]["loss"] < r["test"]["unigram_loss"] and r["empty"]["global_empty"]["rejected_by_all_ranks"]
+PY
+}
+
+# 2. Parity on more shapes.
+parity_w() {  # NAME NP SETS...
+  local name=$1 np=$2; shift 2
+  prep_ref "$cfg" "$@" || { bad "parity $name: prepare/reference"; return; }
+  expect_rc "parity $name" 0 ddp "$np" parity --config "$cfg" "$@"
+  echo "$OUT" | grep -E '^  (global-token|mean-of-means) ' | sed 's/^/       /'
+}
+case_parity_w1() {
+  parity_w "W=1 auto band" 1 --set train.world_size=1 --set train.rank_bands=auto
+  expect_grep "parity W=1: the mean of means coincides (one rank)" 'mean-of-means .* coincides' "$OUT"
+}
+case_parity_w2_dropout0() { parity_w "W=2 dropout 0" 2 --set model.dropout=0; }
+case_parity_w3_prefix() { parity_w "W=3 auto bands, prefix 5, dropout 0.1" 3 --set train.world_size=3 --set train.rank_bands=auto --set data.unsupervised_prefix=5; }
+case_parity_w4() { parity_w "W=4 auto bands, 4 heads" 4 --set train.world_size=4 --set train.rank_bands=auto --set model.n_head=4; }
+
+# 3. Exact resume (the train group's helper): AdamW's moments, the RNG and the sampler.
+case_resume_w2() { PARTS="exp_avg_sq exp_avg rng sampler" LABEL="exact resume W=2" resume_case 2; }
+case_resume_w3() { PARTS="exp_avg_sq rng" LABEL="exact resume W=3" resume_case 3 "${W3[@]}"; }
+
+# 4. Partition invariance, elastic resume and empty windows under the global sampler (the
+#    invariance group's helpers and cases).
+case_invariance_w1() { table 1; }
+case_invariance_w2() { table 2; }
+case_invariance_w3() { table 3; }
+case_invariance_controls() { case_ctl_partition_drop; case_ctl_dropout_per_rank; }
+case_elastic_w1() { elastic 1; }
+case_elastic_w3() { elastic 3; }
+case_elastic_w2() {
+  fixture trained || return
+  resume_on 2 w2 DDPTOK_NONE=1
+  local d
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" e-w2/checkpoints/step-0012 artifacts/continuous/step-0012) \
+    && ok "elastic W=2 -> W=2: bit-identical to the uninterrupted run" || bad "elastic W=2 -> W=2: bit-identical to the uninterrupted run" "— max |dtheta| = $d"
+}
+case_elastic_control() { case_ctl_resume_skip_sampler; }
+case_empty_global() { case_check_empty; }
+case_empty_bands() {
+  one prepare --config "$cfg" >/dev/null
+  expect_rc "check-empty W=2 (bands sampler)" 0 ddp 2 check-empty --config "$cfg"
+  local r; r=$(json outputs/empty.json "j['global_empty']['rejected_by_all_ranks'], j['global_empty']['exit_code'], j['local_empty']['pass']")
+  [ "$r" = "True 3 True" ] && ok "check-empty W=2: rejected by all ranks (exit code 3), the locally empty rank matches its reference" \
+    || bad "check-empty W=2: rejected by all ranks (exit code 3), the locally empty rank matches its reference" "— $r"
+}
+
+# 5. Evaluation (the evaluation group's cases): exact for any W; train.eval_every.
+case_evaluate_any_w() { case_split_exact_for_any_w; }
+case_eval_every() { case_train_eval_every; }
+
+# 6. The PyTorch witness.
+has_torch() {
+  /usr/bin/python3 -c "import torch" 2>/dev/null && return 0
+  skip "$CASE" "python3-torch is not installed (make test installs it: run/install-deps.sh --tests)"; return 1
+}
+gw() { timeout -k 5 600 /usr/bin/python3 "$ROOT/tests/torch/gpt_witness.py" "$@"; }
+fixture_tutorial() { prep_ref "$TUTORIAL" && ddp 2 parity --config "$TUTORIAL" >/dev/null 2>&1; }
+# witness_says NAME RC PATTERN ARGS...: the witness exits RC and prints PATTERN (a control
+# must be told apart, not crash: its verdict line is required too).
+witness_says() {
+  local name=$1 rc=$2 pat=$3; shift 3
+  expect_rc "$name" "$rc" gw "$@" && expect_grep "$name: its verdict" "$pat" "$OUT"
+  echo "$OUT" | tail -7 | sed 's/^/       /'
+}
+case_witness_grad() {
+  has_torch || return
+  fixture tutorial || return
+  witness_says "torch float64 GPT agrees with reference.h5 and grads.h5 (window 1, dropout 0.1 at every site, W = 2)" 0 \
+    'reference.h5 +max abs err .*: agrees' grad "$TUTORIAL" outputs
+}
+case_witness_grad_shapes() {
+  has_torch || return
+  local s=(--set train.world_size=3 --set train.rank_bands=auto --set data.unsupervised_prefix=5 --set train.loss_unit=sequence
+           --set train.normalization=global-sequence --set model.n_head=4 --set data.max_labels=10)
+  prep_ref "$cfg" "${s[@]}" && ddp 3 parity --config "$cfg" "${s[@]}" >/dev/null 2>&1 || { bad "witness shapes: ddptok prepare/reference/parity"; return; }
+  /usr/bin/python3 - "$cfg" w3.yaml <<'PY'
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+c["train"].update(world_size=3, rank_bands="auto", loss_unit="sequence", normalization="global-sequence")
+c["data"].update(unsupervised_prefix=5, max_labels=10); c["model"]["n_head"] = 4
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+  witness_says "torch float64 GPT agrees (W = 3, 4 heads, prefix 5, at most 10 labels, sequence unit)" 0 'reference.h5 +max abs err .*: agrees' \
+    grad w3.yaml outputs
+}
+case_witness_grad_controls() {
+  has_torch || return
+  fixture tutorial || return
+  witness_says "negative control: attention across the sequences of a microbatch disagrees with reference.h5" 1 'differs, as it must' \
+    grad "$TUTORIAL" outputs --as across
+  witness_says "negative control: an untied output layer disagrees with reference.h5" 1 'differs, as it must' grad "$TUTORIAL" outputs --as untied
+}
+fixture_ddp() {
+  /usr/bin/python3 - "$TUTORIAL" ddp.yaml <<'PY' && prep_ref ddp.yaml && ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1])); c["model"]["dropout"] = 0.0
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+}
+case_witness_ddp() {
+  has_torch || return
+  fixture ddp || return
+  witness_says "torch gloo DDP + AdamW, 100 updates, agrees with ddptok's GPT at step 100" 0 '-> agrees' ddp ddp.yaml outputs artifacts/continuous/step-0100
+}
+case_witness_ddp_controls() {
+  has_torch || return
+  fixture ddp || return
+  witness_says "negative control: GELU's erf form falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as gelu-erf
+  witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
+}
+
+# 7. No CUDA twin of the GPT yet: --backend cuda is refused in one line (exit 2), --check too.
+case_cuda_refused() {
+  expect_rc "model.kind gpt with --backend cuda: refused (exit 2)" 2 one --check train --config "$cfg" --backend cuda
+  if "$DDPTOK" --version | grep -q 'CUDA backend: built in'; then
+    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && expect_grep "model.kind gpt with --backend cuda: one line naming the model and the remedy" \
+      'model.kind gpt: the cuda backend has no gpt yet .*use --backend cpu' "$OUT" || bad "model.kind gpt with --backend cuda: one line naming the model and the remedy" "— $OUT"
+  else expect_grep "model.kind gpt with --backend cuda: one line (a build without CUDA)" 'built without the CUDA backend' "$OUT"; fi
+  expect_rc "control: the MLP's config passes --check with --backend cuda where it is built" "$("$DDPTOK" --version | grep -q 'CUDA backend: built in' && echo 0 || echo 2)" \
+    one --check train --config "$CONFIGS/tiny.yaml" --backend cuda
+}
+
+
+# 8. The GPT's sizes in the one budget: its row's terms, named with their keys.
+case_budget() {
+  expect_rc "a GPT of n_embd 65536 x 64 blocks: refused before anything is allocated (exit 2)" 2 \
+    one --check train --config "$cfg" --set model.n_embd=65536 --set model.n_layer=64
+  expect_grep "GPT parameters over the budget: the largest term is its parameters, with the GPT's keys" \
+    'largest: parameters \(V\*C\+Lmax\*C\+NL\*\(12\*C\*C\+13\*C\)\+2\*C\)\*64 = [0-9.]+ TiB: data.vocab_size, data.max_length, model.n_embd, model.n_layer' "$OUT"
+  local long=(--set train.batch_size_per_rank=16 --set data.max_length=2048 --set data.min_length=2000 --set train.rank_bands=auto --set model.n_head=4)
+  expect_rc "GPT attention of 16 sequences of 2048 tokens under a 64 MiB limit: refused (exit 2)" 2 env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" --check train --config "$cfg" "${long[@]}"
+  expect_grep "GPT attention over the budget: named as the attention term and its keys" \
+    'largest: attention (max\(B,16\)|\(B\+16\))\*Lmax\*NL\*NH\*Lmax\*5 = [0-9.]+ GiB: train.batch_size_per_rank x data.max_length' "$OUT"
+  expect_rc "control: the same long sequences without the limit pass --check" 0 one --check train --config "$cfg" "${long[@]}"
+  expect_rc "model.n_embd not a multiple of model.n_head: refused (exit 2)" 2 one --check train --config "$cfg" --set model.n_head=3
+  expect_grep "model.n_embd not a multiple of model.n_head: one line naming both keys" 'model.n_embd \(16\) must be a multiple of model.n_head \(3\)' "$OUT"
+}
+
+# 9. generate on a byte-level corpus: the GPT's greedy continuation = the witness's own
+#    forward of the checkpoint's weights (the begin id first); fed without the begin id it differs.
+fixture_bytes() {
+  /usr/bin/python3 - "$cfg" b.yaml <<'PY' || return 1
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+c["data"].update(vocab_size=257, source="imported", min_length=8, max_length=48, import_={})
+del c["data"]["import_"]
+c["data"]["import"] = {"split_seed": 0, "validation_fraction": 0.1, "test_fraction": 0.1}
+for k in ("splits", "markov_support"): c["data"].pop(k, None)
+c["train"].update(rank_bands="auto", updates=40, interrupt_at=0, sampler="global", global_batch=6)
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+  for i in $(seq 60); do printf 'the cat sat on the mat %d times and then the dog ran off.\n%%\n' "$i"; done > text.txt
+  one import --config b.yaml --format bytes --delimiter '\n%\n' --input text.txt >/dev/null && ddp 2 train --config b.yaml >/dev/null 2>&1
+}
+case_generate_bytes() {
+  fixture bytes || return
+  expect_rc "generate on a byte-level corpus with the GPT (greedy)" 0 one generate --config b.yaml --prompt "the cat " --tokens 24 --temperature 0
+  local a=$OUT
+  expect_rc "generate again: the same text" 0 one generate --config b.yaml --prompt "the cat " --tokens 24 --temperature 0
+  [ "$a" = "$OUT" ] && ok "GPT generate: the same prompt and seed, the same text" || bad "GPT generate: the same prompt and seed, the same text"
+  has_torch || return
+  witness_says "the witness's own forward of the checkpoint's weights gives the same 24 greedy bytes" 0 'the same as generate.json' \
+    generate b.yaml artifacts/checkpoints/step-0040 outputs/generate.json
+  witness_says "negative control: fed without the begin id, the witness's greedy bytes differ" 1 'NOT the same as' \
+    generate b.yaml artifacts/checkpoints/step-0040 outputs/generate.json --as no-begin
+}
+
