@@ -23,9 +23,6 @@ extern "C" {
 // ending with what makes this config's corpus: `prepare`, or the exact `import` command
 // corpus.h5 records. 0 or -1.
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path);
-// The command that makes this config's corpus again (corpus_read's hint), into buf: prepare,
-// or the import that made `path` (its recorded format, options and inputs), else a template.
-const char *corpus_remedy(const Config *cfg, const char *path, char *buf, size_t len);
 
 // The file source behind data/corpus.h's accessors.
 int corpus_file_len(CorpusFile *f, int i);

@@ -404,18 +404,6 @@ static const char *remedy_of(const Config *cfg, hid_t h5, const char *path, char
     return hint_command(buf, len, "import", 0, extra);
 }
 
-const char *corpus_remedy(const Config *cfg, const char *path, char *buf, size_t len) {
-    int fd = -1;
-    int64_t size;
-    error_capture(1);
-    hid_t f = path && cfg->data.source == DATA_SOURCE_IMPORTED ? h5_open_file(path, NULL, &fd, &size) : -1;
-    error_capture(0);
-    remedy_of(cfg, f, path, buf, len);
-    if (f >= 0) h5_close(f);
-    if (fd >= 0) close(fd);
-    return buf;
-}
-
 int corpus_read(Corpus *corpus, const Config *cfg, const char *path) {
     memset(corpus, 0, sizeof *corpus);
     char make[HINT_MAX], hint[HINT_MAX + 16], why[600] = "";
