@@ -12,7 +12,9 @@
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
 #                     balanced on the same global windows (run/bench_partition.sh); then the CPU-only
 #                     vs module build's RSS and start-up, and the cost of a window against W
-#                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'")
+#                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'"); the data wait
+#                     (run/bench_data.sh); import's peak RSS over input sizes and its speed
+#                     beside cat | sha256sum (run/bench_import.sh; IMPORT_ARGS="--big 20G")
 #   make deps         install the Debian packages the build and the protocol need (make test-deps:
 #                     and those of the tests)
 #   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
@@ -255,7 +257,7 @@ test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan
 # tests/fuzz/corpus/ (tests/fuzz/run.sh); tests/test_fuzz.sh runs 6000 inputs each from a fixed seed.
 FUZZ_CC    ?= clang
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Iinclude -Ibuild $(FUZZ_SAN) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS)
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE -DDDPTOK_FUZZ -g -O1 -Wall -Iinclude -Ibuild $(FUZZ_SAN) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS)
 FUZZ_LIBS   = $(PKG_LIBS) $(shell mpicc --showme:link 2>/dev/null) -lm
 FUZZ_OBJ   := $(filter-out build/fuzz/main.o,$(SRC:src/%.c=build/fuzz/%.o))
 FUZZERS    := build/fuzz/fuzz_config build/fuzz/fuzz_corpus build/fuzz/fuzz_plan build/fuzz/fuzz_checkpoint \
@@ -365,6 +367,7 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 	bash run/bench_partition.sh
 	bash run/bench_scale.sh $(SCALE_ARGS)
 	bash run/bench_data.sh
+	bash run/bench_import.sh $(IMPORT_ARGS)
 
 clean:
 	rm -rf build ddptok

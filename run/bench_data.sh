@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_data.sh — how long each rank waits for the corpus (docs/data.md "Prefetch"):
 # configs/minimum.yaml (the tutorial's model) at W = 2 on a synthetic corpus of at least
-# 2 GiB on disk (DATA_TRAIN train sequences, default 8 000 000: about 2.3 GB), 100 updates,
+# 2 GiB on disk (DATA_TRAIN train sequences, default 16 000 000: about 2.3 GB of uint16 tokens), 100 updates,
 # with the page cache of corpus.h5 dropped first (cold: posix_fadvise DONTNEED, checked
 # with fincore where it exists) and then kept (warm); each with the prefetch thread and
 # without it (DDPTOK_PREFETCH=off, the control: the waits the prefetch hides). Per rank it
@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DDPTOK=${DDPTOK:-$ROOT/ddptok}
 LAUNCH=${LAUNCH:-$ROOT/run/ddprun}
-N=${DATA_TRAIN:-8000000}
+N=${DATA_TRAIN:-16000000}
 DIR=${DATA_DIR:-$(mktemp -d /var/tmp/ddptok-bench-data.XXXXXX)}
 cfg=$ROOT/configs/minimum.yaml
 set_=(--set "data.splits.train=$N" --set train.interrupt_at=0)

@@ -141,7 +141,7 @@ def main():
     if W != cfg["W"]:
         raise SystemExit(f"bench_torch: {W} ranks started, the config says train.world_size {cfg['W']}")
     with h5py.File(f"{a.outputs}/data/corpus.h5") as f:
-        tokens, offsets = f["tokens"][()], f["offsets"][()]
+        tokens, offsets = f["tokens"][()].astype(np.int64), f["offsets"][()]
     with h5py.File(f"{a.outputs}/data/plan.h5") as f:
         plan = f["ids"][()]
     with h5py.File(f"{a.outputs}/reference.h5") as f:

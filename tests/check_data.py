@@ -11,10 +11,13 @@ bands = [tuple(map(int, b.split("-"))) for b in sys.argv[8:]]
 fail = []
 with h5py.File(f"{out}/data/corpus.h5", "r") as f:
     tokens, offsets, split = f["tokens"][()], f["offsets"][()], f["split"][()]
-    lock = f.attrs["data_lock"]
+    corpus_lock = f.attrs["corpus_lock"]
     V = int(f.attrs["vocab_size"])
+    if "data_lock" in f.attrs:
+        fail.append("corpus.h5 carries a data_lock: the corpus lock alone belongs to it (the layout's keys are the plan's)")
 lens = np.diff(offsets)
-if tokens.dtype != np.int32 or offsets.dtype != np.int64 or split.dtype != np.uint8:
+# format 3: tokens as uint16 where every id fits (V <= 65536), else int32
+if tokens.dtype != (np.uint16 if V <= 65536 else np.int32) or offsets.dtype != np.int64 or split.dtype != np.uint8:
     fail.append(f"dtypes {tokens.dtype} {offsets.dtype} {split.dtype}")
 if not (lens.min() >= lo and lens.max() <= hi):
     fail.append(f"lengths outside [{lo}, {hi}]: {lens.min()}..{lens.max()}")
@@ -22,8 +25,9 @@ if not (tokens.min() >= 1 and tokens.max() <= V - 1):
     fail.append(f"token ids outside 1..V-1: {tokens.min()}..{tokens.max()}")
 with h5py.File(f"{out}/data/plan.h5", "r") as f:
     ids = f["ids"][()]
-    if f.attrs["data_lock"] != lock:
-        fail.append("plan.h5 data lock differs from corpus.h5's")
+    lock = f.attrs["data_lock"]
+    if len(lock) != 64 or lock == corpus_lock:
+        fail.append("plan.h5's data lock is not a SHA-256 of its own (the corpus lock and the layout)")
 if ids.shape != (U, W, A, B):
     fail.append(f"plan shape {ids.shape}, expected {(U, W, A, B)}")
 for u in range(U):

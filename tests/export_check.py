@@ -148,7 +148,7 @@ def check_loss(cfg_path, out, path, evaluate_json, how=None):
     cfg = witness.load_config(cfg_path)
     cfg["unit"] = "token"  # evaluate scores every supervised position alike
     with h5py.File(f"{out}/data/corpus.h5") as f:
-        tokens, offsets, split = f["tokens"][()], f["offsets"][()], f["split"][()]
+        tokens, offsets, split = f["tokens"][()].astype(np.int64), f["offsets"][()], f["split"][()]
     test = [i for i in range(len(split)) if split[i] == 2]
     parts = [witness.microbatch(cfg, tokens, offsets, [i]) for i in test]
     ctx = np.concatenate([p[0] for p in parts]).reshape(-1, cfg["k"])

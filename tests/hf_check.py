@@ -39,7 +39,7 @@ def check_loss(hfdir, out, ev, tamper=None):
     unexpected = list(info["unexpected_keys"])
     V = model.config.vocab_size
     with h5py.File(f"{out}/data/corpus.h5") as f:
-        tok, off, split = f["tokens"][()], f["offsets"][()], f["split"][()]
+        tok, off, split = f["tokens"][()].astype(np.int64), f["offsets"][()], f["split"][()]
     total, n = 0.0, 0
     for i in np.nonzero(split == 2)[0]:
         x = tok[off[i]:off[i + 1]].astype(np.int64)

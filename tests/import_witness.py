@@ -4,10 +4,16 @@
 Written from docs/data.md alone, with numpy, struct, json and hashlib (no ddptok code):
 
   make DIR                 writes one document set in every format under DIR/<format>/ and the
-                           documents themselves (source ids, per format) in DIR/<format>.docs.json
-  check FMT DIR CORPUS --min L --max L --split-seed S --validation F --test F
-                           applies the split, length and id rules to DIR/<FMT>.docs.json and compares
-                           CORPUS (corpus.h5, read with h5py) token for token; exit 1 on a difference
+                           documents themselves (source ids, per format) in DIR/<format>.docs.json;
+                           and the layouts of the field with their own split: llm.c's fineweb.py
+                           shards (val shard 0, documents cut across shards), nanoGPT's train.bin
+                           and val.bin, Megatron prefixes per split, HF datasets' per-split JSONL
+                           (input_ids) under DIR/<layout>/ and DIR/<layout>.layout.json
+  check FMT DIR CORPUS --min L --max L --split-seed S --validation F --test F [--names]
+                           applies the split, length and id rules to DIR/<FMT>.docs.json (or, for a
+                           layout of several files, DIR/<FMT>.layout.json read in the documented
+                           order; --names: each file's split from its name) and compares CORPUS
+                           (corpus.h5, read with h5py) token for token; exit 1 on a difference
   corrupt DIR              writes damaged files under DIR/bad/, one per rule, and DIR/bad/cases.tsv:
                            name|format|vocab_size|path|the words (a regex) the one-line error must hold
   seeds DIR OUT            the fuzz seeds of tests/fuzz/fuzz_import.c from DIR (after make and corrupt)
@@ -168,6 +174,121 @@ def make(d):
 
     for k, v in out.items():
         json.dump(v, open(f"{d}/{k}.docs.json", "w"))
+    make_layouts(d, rng)
+
+
+# ---------------------------------------------------------------------------------------------
+# The layouts of the field, each with the user's own split in its file names (DIR/<layout>/ and
+# DIR/<layout>.layout.json: every file's name, split and documents, in the writer's order).
+
+def fineweb_shards(docs, shard_size):
+    """llm.c's dev/data/fineweb.py: every document is [EOT] + its tokens; shards of shard_size
+    tokens are filled in order, a document that does not fit is cut and continues in the next
+    shard; shard 0 is the validation shard, the others train."""
+    shards, buf = [], []
+    for doc in docs:
+        toks = [EOT] + doc
+        while toks:
+            room = shard_size - len(buf)
+            buf += toks[:room]
+            toks = toks[room:]
+            if len(buf) == shard_size:
+                shards.append(buf)
+                buf = []
+    if buf:
+        shards.append(buf)
+    return shards
+
+
+def make_layouts(d, rng):
+    lay = {}
+    # llm.c (fineweb.py): uint16 v1 shards, EOT before each document, fineweb_val_000000.bin
+    # then fineweb_train_000001.bin.. (documents cut across every shard boundary, the
+    # validation one included); the names sort train before val, the writer put val first.
+    docs = rng_docs(rng, 40, EOT, [1, 5, 17, 31, 40, 64, 90])
+    shards = fineweb_shards(docs, 300)
+    os.makedirs(f"{d}/fineweb", exist_ok=True)
+    files = []
+    for i, sh in enumerate(shards):
+        split = "validation" if i == 0 else "train"
+        name = f"fineweb_{'val' if i == 0 else 'train'}_{i:06d}.bin"
+        write_llmc(f"{d}/fineweb/{name}", 20240520, 1, "<u2", sh)
+        files.append({"name": name, "split": split, "stream": sh})
+    lay["fineweb"] = {"eot": EOT, "files": files}
+    # nanoGPT (openwebtext/prepare.py): train.bin and val.bin, EOT after each document.
+    os.makedirs(f"{d}/nanogpt2", exist_ok=True)
+    files = []
+    for name, split, n in (("train.bin", "train", 40), ("val.bin", "validation", 12)):
+        ds = rng_docs(rng, n, EOT, LENGTHS[1:])
+        stream = [t for doc in ds for t in doc + [EOT]]
+        np.asarray(stream, dtype="<u2").tofile(f"{d}/nanogpt2/{name}")
+        files.append({"name": name, "split": split, "stream": stream})
+    lay["nanogpt2"] = {"eot": EOT, "files": files}
+    # Megatron: several prefixes, one per split (--train-data-path, --valid-data-path, --test-data-path).
+    os.makedirs(f"{d}/megatron2", exist_ok=True)
+    files = []
+    for prefix, split, n in (("corpus_train_text_document", "train", 30), ("corpus_valid_text_document", "validation", 8),
+                             ("corpus_test_text_document", "test", 8)):
+        dos = [rng_docs(rng, int(rng.integers(1, 3)), EOT, LENGTHS[1:]) for _ in range(n)]
+        megatron_write(f"{d}/megatron2/{prefix}", "<u2", 8, dos)
+        files.append({"name": prefix + ".idx", "split": split, "docs": [[t for s_ in seqs for t in s_] for seqs in dos]})
+    lay["megatron2"] = {"files": files}
+    # HF datasets: Dataset.map(tokenize).to_json() per split: {"input_ids": [...], "attention_mask": [...]}.
+    os.makedirs(f"{d}/hf", exist_ok=True)
+    files = []
+    for name, split, n in (("train.jsonl", "train", 40), ("validation.jsonl", "validation", 10), ("test.jsonl", "test", 10)):
+        ds = rng_docs(rng, n, EOT, LENGTHS[1:])
+        with open(f"{d}/hf/{name}", "w") as f:
+            for doc in ds:
+                f.write(json.dumps({"input_ids": doc, "attention_mask": [1] * len(doc)}) + "\n")
+        files.append({"name": name, "split": split, "docs": ds})
+    lay["hf"] = {"files": files}
+    for k, v in lay.items():
+        json.dump(v, open(f"{d}/{k}.layout.json", "w"))
+
+
+# The order docs/data.md gives a directory's files: by name with the split word left out
+# and numbers by value; names equal but for it: validation, train, test.
+SPLIT_WORDS = ("validation", "valid", "val", "dev", "train", "test")
+SPLIT_OF = {"validation": 1, "valid": 1, "val": 1, "dev": 1, "train": 0, "test": 2}
+
+
+def name_key(name):
+    import re
+    parts, split = [], None
+    for tok in re.split(r"([A-Za-z]+|[0-9]+)", name):
+        if not tok:
+            continue
+        if tok.lower() in SPLIT_WORDS:
+            split = SPLIT_OF[tok.lower()]
+            continue
+        parts.append((0, int(tok), "") if tok.isdigit() else (1, 0, tok))
+    rank = {1: 0, 0: 1, 2: 2}.get(split, 3)
+    return (parts, rank, name)
+
+
+def layout_documents(lay, names):
+    """The documents the import reads, in its order: (split by name, ids) each."""
+    files = sorted(lay["files"], key=lambda f: name_key(f["name"]))
+    splits = {"train": 0, "validation": 1, "test": 2}
+    out = []
+    if "eot" in lay:  # one token stream across the files: documents at each EOT, and where the split changes
+        cur, cur_split = [], None
+        for f in files:
+            s = splits[f["split"]]
+            if names and cur_split is not None and s != cur_split:
+                out.append((cur_split, cur)); cur = []
+            cur_split = s
+            for t in f["stream"]:
+                if t == lay["eot"]:
+                    out.append((cur_split, cur)); cur = []
+                else:
+                    cur.append(t)
+        out.append((cur_split, cur))
+    else:
+        for f in files:
+            out += [(splits[f["split"]], doc) for doc in f["docs"]]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,15 +300,16 @@ def split_of(ids, seed, validation, test):
     return 2 if x < test else 1 if x < test + validation else 0
 
 
-def expected(docs, lo, hi, seed, validation, test):
-    # Sequences grouped by split (train, validation, test), document order kept within each.
+def expected(docs, lo, hi, seed, validation, test, splits=None):
+    # Sequences grouped by split (train, validation, test), document order kept within each;
+    # splits: each document's split by name (--split-from-names), else the hash.
     pieces = []
     d = 0
-    for doc in docs:
+    for i, doc in enumerate(docs):
         ids = [t + 1 for t in doc]
         if not ids:
             continue
-        s = split_of(ids, seed, validation, test)
+        s = splits[i] if splits is not None else split_of(ids, seed, validation, test)
         n = -(-len(ids) // hi)
         for j in range(n):
             piece = ids[j * len(ids) // n:(j + 1) * len(ids) // n]
@@ -204,10 +326,15 @@ def expected(docs, lo, hi, seed, validation, test):
     return tokens, offsets, split, document
 
 
-def check(fmt, d, corpus, lo, hi, seed, validation, test):
+def check(fmt, d, corpus, lo, hi, seed, validation, test, names=False):
     import h5py
-    docs = json.load(open(f"{d}/{fmt}.docs.json"))
-    want = expected(docs, lo, hi, seed, validation, test)
+    if os.path.exists(f"{d}/{fmt}.layout.json"):
+        read = layout_documents(json.load(open(f"{d}/{fmt}.layout.json")), names)
+        docs = [doc for _, doc in read]
+        want = expected(docs, lo, hi, seed, validation, test, [s for s, _ in read] if names else None)
+    else:
+        docs = json.load(open(f"{d}/{fmt}.docs.json"))
+        want = expected(docs, lo, hi, seed, validation, test)
     f = h5py.File(corpus, "r")
     got = [f["tokens"][()].tolist(), f["offsets"][()].tolist(), f["split"][()].tolist(), f["document"][()].tolist()]
     bad = 0
@@ -218,7 +345,8 @@ def check(fmt, d, corpus, lo, hi, seed, validation, test):
             print(f"{fmt}: /{name} differs: {len(g)} values, expected {len(w)}; first difference at {first}: "
                   f"{g[first:first + 5]} vs {w[first:first + 5]}")
     attr = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-    base = {"llmc7": "llmc", "bytes-big": "bytes", "jsonl-big": "jsonl"}.get(fmt, fmt)
+    base = {"llmc7": "llmc", "bytes-big": "bytes", "jsonl-big": "jsonl", "fineweb": "llmc", "nanogpt2": "nanogpt",
+            "megatron2": "megatron", "hf": "jsonl"}.get(fmt, fmt)
     if attr.get("source") != "imported" or attr.get("import_format") != base:
         bad += 1
         print(f"{fmt}: attributes source={attr.get('source')!r} import_format={attr.get('import_format')!r}")
@@ -237,8 +365,8 @@ def corrupt(d):
     cases = []
 
     def case(name, fmt, opts, vocab, path, words):
-        assert opts == "" and words and "|" not in name + path + words
-        cases.append("|".join([name, fmt, str(vocab), path, words]))
+        assert words and "|" not in name + path + words + opts
+        cases.append("|".join([name, fmt, str(vocab), path, words, opts]))
 
     toks = list(range(1, 40))
     V = VSRC + 1
@@ -330,6 +458,29 @@ def corrupt(d):
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
     case("bytes: a FIFO (must not block)", "bytes", "", V, fifo, "not a regular file")
+    # A -1 is an id out of range, never a document break, without --eot (it was taken as one
+    # in JSONL and Megatron's signed dtypes); a raw NUL between JSON values is no JSON.
+    case("JSONL -1 without --eot", "jsonl", "", V, jl("j-minus1", b"[1, 2, -1, 3]\n"), "line 1: token 2 is -1, expected an integer id .*no separator")
+    megatron_write(f"{b}/meg-minus1", "<i2", 3, [[[1, 2, -1, 3]], [[4, 5]]])
+    case("Megatron int16 -1 without --eot", "megatron", "", V, f"{b}/meg-minus1.idx", "offset 4: token 2 is -1, expected a int16 id .*no separator")
+    case("JSONL raw NUL between values", "jsonl", "", V, jl("j-nul", b"[1, 2]\x00[3]\n"), "offset 6: line 1: a NUL byte")
+    case("JSONL text: raw NUL after the string", "jsonl-text", "", 257, jl("jt-nul", b"\"ab\"\x00\n"), "offset 4: line 1: a NUL byte")
+    # Compressed inputs: named, with the command that decompresses them.
+    import gzip, lzma
+    open(f"{b}/text.txt.gz", "wb").write(gzip.compress(b"hello world\n%\nzebra\n" * 40))
+    case("bytes: a gzip file", "bytes", "", 257, f"{b}/text.txt.gz", "offset 0: a gzip-compressed file .*run `gunzip -k ")
+    open(f"{b}/lines.jsonl.xz", "wb").write(lzma.compress(b"[1, 2]\n" * 40))
+    case("jsonl: an xz file", "jsonl", "", V, f"{b}/lines.jsonl.xz", "offset 0: a xz-compressed file .*run `unxz -k ")
+    open(f"{b}/shard.zst", "wb").write(b"\x28\xb5\x2f\xfd" + bytes(60))
+    case("bytes: a zstd file", "bytes", "", 257, f"{b}/shard.zst", "offset 0: a zstd-compressed file .*run `unzstd ")
+    # --split-from-names: a name without a split word, or with two.
+    open(f"{b}/shard_000.jsonl", "wb").write(b"[1, 2]\n")
+    case("--split-from-names: a name without a split", "jsonl", "--split-from-names", V, f"{b}/shard_000.jsonl", "its name says no split")
+    open(f"{b}/train_val.jsonl", "wb").write(b"[1, 2]\n")
+    case("--split-from-names: a name with two splits", "jsonl", "--split-from-names", V, f"{b}/train_val.jsonl", "its name says two splits")
+    # HF's objects: both keys, or neither (--key names another).
+    case("JSONL tokens and input_ids both", "jsonl", "", V, jl("j-both", b"{\"tokens\": [1], \"input_ids\": [2]}\n"), "line 1: an object with both")
+    case("JSONL --key absent", "jsonl", "--key ids", V, jl("j-key", b"{\"input_ids\": [2]}\n"), "line 1: an object without the --key given")
     open(f"{d}/bad/cases.tsv", "w").write("\n".join(cases) + "\n")
     print(len(cases))
 
@@ -391,9 +542,11 @@ def main():
     elif a[:1] == ["baselines"]:
         baselines(a[1])
     elif a[:1] == ["check"]:
+        names = "--names" in a
+        a = [x for x in a if x != "--names"]
         opts = dict(zip(a[4::2], a[5::2]))
         sys.exit(check(a[1], a[2], a[3], int(opts["--min"]), int(opts["--max"]), int(opts["--split-seed"]),
-                       float(opts["--validation"]), float(opts["--test"])))
+                       float(opts["--validation"]), float(opts["--test"]), names))
     else:
         sys.exit(__doc__)
 

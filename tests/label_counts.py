@@ -8,7 +8,7 @@ import numpy as np
 
 out, P, ignore, cap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 with h5py.File(f"{out}/data/corpus.h5") as f:
-    tokens, offsets = f["tokens"][()], f["offsets"][()]
+    tokens, offsets = f["tokens"][()].astype(np.int64), f["offsets"][()]
 with h5py.File(f"{out}/data/plan.h5") as f:
     plan = f["ids"][0]
 for r in range(plan.shape[0]):

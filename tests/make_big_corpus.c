@@ -3,8 +3,9 @@
 // sequences (the last data.splits.test, all beyond token 2^31 when the validation split is
 // large enough) hold ids 1 + (7·i + j) mod (V - 1); the validation sequences between them
 // are never written (zeros on disk, a hole in the file: they must never be read). The
-// checksum tables, the content digest and the data lock are those of docs/file-formats.md
-// (the hole's chunks all hash as one zero chunk), so ddptok opens it as prepare's own.
+// checksum tables, their tree, the content digest and the corpus lock are those of
+// docs/file-formats.md (format 3; the hole's chunks all hash as one zero chunk), so ddptok
+// opens it as prepare's own.
 //
 //   make_big_corpus CONFIG OUT [--set KEY=VALUE ...]
 #include <hdf5.h>
@@ -16,14 +17,16 @@
 #include "config/budget.h"
 #include "config/config.h"
 #include "data/corpus.h"
+#include "data/digest.h"
+#include "data/lock.h"
 
 static int V;
 static int64_t L, n, n_train, n_test;
 
-static int32_t token_at(int64_t p) {
+static uint16_t token_at(int64_t p) {
     int64_t i = p / L, j = p % L;
     if (i >= n_train && i < n - n_test) return 0;  // validation: the hole
-    return (int32_t)(1 + (7 * i + j) % (V - 1));
+    return (uint16_t)(1 + (7 * i + j) % (V - 1));
 }
 
 static hid_t dataset(hid_t f, const char *name, hid_t type, int rank, const hsize_t *dims) {
@@ -68,26 +71,29 @@ int main(int argc, char **argv) {
     if (config_load(&cfg, argv[1], sets, n_sets, err, sizeof err)) return fprintf(stderr, "%s\n", err), 2;
     V = cfg.data.vocab_size, L = cfg.data.max_length;
     n_train = cfg.data.n_train, n_test = cfg.data.n_test, n = n_train + cfg.data.n_validation + n_test;
+    if (corpus_token_bytes(V) != 2) return fprintf(stderr, "make_big_corpus: data.vocab_size %d: uint16 tokens only\n", V), 2;
     int64_t nt = n * L, tc = corpus_chunks(nt, CORPUS_TOKEN_CHUNK), oc = corpus_chunks(n + 1, CORPUS_OFFSET_CHUNK);
+    CorpusTree ttree, otree;
+    corpus_tree_shape(&ttree, tc), corpus_tree_shape(&otree, oc);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t f = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) return fprintf(stderr, "make_big_corpus: cannot create %s\n", argv[2]), 1;
     hsize_t d_nt = (hsize_t)nt, d_no = (hsize_t)(n + 1), d_n = (hsize_t)n, d_tc[2] = {(hsize_t)tc, 32}, d_oc[2] = {(hsize_t)oc, 32};
-    hid_t tokens = dataset(f, "tokens", H5T_STD_I32LE, 1, &d_nt);
+    hid_t tokens = dataset(f, "tokens", H5T_STD_U16LE, 1, &d_nt);
     // The written spans, in blocks; every chunk's checksum, the hole's computed once.
     enum { BLOCK = 1 << 20 };
-    int32_t *block = malloc(BLOCK * sizeof *block);
+    uint16_t *block = malloc(BLOCK * sizeof *block);
     int64_t spans[2][2] = {{0, n_train * L}, {(n - n_test) * L, nt}};
     for (int s = 0; s < 2; s++)
         for (int64_t p = spans[s][0]; p < spans[s][1]; p += BLOCK) {
             int64_t k = spans[s][1] - p < BLOCK ? spans[s][1] - p : BLOCK;
             for (int64_t q = 0; q < k; q++) block[q] = token_at(p + q);
-            write_range(tokens, H5T_NATIVE_INT32, p, k, block);
+            write_range(tokens, H5T_NATIVE_UINT16, p, k, block);
         }
     uint8_t *ts = malloc((size_t)tc * 32), zero_sum[32];
-    int32_t chunk[CORPUS_TOKEN_CHUNK];
+    uint16_t chunk[CORPUS_TOKEN_CHUNK];
     memset(chunk, 0, sizeof chunk);
-    corpus_sums(chunk, 4, CORPUS_TOKEN_CHUNK, CORPUS_TOKEN_CHUNK, zero_sum);
+    corpus_sums(chunk, 2, CORPUS_TOKEN_CHUNK, CORPUS_TOKEN_CHUNK, zero_sum);
     for (int64_t c = 0; c < tc; c++) {
         int64_t first = c * CORPUS_TOKEN_CHUNK, k = nt - first < CORPUS_TOKEN_CHUNK ? nt - first : CORPUS_TOKEN_CHUNK;
         int hole = first / L >= n_train && (first + k - 1) / L < n - n_test && k == CORPUS_TOKEN_CHUNK;
@@ -96,7 +102,7 @@ int main(int argc, char **argv) {
             continue;
         }
         for (int64_t q = 0; q < k; q++) chunk[q] = token_at(first + q);
-        corpus_sums(chunk, 4, k, CORPUS_TOKEN_CHUNK, ts + 32 * c);
+        corpus_sums(chunk, 2, k, CORPUS_TOKEN_CHUNK, ts + 32 * c);
     }
     int64_t *offsets = malloc((size_t)(n + 1) * sizeof *offsets);
     uint8_t *split = malloc((size_t)n), *os = malloc((size_t)oc * 32);
@@ -110,17 +116,24 @@ int main(int argc, char **argv) {
     H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ts), H5Dclose(ds);
     ds = dataset(f, "offset_sha256", H5T_NATIVE_UINT8, 2, d_oc);
     H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, os), H5Dclose(ds);
+    uint8_t *tt = malloc((size_t)ttree.total * 32), *ot = malloc((size_t)otree.total * 32);
+    corpus_tree_build(&ttree, ts, tt), corpus_tree_build(&otree, os, ot);
+    hsize_t d_tt[2] = {(hsize_t)ttree.total, 32}, d_ot[2] = {(hsize_t)otree.total, 32};
+    ds = dataset(f, "token_tree", H5T_NATIVE_UINT8, 2, d_tt);
+    H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, tt), H5Dclose(ds);
+    ds = dataset(f, "offset_tree", H5T_NATIVE_UINT8, 2, d_ot);
+    H5Dwrite(ds, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, ot), H5Dclose(ds);
     H5Dclose(tokens);
-    Sha256 *h;
     char content[65], lock[65];
-    corpus_digest_begin(&h, n, nt);
-    sha256_add(h, ts, (size_t)tc * 32);
-    sha256_add(h, os, (size_t)oc * 32);
-    sha256_add(h, split, (size_t)n);
-    sha256_hex(h, content);
-    corpus_lock_of(&cfg, content, lock);
-    attr_i64(f, "format", 2), attr_i64(f, "token_chunk", CORPUS_TOKEN_CHUNK), attr_i64(f, "offset_chunk", CORPUS_OFFSET_CHUNK);
-    attr_str(f, "content_sha256", content), attr_i64(f, "vocab_size", V), attr_i64(f, "seed", cfg.seed), attr_str(f, "data_lock", lock);
+    int64_t counts[3] = {n_train, n - n_train - n_test, n_test};
+    corpus_content_digest(n, nt, 2, counts, tt + 32 * (ttree.total - 1), ot + 32 * (otree.total - 1), content);
+    corpus_lock_of(&cfg, 1, content, lock);
+    attr_i64(f, "format", 3), attr_i64(f, "token_chunk", CORPUS_TOKEN_CHUNK), attr_i64(f, "offset_chunk", CORPUS_OFFSET_CHUNK);
+    attr_i64(f, "tree_page", CORPUS_TREE_PAGE);
+    hid_t sp3 = H5Screate_simple(1, (hsize_t[]){3}, NULL), a3 = H5Acreate2(f, "split_sequences", H5T_NATIVE_INT64, sp3, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a3, H5T_NATIVE_INT64, counts), H5Aclose(a3), H5Sclose(sp3);
+    attr_str(f, "content_sha256", content), attr_i64(f, "vocab_size", V), attr_i64(f, "seed", cfg.seed), attr_str(f, "corpus_lock", lock);
+    free(tt), free(ot);
     if (H5Fclose(f) < 0) return fprintf(stderr, "make_big_corpus: cannot close %s\n", argv[2]), 1;
     printf("%lld sequences of %lld tokens: %lld tokens (2^31 = 2147483648), test split from token %lld\n", (long long)n,
            (long long)L, (long long)nt, (long long)((n - n_test) * L));

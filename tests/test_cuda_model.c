@@ -12,6 +12,7 @@
 #include "base/mem.h"
 #include "config/config.h"
 #include "data/corpus.h"
+#include "data/synthetic.h"
 #include "data/sampler.h"
 #include "job/cuda_api.h"
 #include "model/mlp.h"

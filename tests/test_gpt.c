@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "data/batch.h"
 #include "data/corpus.h"
+#include "data/synthetic.h"
 #include "data/sampler.h"
 #include "model/gpt.h"
 

@@ -42,8 +42,8 @@ case_workload_sizes() {
   refused "k = 1024, V = H = 8192 with train.first_layer factored (its tables k*V*H*8): exit 2 naming them and their keys" 2 \
     'largest: factored tables k\*V\*H\*8 = [0-9.]+ [GT]iB: model.context x data.vocab_size x model.hidden \(train.first_layer: factored\)' \
     one --check prepare --config "$cfg" "${big_tables[@]}" --set train.first_layer=factored
-  refused "a corpus of 2^24 sequences of up to 65536 tokens: prepare (which holds it) exits 2 naming data.splits and data.max_length" 2 \
-    'the corpus in memory \(largest: corpus n\*\(Lmax\*4\+9\) = 4.0 TiB x 3, with its file image: data.splits.\* x data.max_length\) needs 12.0 TiB' \
+  refused "a corpus of 2^24 sequences of up to 65536 tokens: prepare (which writes it as drawn) exits 2 naming the disk it needs" 2 \
+    'outputs/data/corpus.h5: cannot write: No space left on device \(the corpus needs [0-9.]+ TiB, the file system has [0-9.]+ [KMGT]?i?B free\)' \
     one --check prepare --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536
   expect_rc "the same corpus size for train, which reads it on demand: within the budget (--check)" 0 \
     one --check train --config "$cfg" --set data.splits.train=16777216 --set data.max_length=65536 --set train.rank_bands=auto
@@ -88,8 +88,8 @@ case_bench_comm_budget() {
   expect_rc "bench-comm --max-bytes 65536 under DDPTOK_MEMORY_LIMIT=64M: within the budget, it runs" 0 \
     env DDPTOK_MEMORY_LIMIT=64M timeout -k 5 60 "$DDPTOK" bench-comm --config "$cfg" "${w1[@]}" --max-bytes 65536
 }
-# import builds the corpus in memory from files of any size: through the same budget, from
-# the files' sizes before any is read, and a JSON line's parse per line.
+# import holds its readers' and its writer's buffers, whatever its inputs' sizes (IMPORT_MEMORY,
+# 64 MiB, through the same budget), and a JSON line's parse per line on top.
 case_import_budget() {
   cat > imp.yaml <<'YAML'
 seed: 5
@@ -101,11 +101,16 @@ YAML
 import numpy as np; r = np.random.default_rng(1)
 r.integers(0, 299, size=20_000_000).astype('<u2').tofile('big.bin')
 open('line.jsonl', 'w').write(''.join(f'[{i}, 2, 3, 4, 5]\n' for i in range(300)) + '[' + ','.join(map(str, r.integers(0, 299, size=2_000_000))) + ']\n')"
-  refused "import of a 40 MB nanoGPT file under DDPTOK_MEMORY_LIMIT=64M: refused before reading it (used 286 MB)" 2 \
-    '^ddptok: error: import of 1 file \(at most 20000001 tokens: the corpus built in memory\) needs [0-9.]+ MiB, more than the 64.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\): import fewer or smaller files at once$' \
-    env DDPTOK_MEMORY_LIMIT=64M "$DDPTOK" import --config imp.yaml --format nanogpt --eot 7 --input big.bin
+  expect_rc "import of a 40 MB nanoGPT file under DDPTOK_MEMORY_LIMIT=64M: imported (refused on d22e7a6, which needed 286 MB)" 0 \
+    env DDPTOK_MEMORY_LIMIT=64M $PY "$ROOT/tests/maxrss.py" rss "$DDPTOK" import --config imp.yaml --format nanogpt --eot 7 --input big.bin
+  local kib; kib=$(cat rss.0)
+  [ "$kib" -lt $((64 * 1024)) ] && ok "that import's peak RSS is within the 64 MiB it was allowed" "($kib KiB)" \
+    || bad "that import's peak RSS is within the 64 MiB it was allowed" "— $kib KiB"
+  refused "import under DDPTOK_MEMORY_LIMIT=32M, below its buffers: refused before reading, naming the limit" 2 \
+    '^ddptok: error: import \(its readers. and its writer.s buffers, whatever the inputs. sizes\) needs 64.0 MiB, more than the 32.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+    env DDPTOK_MEMORY_LIMIT=32M "$DDPTOK" import --config imp.yaml --format nanogpt --eot 7 --input big.bin
   refused "import of a JSON line of 7 MB under DDPTOK_MEMORY_LIMIT=160M: its parse refused, naming the line (used 140 MB)" 2 \
-    '^ddptok: error: line.jsonl: offset [0-9]+: line 301 \([0-9]+ bytes, parsed whole\) beside the corpus needs [0-9.]+ MiB, more than the 160.0 MiB' \
+    '^ddptok: error: line.jsonl: offset [0-9]+: line 301 \([0-9]+ bytes, parsed whole\) beside the import.s buffers needs [0-9.]+ MiB, more than the 160.0 MiB' \
     env DDPTOK_MEMORY_LIMIT=160M "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
   expect_rc "the same JSON lines within the budget: imported" 0 env DDPTOK_MEMORY_LIMIT=1G "$DDPTOK" import --config imp.yaml --format jsonl --input line.jsonl
 }
@@ -138,11 +143,12 @@ case_corpus_lock_recomputed() {
     && ok "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" \
     || bad "negative control: the lock recomputed by hostile_h5.py is the stored one, and that corpus is used (exit 0)" "— the hostile corpus tests would prove nothing"
 }
-corpus_token() {  # ID: a token id out of range, the lock recomputed
+corpus_token() {  # ID: a token id out of range, the lock recomputed (one beyond uint16 needs int32 tokens: refused by their dtype)
   fixture prepared || return
   $PY "$HOSTILE_H5" corpus outputs "token=$1"
-  refused "corpus.h5 with a token id $1 and a recomputed lock: exit 2 naming the token" 2 \
-    "outputs/data/corpus.h5: sequence [0-9]+: token 1 \(at [0-9]+\) is $1, expected an id in \[1, 23\]" one reference --config "$cfg"
+  local why="outputs/data/corpus.h5: sequence [0-9]+: token 1 \(at [0-9]+\) is $1, expected an id in \[1, 23\]"
+  [ "$1" -lt 0 ] || [ "$1" -gt 65535 ] && why='outputs/data/corpus.h5: dataset tokens is int32, expected uint16'
+  refused "corpus.h5 with a token id $1 and a recomputed lock: exit 2 naming the token" 2 "$why" one reference --config "$cfg"
 }
 case_corpus_token_128() { corpus_token 128; }
 case_corpus_token_999() { corpus_token 999; }
@@ -160,12 +166,14 @@ case_corpus_float_tokens() {
   fixture prepared || return
   $PY "$HOSTILE_H5" corpus outputs float-tokens
   refused "corpus.h5 with float tokens (HDF5 would convert them): exit 2 naming the dtype" 2 \
-    'dataset tokens is float32, expected int32' one reference --config "$cfg"
+    'dataset tokens is float32, expected uint16' one reference --config "$cfg"
 }
+# The split is the digest's split_sequences (a split is a range of ids): moved by one and recomputed, refused against data.splits.*.
 case_corpus_split_3() {
   fixture prepared || return
   $PY "$HOSTILE_H5" corpus outputs split
-  refused "guard: corpus.h5 with split 3: exit 2" 2 'outputs/data/corpus.h5: sequence 0 has split 3 after 0, expected 0, 1 or 2' one reference --config "$cfg"
+  refused "guard: corpus.h5 with a train sequence moved to validation: exit 2" 2 \
+    'outputs/data/corpus.h5: splits of 95 / 9 / 32 sequences, this config has 96 / 8 / 32 \(data.splits.\*\)' one reference --config "$cfg"
 }
 case_corpus_extra_tokens() {
   fixture prepared || return
@@ -179,13 +187,13 @@ case_lineage_as_trained() {
   fixture trained || return
   expect_rc "check-checkpoints on the hostile group's lineage as trained (the control)" 0 one check-checkpoints --config "$cfg"
 }
+# A plan is derived from the corpus and the config: another seed's is made again (one line), never "checkpoints invalid".
 case_plan_other_seed() {
   fixture trained || return
   one prepare --config "$cfg" --set seed=7 --set paths.outputs=other >/dev/null
   cp other/data/plan.h5 outputs/data/plan.h5
-  refused "another seed's plan.h5: exit 2 saying the plan is stale, not calling the checkpoints invalid" 2 \
-    'outputs/data/plan.h5: stale: made for data lock [0-9a-f]{12}…, the corpus has [0-9a-f]{12}…: run `[^`]*ddptok prepare' \
-    one check-checkpoints --config "$cfg"
+  expect_rc "another seed's plan.h5: derived again, the checkpoints checked and found ok" 0 one check-checkpoints --config "$cfg"
+  expect_grep "another seed's plan.h5: said to be derived again from the corpus" 'outputs/data/plan.h5 is for another data lock .* derived again from the corpus' "$OUT"
 }
 case_plan_id_beyond() {
   fixture trained || return
@@ -310,7 +318,16 @@ case_non_utf8_checkpoint_name() {
 # --- a file that crashes HDF5 itself (found by the fuzzer: tests/fuzz/run.sh): one line, exit 2, no SIGSEGV
 case_plan_hdf5_crash() {
   fixture trained || return
-  cp "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5
+  # Its data_lock made this corpus's (the 64 characters in place, the crafted structure kept), so its /ids is read.
+  $PY - "$ROOT/tests/hostile/plan-hdf5-null-read.h5" outputs/data/plan.h5 <<'PY'
+import sys, h5py
+crafted = open(sys.argv[1], "rb").read()
+old = h5py.File(sys.argv[1], "r").attrs["data_lock"]
+new = h5py.File(sys.argv[2], "r").attrs["data_lock"]
+old, new = (x if isinstance(x, bytes) else x.encode() for x in (old, new))
+assert len(old) == len(new) == 64 and crafted.count(old) == 1
+open(sys.argv[2], "wb").write(crafted.replace(old, new))
+PY
   refused "a plan.h5 that makes HDF5 read through a failed allocation (was SIGSEGV, exit 139)" 2 \
     '^ddptok: error: outputs/data/plan.h5: HDF5 crashed parsing it \(a damaged or crafted HDF5 file\): refused$' \
     one check-checkpoints --config "$cfg"

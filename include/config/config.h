@@ -209,6 +209,12 @@ int config_diff_result(const Config *a, const Config *b, char *what, int len);
 int config_lock_fields(const Config *cfg, char *out, size_t len);
 // Key i (config_key's numbering) enters the data lock of this config.
 int config_key_in_lock(const Config *cfg, int i);
+// The lines of the corpus lock (data/lock.h): the keys that decide corpus.h5's content and how
+// it was cut — never seed, world size, bands, batch, accumulation or the sampler of an imported
+// corpus (those bind the plan and the checkpoints through the data lock). split_by_hash = 0: an
+// import that kept the inputs' own split (data.import.* not used). Length as config_lock_fields.
+int config_corpus_lock_fields(const Config *cfg, int split_by_hash, char *out, size_t len);
+int config_key_in_corpus_lock(const Config *cfg, int i, int split_by_hash);
 // Key i's resolved value as config_to_yaml writes it.
 void config_key_value(const Config *cfg, int i, char *out, size_t len);
 // Where each key's value comes from (`ddptok config`): origin[i] (config_key's numbering) is

@@ -21,6 +21,8 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
                         // by config_finish (config_launched_ranks), train.checkpoint_every where it is used
 #define F_RUN_ONLY 128  // how a run is carried out, not what it computes (progress lines, checkpoints, evaluations):
                         // not in config_result_digest, so a report or a curve stays this config's whatever they are
+#define F_CORPUS 256     // in the corpus lock (corpus.h5's: the content and the rules that cut it), any data.source
+#define F_CORPUS_SYNTHETIC 512 // in the corpus lock of a synthetic corpus only (the keys that generate it)
 
 typedef struct {
     const char *key;  // dotted key as in the YAML
@@ -32,7 +34,7 @@ typedef struct {
     const char *const *names;  // F_ENUM: the accepted names (the value is the index)
     int n_names;
     const char *def;   // the default, as YAML (applied like a value from a file)
-    const char *lock;  // its name in the data lock (corpus_lock), NULL: the data does not depend on it
+    const char *lock;  // its name in the data lock and the corpus lock (data/lock.h), NULL: the data does not depend on it
 } Field;
 
 extern const Field config_fields[];

@@ -13,6 +13,9 @@ extern "C" {
 #endif
 
 void data_budget(Budget *b, const Config *cfg, const BatchSpec *spec);
+// The on-demand reader's checked pages of checksums per array (data/corpus_file.h): an eighth
+// of its token chunks, 16 to 256 pages of 4 KiB.
+int64_t corpus_page_slots(const Config *cfg);
 
 #ifdef __cplusplus
 }

@@ -1,18 +1,20 @@
-// sampler.h — which sequences each rank sees (docs/spec.md §3; docs/sampling.md "Global sampling").
+// sampler.h — which sequences each rank sees (docs/spec.md §3; docs/sampling.md).
 //
 // train.sampler: bands — rank r's pool is the train sequences whose length lies in its
-// band; each window draws A·B distinct ids from it by a partial Fisher–Yates shuffle driven
-// by the rank's own Philox stream.
+// band, in ascending id order; each window draws A·B distinct ids from it by a partial
+// Fisher–Yates shuffle driven by the rank's own Philox stream. The pool is never held: it
+// is derived from the corpus's lengths (a count of in-band sequences per block of
+// SAMPLER_BLOCK train sequences, 4 bytes per block, and the few blocks a draw looks into),
+// and a draw's swaps live in an overlay of 2·A·B entries cleared after it — memory of the
+// window's size, not the corpus's, with the same draws as a pool held in full.
 // train.sampler: global — epochs: epoch e visits every train sequence once, in the order of
 // a keyed permutation of [0, n_train) (a 4-round Feistel bijection on the next power of two
 // with cycle-walking, round keys Philox(seed, RNG_GLOBAL_SAMPLER, block e)), computed per id
 // in O(1) memory; the epoch is cut into Q = ceil(n_train / G) windows of G = train.global_batch
 // consecutive positions (the last one holds n_train mod G, its other slots -1). Window k
 // (0-based, any k) is (epoch k / Q, window k mod Q): random access, the same on every rank
-// whatever W is (docs/sampling.md "Epochs"); a deterministic partition (a pure function of the window, the
-// corpus, the label rule and W) gives each of them to exactly one rank, and each rank cuts
-// its n_r sequences, in window order, into A microbatches of Bw = ceil(n_r / A) slots
-// (the last ones may hold fewer; empty slots are -1).
+// whatever W is (docs/sampling.md "Epochs"); data/partition.h gives each of its sequences to
+// one rank.
 #ifndef DDPTOK_SAMPLER_H
 #define DDPTOK_SAMPLER_H
 
@@ -20,30 +22,42 @@
 
 #include "base/philox.h"
 #include "config/config.h"
-#include "data/batch.h"
 #include "data/corpus.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+enum { SAMPLER_BLOCK = 512, SAMPLER_BLOCK_CACHE = 8 };
+
 typedef struct {
     int rank;
     int A, B;          // a window is (A, B) ids: the rank's microbatches, or (1, G) for the global sampler
     int global;        // train.sampler: global (no pool: the epoch permutation)
     int n_pool;        // bands: the rank's pool; global: n_train
-    int32_t *pool;     // bands: (n_pool) train ids in the rank's band, ascending; global: NULL
-    int32_t *scratch;  // bands: (A·B) the swaps of the last draw, to undo them
     RngStream rng;     // bands: the rank's sampler stream; global: key (seed, RNG_GLOBAL_SAMPLER), counter =
                        // windows drawn (the next window's index); checkpointed
-    int train_begin;   // global: the first train id (train ids are [train_begin, train_begin + n_pool))
-    int per_epoch;     // global: Q = ceil(n_train / G) windows per epoch
-    int bits;          // global: the Feistel domain is [0, 2^bits), the next power of two >= n_train
-    uint64_t keyed;    // global: the epoch whose round keys are in round_key (+1; 0 = none yet)
+    int train_begin;   // the first train id (train ids are [train_begin, train_begin + n_train))
+    // bands: the pool, derived
+    const Corpus *corpus;
+    int lo, hi;              // the rank's band
+    int n_blocks;            // blocks of SAMPLER_BLOCK train ids
+    int32_t *before;         // (n_blocks + 1) pool entries before block b
+    int32_t cached[SAMPLER_BLOCK_CACHE];       // the block each cache entry holds (-1: none)
+    int32_t *cache_ids;      // (SAMPLER_BLOCK_CACHE, SAMPLER_BLOCK) its in-band ids, ascending
+    int32_t *lengths;        // (SAMPLER_BLOCK) scratch
+    int cache_next;
+    int32_t *swap_key, *swap_val;  // (swap_cap) the draw's overlay: pool position -> id (-1: none)
+    int32_t *swap_used;            // (2·A·B) its occupied slots, to clear them
+    int swap_cap, n_used;
+    // global
+    int per_epoch;     // Q = ceil(n_train / G) windows per epoch
+    int bits;          // the Feistel domain is [0, 2^bits), the next power of two >= n_train
+    uint64_t keyed;    // the epoch whose round keys are in round_key (+1; 0 = none yet)
     uint32_t round_key[4];
 } Sampler;
 
-// 0, or -1 with an error naming the rank and band when the pool is empty.
+// 0, or -1 with an error naming the rank and band when the pool is empty (and the fix).
 int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank);
 void sampler_free(Sampler *s);
 // Draws the next window: ids (A, B), -1 in slots beyond a pool smaller than A·B (global: beyond
@@ -55,6 +69,8 @@ void sampler_peek(Sampler *s, int32_t *ids);
 void sampler_window_at(Sampler *s, uint64_t k, int32_t *ids);
 // Global sampler: the train id at position `pos` (< n_train) of epoch `epoch`'s permutation.
 int32_t sampler_epoch_id(Sampler *s, uint64_t epoch, uint32_t pos);
+// Bands sampler: entry k (< n_pool) of the rank's pool, the k-th in-band train id ascending.
+int32_t sampler_pool_at(Sampler *s, int32_t k);
 // Where window k (0-based) lies: global (epoch k / Q, window k mod Q); bands (0, k): no epochs.
 void sampler_position(const Sampler *s, uint64_t k, int64_t *epoch, int64_t *window);
 
@@ -75,44 +91,6 @@ void sampler_window_shape(const Config *cfg, int *A, int *B);
 // train.epochs E >= 1 (global sampler): sets train.updates = E x ceil(n_train / G) from the corpus
 // (whatever train.updates said) and checks train.interrupt_at against it. 0, or -1 with one line.
 int sampler_resolve_epochs(Config *cfg, const Corpus *corpus);
-
-// The bands sampler's whole plan as every rank would draw it from a fresh stream: (U, W, A, B).
-// The global sampler has none (NULL, nothing printed): its windows are computed on demand
-// (sampler_window_at; `ddptok plan`).
-int32_t *plan_build(const Config *cfg, const Corpus *corpus);
-// Writes plan.h5 with the corpus's data lock: bands, `plan` as plan_build made it; global, only
-// the key and the epoch geometry (attributes, no ids). 0 or -1 (error printed).
-int plan_write(const char *path, const Config *cfg, const Corpus *corpus, const int32_t *plan, const char *lock);
-// Reads plan.h5 after checking it against the corpus: its own data lock, then (bands) its shape
-// (U, W, A, B) and every id in [-1, n), or (global) its key and epoch geometry. Returns the ids
-// (bands) or a 1-element dummy (global: nothing to compare windows with); NULL with one line
-// printed (a stale plan says so, ending with `remedy`, e.g. "run `ddptok prepare --config F`").
-int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy);
-
-// The global sampler's partition of one window onto W ranks.
-typedef struct {
-    PartitionKind kind;
-    int W, A, G;
-    const Config *cfg;
-    const Corpus *corpus;
-    LabelRule rule;
-    int32_t *labels;  // (G) labels of each window position
-    int32_t *owner;   // (G) rank of each window position
-    int32_t *order;   // (G) scratch: positions, longest first
-    int32_t *tokens;  // (data.max_length) one sequence, to count its labels (sequence_labels)
-} Partition;
-
-void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W);
-void partition_free(Partition *p);
-// Gives every sequence of `window` (G ids, -1 = none) to one rank (p->owner).
-void partition_assign(Partition *p, const int32_t *window);
-// After partition_assign: rank r's share laid out as ids (A, Bw), Bw = ceil(n_r / A), -1 in
-// empty slots. Returns Bw (0 when the rank holds nothing). `ids` holds at least A·ceil(G/A).
-int partition_layout(const Partition *p, const int32_t *window, int rank, int32_t *ids);
-// Slots a microbatch needs at most: ceil(G / A).
-static inline int partition_max_slots(const Config *cfg) {
-    return (cfg->train.global_batch + cfg->train.accumulation - 1) / cfg->train.accumulation;
-}
 
 #ifdef __cplusplus
 }

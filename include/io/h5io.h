@@ -77,6 +77,8 @@ int h5_attr_each(hid_t loc, int (*fn)(const char *name, void *ctx), void *ctx);
 // the other way, is refused, not converted).
 char *h5_attr_read_str(hid_t loc, const char *path_in_file, const char *name);
 int h5_attr_read_i64(hid_t loc, const char *path_in_file, const char *name, int64_t *out);
+// An integer attribute of exactly n elements.
+int h5_attr_read_i64_array(hid_t loc, const char *path_in_file, const char *name, int64_t *out, int n);
 int h5_attr_read_f64(hid_t loc, const char *path_in_file, const char *name, double *out);
 
 // Silences HDF5's own error stack printing (ddptok reports its own one-line errors).

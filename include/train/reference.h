@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "data/corpus.h"
+#include "data/partition.h"
 #include "model/model.h"
 
 #ifdef __cplusplus

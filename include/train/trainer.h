@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "data/corpus.h"
 #include "data/prefetch.h"
+#include "data/partition.h"
 #include "data/sampler.h"
 #include "job/comm.h"
 #include "method/objective.h"

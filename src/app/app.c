@@ -20,6 +20,7 @@
 #include "base/sha256.h"
 #include "config/budget.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "job/cuda_api.h"
@@ -93,7 +94,7 @@ static int identity_compare(Config *expected, const Corpus *corpus, const Config
         return -1;
     }
     if (!corpus->content[0]) return 0;
-    corpus_lock_of(expected, corpus->content, lock);
+    corpus_data_lock_under(corpus, expected, lock);
     if (!other_lock || strcmp(lock, other_lock) != 0) {
         snprintf(why, len, "made on other data (data lock %.12s…, this corpus's %.12s…)", other_lock ? other_lock : "none", lock);
         return -1;

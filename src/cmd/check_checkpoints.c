@@ -11,6 +11,7 @@
 #include "base/hint.h"
 #include "base/report.h"
 #include "data/corpus.h"
+#include "data/plan.h"
 #include "io/h5io.h"
 #include "store/checkpoint.h"
 #include "train/trainer.h"

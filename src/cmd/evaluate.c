@@ -14,6 +14,7 @@
 #include "base/report.h"
 #include "config/budget.h"
 #include "data/corpus.h"
+#include "data/synthetic.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "store/checkpoint.h"

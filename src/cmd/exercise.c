@@ -8,6 +8,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
+#include "data/synthetic.h"
 #include "io/jsonio.h"
 #include "model/model.h"
 

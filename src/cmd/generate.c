@@ -91,12 +91,15 @@ static int generate_run(App *app) {
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     Corpus corpus;
     load_corpus_or_die(app, &corpus);
-    hid_t cf = h5_open_read(cpath, NULL);
+    int cfd;
+    int64_t csize;
+    hid_t cf = h5_open_file(cpath, NULL, &cfd, &csize);  // its metadata: the corpus itself stays on disk
     if (cf < 0) stop(EXIT_BAD_INPUT);
     int has_format = h5_attr_each(cf, is_import_format, NULL) == 1;  // a synthetic corpus has none
     char *format = has_format ? h5_attr_read_str(cf, cpath, "import_format") : NULL;
     if (has_format && !format) stop(EXIT_BAD_INPUT);  // it said why
     h5_close(cf);
+    close(cfd);
     int byte_level = format && (!strcmp(format, "bytes") || !strcmp(format, "jsonl-text"));
     if (o->prompt && !byte_level)
         die(EXIT_BAD_INPUT, "generate --prompt: %s holds token ids, not bytes (%s%s): give the prompt as --ids S,S,... (the source's ids), "

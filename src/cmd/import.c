@@ -13,14 +13,16 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "data/import.h"
+#include "data/plan.h"
 #include "data/sampler.h"
 
 typedef struct {
-    const char *format, *eot, *delimiter;  // as given
-    OptionList inputs;                     // every --input, in order
+    const char *format, *eot, *delimiter, *key;  // as given
+    int split_from_names;
+    OptionList inputs;                          // every --input, in order
 } ImportOptions;
-
 
 // --delimiter TEXT with C escapes (\n \r \t \\ \0 \xHH) -> bytes; the length, or -1.
 static long unescape(const char *s, char *out) {
@@ -60,23 +62,17 @@ static void escape(const char *s, size_t n, char *out, size_t len) {
     out[k] = 0;
 }
 
-// One "SHA256  NAME" line of import_files as sha256sum writes it (GNU coreutils): a name
-// holding a backslash, a newline or a carriage return has them as \\, \n, \r and the line
-// starts with a backslash, so no name can end its line early or add a line of its own.
-static void sums_line(Buf *b, const char *sum, const char *name) {
-    int esc = strpbrk(name, "\\\n\r") != NULL;
-    buf_printf(b, "%s%s  ", esc ? "\\" : "", sum);
-    for (const char *p = name; *p; p++)
-        if (esc && (*p == '\\' || *p == '\n' || *p == '\r')) buf_printf(b, "\\%c", *p == '\n' ? 'n' : *p == '\r' ? 'r' : '\\');
-        else buf_printf(b, "%c", *p);
-    buf_printf(b, "\n");
+static void add_arg(Buf *args, const char *word) {
+    buf_printf(args, "%s", word);
+    buf_printf(args, "%c", 0);
 }
 
-// The options into `spec` (its delimiter allocated; `options` their text for the summary):
-// dies (exit 2, one line) on a missing or bad one. The run and --check (import_check) alike.
-static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *spec, char *options, size_t options_len) {
+// The options into `spec` (its delimiter allocated; `options` their text for the record and the
+// summary; `args` the options as given, NUL-separated, for the command that makes the corpus
+// again): dies (exit 2, one line) on a missing or bad one. The run and --check (import_check) alike.
+static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *spec, char *options, size_t options_len, Buf *args) {
     if (!o || !o->format) die(EXIT_BAD_INPUT, "import: --format is required (bytes, llmc, nanogpt, megatron, jsonl, jsonl-text)");
-    if (!o->inputs.n) die(EXIT_BAD_INPUT, "import: --input PATH is required (a file or a directory; repeatable)");
+    if (!o->inputs.n) die(EXIT_BAD_INPUT, "import: --input PATH is required (a file, a directory or a quoted glob; repeatable)");
     *spec = (ImportSpec){.eot = -1, .vocab = cfg->data.vocab_size - 1};
     int f = 0;
     while (f < IMPORT_FORMAT_COUNT && strcmp(o->format, import_format_names[f])) f++;
@@ -85,6 +81,9 @@ static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *
     spec->format = (ImportFormat)f;
     const ImportReader *reader = &import_readers[f];
     char delim_text[420] = "";
+    size_t at = 0;
+    options[0] = 0;
+    add_arg(args, "--format"), add_arg(args, o->format);
     if (o->eot) {
         char *end;
         errno = 0;
@@ -96,7 +95,8 @@ static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *
         if (!*o->eot || *end || errno || v < 0 || v > UINT32_MAX)
             die(EXIT_BAD_INPUT, "import --eot %s: expected a token id in [0, 2^32)", o->eot);
         spec->eot = v;
-        snprintf(options, options_len, "--eot %lld", v);
+        at += (size_t)snprintf(options + at, options_len - at, "%s--eot %lld", at ? " " : "", v);
+        add_arg(args, "--eot"), add_arg(args, o->eot);
     }
     if (o->delimiter) {
         if (!reader->takes_delimiter)
@@ -108,15 +108,33 @@ static void import_parse(const ImportOptions *o, const Config *cfg, ImportSpec *
                 o->delimiter);
         spec->delimiter = delim, spec->delimiter_len = (size_t)n;
         escape(delim, (size_t)n, delim_text, sizeof delim_text);
-        snprintf(options, options_len, "--delimiter \"%s\"", delim_text);
+        at += (size_t)snprintf(options + at, options_len - at, "%s--delimiter \"%s\"", at ? " " : "", delim_text);
+        add_arg(args, "--delimiter"), add_arg(args, o->delimiter);
     }
-
+    if (o->key) {
+        if (!reader->takes_key) die(EXIT_BAD_INPUT, "import --key: only --format jsonl and jsonl-text read objects");
+        if (!*o->key) die(EXIT_BAD_INPUT, "import --key: expected the name of an object's key (\"input_ids\")");
+        spec->key = o->key;
+        char k[200];
+        escape(o->key, strlen(o->key), k, sizeof k);
+        at += (size_t)snprintf(options + at, options_len - at, "%s--key \"%s\"", at ? " " : "", k);
+        add_arg(args, "--key"), add_arg(args, o->key);
+    }
+    if (o->split_from_names) {
+        spec->split_from_names = 1;
+        at += (size_t)snprintf(options + at, options_len - at, "%s--split-from-names", at ? " " : "");
+        add_arg(args, "--split-from-names");
+    }
+    for (int i = 0; i < o->inputs.n; i++) add_arg(args, "--input"), add_arg(args, o->inputs.items[i]);
+    spec->options_text = options;
 }
 
 // What the run checks before it reads a token, the run and --check alike
 // (Command.check_options): the config's data.source, the options, that every --input is
-// there, and the memory the corpus can need (import_budget, from the files' sizes). --check
-// said ok to a synthetic config, a missing file and an import over the budget.
+// there, each file's header and sizes (and none compressed), its name's split under
+// --split-from-names, and the import's memory (a constant: its buffers). --check said ok to a
+// synthetic config, a missing file and an import over the budget, and to 800 inputs the run
+// then refused after reading them all.
 static void import_check(const App *app) {
     const Config *cfg = &app->cfg;
     const ImportOptions *o = app->opts;
@@ -125,76 +143,97 @@ static void import_check(const App *app) {
             "or --set data.source=imported)", cfg->source, data_source_names[cfg->data.source]);
     ImportSpec spec;
     char options[700];
-    import_parse(o, cfg, &spec, options, sizeof options);
-    free((char *)spec.delimiter);
-    char **files;
+    Buf args = {0};
+    import_parse(o, cfg, &spec, options, sizeof options, &args);
+    spec.budgeted = IMPORT_MEMORY;
+    ImportInput *files;
     int n_files;
-    uint64_t bytes;
-    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files)) stop(EXIT_BAD_INPUT);
-    int rc = import_budget(cfg, &spec, files, n_files, &bytes);
-    for (int i = 0; i < n_files; i++) free(files[i]);
-    free(files);
+    ImportSkipped skipped;
+    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files, &skipped)) stop(EXIT_BAD_INPUT);
+    int rc = import_budget(&spec) || import_probe(&spec, files, n_files);
+    import_inputs_free(files, n_files);
+    free((char *)spec.delimiter);
+    buf_free(&args);
     if (rc) stop(EXIT_BAD_INPUT);
+}
+
+static const char *const split_names[3] = {"train", "validation", "test"};
+
+// One line when the validation or the test split is empty, with what to do.
+static void warn_empty_splits(const Config *cfg, const ImportSpec *spec, const ImportSummary *s) {
+    int empty_v = s->seqs[SPLIT_VALIDATION] == 0, empty_t = s->seqs[SPLIT_TEST] == 0;
+    if (!empty_v && !empty_t) return;
+    const char *which = empty_v && empty_t ? "the validation and test splits are" : empty_v ? "the validation split is" : "the test split is";
+    if (spec->split_from_names)
+        warning("import: %s empty (no input is named %s): `evaluate`%s has nothing to score there; add an input named so%s", which,
+                empty_v && empty_t ? "val or test" : empty_v ? "val" : "test", empty_v ? " --split validation and train.eval_every" : "",
+                !empty_v ? ", or evaluate the validation split (`evaluate --split validation`)" : "");
+    else
+        warning("import: %s empty (%lld document%s, split by their hash with data.import.validation_fraction %g and test_fraction "
+                "%g): `evaluate`%s has nothing to score there; cut the input into more documents (%s) or raise those fractions",
+                which, (long long)s->documents, s->documents == 1 ? "" : "s", cfg->data.import.validation_fraction,
+                cfg->data.import.test_fraction, empty_v ? " --split validation and train.eval_every" : "",
+                spec->format == IMPORT_BYTES ? "--delimiter TEXT, e.g. '\\n\\n'" : "--eot ID");
 }
 
 static int import_run(App *app) {
     const Config *cfg = &app->cfg;
-    const ImportOptions *o = app->opts;  // import_check (check_options) ran first: data.source, inputs, budget
+    const ImportOptions *o = app->opts;  // import_check (check_options) ran first: data.source, inputs, budget, headers
     ImportSpec spec;
     char options[700] = "";
-    import_parse(o, cfg, &spec, options, sizeof options);
+    Buf args = {0};
+    import_parse(o, cfg, &spec, options, sizeof options, &args);
     char *delim = (char *)spec.delimiter;
-
-    char **files;
+    ImportInput *files;
     int n_files;
-    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files)) stop(EXIT_BAD_INPUT);
-    Corpus corpus;
-    int64_t *document;
     ImportSummary s;
-    if (import_corpus(&corpus, &document, cfg, &spec, files, n_files, &s)) stop(EXIT_BAD_INPUT);
-    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
-    int32_t *plan = plan_build(cfg, &corpus);
-    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
-
-    // Where it came from, in corpus.h5: the format, the options, each file's SHA-256 and the counts.
-    Buf list = {0}, summary = {0};
-    buf_printf(&list, "%s", "");
-    for (int i = 0; i < n_files; i++) {
-        char sum[65];
-        if (import_file_sha256(files[i], sum)) stop(EXIT_BAD_INPUT);
-        sums_line(&list, sum, files[i]);
-    }
-    buf_printf(&summary,
-               "%lld documents (%lld empty skipped), %lld tokens read; %lld pieces, %lld shorter than data.min_length dropped "
-               "(%lld tokens); sequences train %lld, validation %lld, test %lld; tokens %lld, %lld, %lld",
-               (long long)s.documents, (long long)s.empty, (long long)s.tokens_read, (long long)s.pieces,
-               (long long)s.short_pieces, (long long)s.short_tokens, (long long)s.seqs[0], (long long)s.seqs[1],
-               (long long)s.seqs[2], (long long)s.tokens[0], (long long)s.tokens[1], (long long)s.tokens[2]);
-    const char *attrs[] = {"import_format", import_format_names[spec.format], "import_options", options, "import_files", list.s,
-                           "import_summary", summary.s};
-    CorpusProvenance prov = {document, 4, attrs};
+    if (import_expand_inputs(spec.format, o->inputs.items, o->inputs.n, &files, &n_files, &s.skipped)) stop(EXIT_BAD_INPUT);
+    ImportSkipped skipped = s.skipped;
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write_provenance(&corpus, cfg, cpath, &prov) || plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    if (import_write(cfg, &spec, files, n_files, cpath, args.s, (int64_t)args.n, &s)) stop(EXIT_BAD_INPUT);
+    s.skipped = skipped;
+    Corpus corpus;  // what every later command reads, read back
+    if (corpus_read(&corpus, cfg, cpath)) stop(EXIT_BAD_INPUT);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
+    int32_t *plan = plan_build(cfg, &corpus);
+    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
+    if (plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
 
     say("import: %d file%s, --format %s%s%s: %lld documents (%lld empty skipped), %lld tokens (ddptok id = source id + 1)\n",
-        n_files, n_files == 1 ? "" : "s", text_safe(o->format), options[0] ? " " : "", options, (long long)s.documents, (long long)s.empty,
-        (long long)s.tokens_read);
+        n_files, n_files == 1 ? "" : "s", text_safe(o->format), options[0] ? " " : "", text_safe(options), (long long)s.documents,
+        (long long)s.empty, (long long)s.tokens_read);
+    const ImportSkipped *k = &s.skipped;
+    if (k->links || k->directories || k->hidden || k->other)
+        say("  skipped in the directories and patterns given: %lld symbolic link%s, %lld sub-director%s, %lld name%s starting with '.', "
+            "%lld other%s\n", (long long)k->links, k->links == 1 ? "" : "s", (long long)k->directories, k->directories == 1 ? "y" : "ies",
+            (long long)k->hidden, k->hidden == 1 ? "" : "s", (long long)k->other, spec.format == IMPORT_MEGATRON ? " (not .idx or .bin)" : "");
     say("  length rule [%d, %d] (data.min_length, data.max_length): %lld pieces, %lld shorter than data.min_length dropped "
         "(%lld tokens)\n", cfg->data.min_length, cfg->data.max_length, (long long)s.pieces, (long long)s.short_pieces,
         (long long)s.short_tokens);
-    say("  split by document hash (data.import.split_seed %u; validation %g, test %g):\n", cfg->data.import.split_seed,
-        cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
-    static const char *const split_names[3] = {"train", "validation", "test"};
-    for (int k = 0; k < 3; k++)
-        say("    %-10s %8lld documents %8lld sequences %10lld tokens\n", split_names[k], (long long)s.docs[k], (long long)s.seqs[k],
-            (long long)s.tokens[k]);
-    say("  -> %s (%d sequences, %lld tokens), %s\n  data lock %s\n", text_safe(cpath), corpus.n, (long long)corpus.n_tokens, text_safe(ppath),
-        corpus.lock);
-    for (int i = 0; i < n_files; i++) free(files[i]);
-    free(files), free(plan), free(document), free(delim);
-    buf_free(&list), buf_free(&summary);
+    if (spec.split_from_names)
+        say("  split from the inputs' names (--split-from-names; %lld document%s cut where the split changes between shards):\n",
+            (long long)s.cut_at_split, s.cut_at_split == 1 ? "" : "s");
+    else
+        say("  split by document hash (data.import.split_seed %u; validation %g, test %g):\n", cfg->data.import.split_seed,
+            cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
+    for (int i = 0; i < 3; i++)
+        say("    %-10s %8lld documents %8lld sequences %10lld tokens\n", split_names[i], (long long)s.docs[i], (long long)s.seqs[i],
+            (long long)s.tokens[i]);
+    int named = 0;  // every input's name carries a split: say that it can be kept
+    for (int i = 0; i < n_files; i++) named += files[i].split >= 0;
+    if (!spec.split_from_names && named == n_files && n_files > 1)
+        say("  (every input's name carries a split: --split-from-names keeps it instead of the document hash)\n");
+    double total = s.seconds[0] + s.seconds[1] + s.seconds[2];
+    say("  time: %.1f s (pass 1, counting: %.1f s; pass 2, placing: %.1f s; checksums' tree and publishing: %.1f s), "
+        "%.0f MB/s of input\n", total, s.seconds[0], s.seconds[1], s.seconds[2], total > 0 ? (double)s.input_bytes / total / 1e6 : 0.0);
+    say("  -> %s (%d sequences, %lld tokens), %s\n  corpus lock %s\n  data lock %s\n", text_safe(cpath), corpus.n,
+        (long long)corpus.n_tokens, text_safe(ppath), corpus.corpus_lock, corpus.lock);
+    warn_empty_splits(cfg, &spec, &s);
+    import_inputs_free(files, n_files);
+    free(plan), free(delim);
+    buf_free(&args);
     corpus_free(&corpus);
     say_next_train(app, "import");
     return 0;
@@ -209,10 +248,14 @@ const Command cmd_import = {
     .options = (const CommandOption[]){
         OPTION_STRING("--format", ImportOptions, format, "bytes|llmc|nanogpt|megatron|jsonl|jsonl-text",
                       "how the input files are read (docs/data.md)", .required = 1),
-        OPTION_LIST("--input", ImportOptions, inputs, "PATH", "a file or a directory of them (repeatable, in order)", .required = 1),
-        OPTION_STRING("--eot", ImportOptions, eot, "ID", "the token id that ends a document (llmc, nanogpt)"),
+        OPTION_LIST("--input", ImportOptions, inputs, "PATH",
+                    "a file, a directory of them or a quoted glob ('shards/*_train_*.bin'); repeatable, in order", .required = 1),
+        OPTION_STRING("--eot", ImportOptions, eot, "ID", "the token id that ends a document (llmc, nanogpt, megatron, jsonl)"),
         OPTION_STRING("--delimiter", ImportOptions, delimiter, "TEXT",
                       "the bytes that separate documents (bytes; escapes \\n \\t \\xHH)"),
+        OPTION_STRING("--key", ImportOptions, key, "NAME", "jsonl: the object key of the token list or text (default tokens or input_ids; text)"),
+        OPTION_FLAG("--split-from-names", ImportOptions, split_from_names,
+                    "each input's split from its name (train, val, test: llm.c's *_val_*.bin, nanoGPT's val.bin), not the hash"),
         OPTION_END,
     },
     .opts_size = sizeof(ImportOptions),

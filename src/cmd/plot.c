@@ -15,6 +15,7 @@
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "method/objective.h"

@@ -4,34 +4,45 @@
 #include "app/app.h"
 #include "base/report.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
+#include "data/plan.h"
 #include "data/sampler.h"
+#include "data/synthetic.h"
+#include "data/writer.h"
 
 // The config's data.source, the run and --check alike (Command.check_options, which main
-// calls before the run): --check prepare said ok to data.source: imported.
+// calls before the run): --check prepare said ok to data.source: imported. The corpus is
+// written as it is drawn (data/writer.h): no corpus-sized memory, but its bytes on disk, which
+// the file system must have free (checked here too, from the lengths' draws alone).
 static void prepare_check(const App *app) {
     const Config *cfg = &app->cfg;
     if (cfg->data.source != DATA_SOURCE_SYNTHETIC)
         die(EXIT_BAD_INPUT, "%s: data.source is %s: `ddptok import` makes its corpus and plan (prepare generates the "
             "synthetic one)", cfg->source, data_source_names[cfg->data.source]);
-    check_corpus_in_memory(app);
+    CorpusShape shape = {{cfg->data.n_train, cfg->data.n_validation, cfg->data.n_test}, {0, 0, 0}};
+    synthetic_tokens(cfg, shape.tokens);
+    char cpath[1024];
+    out_path(app, cpath, sizeof cpath, "data/corpus.h5");
+    if (corpus_writer_space(cpath, corpus_writer_bytes(&shape, cfg, NULL))) stop(EXIT_BAD_INPUT);
 }
 
 static int prepare_run(App *app) {
     const Config *cfg = &app->cfg;
-    Corpus corpus;
-    corpus_generate(&corpus, cfg);
-    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
-    int32_t *plan = plan_build(cfg, &corpus);
-    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
     char cpath[1024], ppath[1024];
     out_path(app, cpath, sizeof cpath, "data/corpus.h5");
     out_path(app, ppath, sizeof ppath, "data/plan.h5");
-    if (corpus_write(&corpus, cfg, cpath) || plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
-    int64_t tok[3] = {0, 0, 0}, seqs[3] = {0, 0, 0};
-    for (int i = 0; i < corpus.n; i++) tok[corpus.split[i]] += corpus_len(&corpus, i), seqs[corpus.split[i]]++;
-    say("prepare: %d sequences (train %lld / validation %lld / test %lld), %lld tokens (%lld / %lld / %lld)\n", corpus.n,
-        (long long)seqs[0], (long long)seqs[1], (long long)seqs[2], (long long)corpus.n_tokens, (long long)tok[0],
-        (long long)tok[1], (long long)tok[2]);
+    if (synthetic_write(cfg, cpath)) stop(EXIT_BAD_INPUT);
+    Corpus corpus;  // what every later command reads, read back
+    if (corpus_read(&corpus, cfg, cpath)) stop(EXIT_BAD_INPUT);
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
+    int32_t *plan = plan_build(cfg, &corpus);
+    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
+    if (plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
+    int64_t tok[3];
+    synthetic_tokens(cfg, tok);
+    say("prepare: %d sequences (train %d / validation %d / test %d), %lld tokens (%lld / %lld / %lld)\n", corpus.n,
+        corpus_split_count(&corpus, 0), corpus_split_count(&corpus, 1), corpus_split_count(&corpus, 2), (long long)corpus.n_tokens,
+        (long long)tok[0], (long long)tok[1], (long long)tok[2]);
     if (cfg->train.sampler == SAMPLER_GLOBAL)
         say("  global sampler: %d sequences per window from the whole train split, partition %s over %d rank%s\n",
             cfg->train.global_batch, partition_names[cfg->train.partition], cfg->train.world_size, cfg->train.world_size == 1 ? "" : "s");

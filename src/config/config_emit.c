@@ -166,12 +166,24 @@ static int field_in_lock(const Config *cfg, const Field *f) {
            !(f->flags & F_LOCK_IMPORT && !imported);
 }
 
-int config_lock_fields(const Config *cfg, char *out, size_t len) {
+// Whether field f enters the corpus lock (corpus.h5's: its content and the rules that cut it,
+// never the layout on ranks): F_CORPUS (data.import.* only for an imported corpus, and only
+// when its split came from the document hash), F_CORPUS_SYNTHETIC for prepare's corpus.
+static int field_in_corpus_lock(const Config *cfg, const Field *f, int split_by_hash) {
+    int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
+    if (!f->lock) return 0;
+    if (f->flags & F_CORPUS_SYNTHETIC) return !imported;
+    if (!(f->flags & F_CORPUS) || (f->flags & F_LOCK_IMPORT && !imported)) return 0;
+    return split_by_hash || strcmp(f->lock, "split") != 0;
+}
+
+// The lines of the fields `in` takes, in table order (see config_lock_fields).
+static int lock_lines(const Config *cfg, int (*in)(const Config *, const Field *, int), int arg, char *out, size_t len) {
     size_t n = 0;
     const char *open = NULL;  // the lock name of the line being written
     for (int i = 0; i < config_n_fields && n < len; i++) {
         const Field *f = &config_fields[i];
-        if (!field_in_lock(cfg, f)) continue;
+        if (!in(cfg, f, arg)) continue;
         if (open && strcmp(open, f->lock) != 0) n += (size_t)snprintf(out + n, len - n, "\n");
         if (n >= len) break;
         if (open && !strcmp(open, f->lock)) n += (size_t)snprintf(out + n, len - n, ",");
@@ -191,6 +203,18 @@ int config_lock_fields(const Config *cfg, char *out, size_t len) {
     if (open && n < len) n += (size_t)snprintf(out + n, len - n, "\n");
     ASSERT(n < len);
     return (int)n;
+}
+
+static int in_data_lock(const Config *cfg, const Field *f, int unused) { return (void)unused, field_in_lock(cfg, f); }
+
+int config_lock_fields(const Config *cfg, char *out, size_t len) { return lock_lines(cfg, in_data_lock, 0, out, len); }
+
+int config_corpus_lock_fields(const Config *cfg, int split_by_hash, char *out, size_t len) {
+    return lock_lines(cfg, field_in_corpus_lock, split_by_hash, out, len);
+}
+
+int config_key_in_corpus_lock(const Config *cfg, int i, int split_by_hash) {
+    return field_in_corpus_lock(cfg, &config_fields[i], split_by_hash);
 }
 
 int config_key_in_lock(const Config *cfg, int i) { return field_in_lock(cfg, &config_fields[i]); }

@@ -1,108 +1,16 @@
-// corpus.c — synthetic corpus, data lock and corpus.h5.
+// corpus.c — the corpus container and its in-memory source (see corpus.h); the on-disk
+// source is corpus_file.c.
 #include "data/corpus.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
-#include "base/hint.h"
 #include "base/mem.h"
-#include "base/philox.h"
 #include "base/report.h"
 #include "base/sha256.h"
-#include "io/h5io.h"
-
-// ---------------------------------------------------------------------------------------
-// The generating chain
-
-static RngStream corpus_stream(const Config *cfg) { return rng_stream(cfg->seed, RNG_CORPUS, 0); }
-
-// Builds the chain from a given stream (the corpus continues with the same stream).
-static void chain_draw(Chain *ch, const Config *cfg, RngStream *rng) {
-    int V = cfg->data.vocab_size, S = cfg->data.markov_support;
-    ch->V = V, ch->S = S;
-    ch->succ = xmalloc((size_t)V * S * sizeof *ch->succ);
-    ch->prob = xmalloc((size_t)V * S * sizeof *ch->prob);
-    // Row a: the first S steps of a Fisher–Yates shuffle of 1..V-1 (S distinct successors).
-    // perm is the identity before every row: the row's swaps are undone in reverse, O(S)
-    // per row instead of O(V) (a vocabulary of 2^20 took minutes; the draws are the same).
-    int32_t *perm = xmalloc((size_t)(V - 1) * sizeof *perm), *picks = xmalloc((size_t)S * sizeof *picks);
-    for (int i = 0; i < V - 1; i++) perm[i] = i + 1;
-    for (int a = 0; a < V; a++) {
-        double total = 0;
-        for (int j = 0; j < S; j++) {
-            int pick = picks[j] = j + (int)rng_below(rng, (uint32_t)(V - 1 - j));
-            int32_t t = perm[j];
-            perm[j] = perm[pick], perm[pick] = t;
-            ch->succ[(size_t)a * S + j] = perm[j];
-            double w = -log(1.0 - rng_uniform(rng));  // Exp(1): normalised gives Dirichlet(1)
-            ch->prob[(size_t)a * S + j] = w;
-            total += w;
-        }
-        for (int j = 0; j < S; j++) ch->prob[(size_t)a * S + j] /= total;
-        for (int j = S - 1; j >= 0; j--) {
-            int32_t t = perm[j];
-            perm[j] = perm[picks[j]], perm[picks[j]] = t;
-        }
-    }
-    free(perm), free(picks);
-}
-
-void chain_build(Chain *ch, const Config *cfg) {
-    RngStream rng = corpus_stream(cfg);
-    chain_draw(ch, cfg, &rng);
-}
-
-void chain_free(Chain *ch) {
-    free(ch->succ);
-    free(ch->prob);
-}
-
-double chain_prob(const Chain *ch, int a, int b) {
-    for (int j = 0; j < ch->S; j++)
-        if (ch->succ[(size_t)a * ch->S + j] == b) return ch->prob[(size_t)a * ch->S + j];
-    return 0;
-}
-
-void corpus_generate(Corpus *corpus, const Config *cfg) {
-    memset(corpus, 0, sizeof *corpus);
-    RngStream rng = corpus_stream(cfg);
-    Chain ch;
-    chain_draw(&ch, cfg, &rng);
-    int n = cfg->data.n_train + cfg->data.n_validation + cfg->data.n_test;
-    int lo = cfg->data.min_length, span = cfg->data.max_length - lo + 1;
-    corpus->n = n;
-    corpus->offsets = xmalloc((size_t)(n + 1) * sizeof *corpus->offsets);
-    corpus->split = xmalloc((size_t)n);
-    corpus->offsets[0] = 0;
-    for (int i = 0; i < n; i++) {
-        corpus->offsets[i + 1] = corpus->offsets[i] + lo + (int)rng_below(&rng, (uint32_t)span);
-        corpus->split[i] = i < cfg->data.n_train ? SPLIT_TRAIN
-                      : i < cfg->data.n_train + cfg->data.n_validation ? SPLIT_VALIDATION : SPLIT_TEST;
-    }
-    corpus->n_tokens = corpus->offsets[n];
-    corpus->tokens = xmalloc((size_t)corpus->n_tokens * sizeof *corpus->tokens);
-    WorkProgress progress;
-    work_progress_init(&progress, "corpus: sequences");
-    for (int i = 0; i < n; i++) {
-        if (i % 4096 == 0) work_progress(&progress, i, n);
-        int state = 0;
-        for (int64_t p = corpus->offsets[i]; p < corpus->offsets[i + 1]; p++) {
-            double u = rng_uniform(&rng), acc = 0;
-            int j = 0;
-            for (; j < ch.S - 1; j++) {
-                acc += ch.prob[(size_t)state * ch.S + j];
-                if (u < acc) break;
-            }
-            state = ch.succ[(size_t)state * ch.S + j];
-            corpus->tokens[p] = state;
-        }
-    }
-    chain_free(&ch);
-    corpus_index_splits(corpus);
-    corpus_lock(corpus, cfg, corpus->lock);
-}
+#include "config/budget.h"
+#include "data/corpus_file.h"
+#include "data/lock.h"
 
 int corpus_index_splits(Corpus *corpus) {
     int s = 0;
@@ -115,6 +23,34 @@ int corpus_index_splits(Corpus *corpus) {
     return 0;
 }
 
+int corpus_len(const Corpus *c, int i) {
+    return c->file ? corpus_file_len(c->file, i) : (int)(c->offsets[i + 1] - c->offsets[i]);
+}
+
+int corpus_tokens(const Corpus *c, int i, int32_t *out) {
+    if (c->file) return corpus_file_tokens(c->file, i, out);
+    int len = corpus_len(c, i);
+    memcpy(out, c->tokens + c->offsets[i], (size_t)len * sizeof *out);
+    return len;
+}
+
+void corpus_lengths(const Corpus *c, int first, int n, int32_t *out) {
+    if (c->file) {
+        corpus_file_lengths(c->file, first, n, out);
+        return;
+    }
+    for (int k = 0; k < n; k++) out[k] = (int32_t)(c->offsets[first + k + 1] - c->offsets[first + k]);
+}
+
+void corpus_warm(const Corpus *c, const int32_t *ids, int n) {
+    if (c->file) corpus_file_warm(c->file, ids, n);
+}
+
+CorpusReads corpus_reads(const Corpus *c) {
+    CorpusReads r = {0, 0, 0, 0};
+    return c->file ? corpus_file_reads(c->file) : r;
+}
+
 void corpus_free(Corpus *corpus) {
     if (corpus->file) corpus_file_close(corpus->file);
     free(corpus->tokens);
@@ -123,119 +59,83 @@ void corpus_free(Corpus *corpus) {
     memset(corpus, 0, sizeof *corpus);
 }
 
-// The key lines of the lock (config_lock_fields) after a format line.
-static int lock_fields(const Config *cfg, const char *format, char *buf, size_t len) {
-    int n = snprintf(buf, len, "%s\n", format);
-    return n + config_lock_fields(cfg, buf + n, len - (size_t)n);
-}
-enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_WORLD * 24 };
+// ---------------------------------------------------------------------------------------
+// In memory: the digests as corpus.h5 holds them (data/digest.h), computed over the arrays.
 
-void corpus_sums(const void *data, size_t elem, int64_t count, int64_t chunk, uint8_t *out) {
-    const char *p = data;
-    for (int64_t c = 0; c * chunk < count; c++) {
-        int64_t k = count - c * chunk < chunk ? count - c * chunk : chunk;
-        Sha256 *h = sha256_begin();
-        sha256_add(h, p + (size_t)(c * chunk) * elem, (size_t)k * elem);
-        sha256_digest(h, out + 32 * c);
+// The stored bytes of tokens [first, first + n): uint16 or int32 little-endian.
+static void stored_tokens(const Corpus *c, int tb, int64_t first, int64_t n, uint8_t *out) {
+    for (int64_t p = 0; p < n; p++) {
+        uint32_t v = (uint32_t)c->tokens[first + p];
+        for (int b = 0; b < tb; b++) out[p * tb + b] = (uint8_t)(v >> (8 * b));
     }
 }
 
-void corpus_digest_begin(Sha256 **h, int64_t n, int64_t n_tokens) {
-    char line[160];
-    int len = snprintf(line, sizeof line, "ddptok-corpus-v2 sequences=%lld tokens=%lld chunks=%d,%d\n", (long long)n,
-                       (long long)n_tokens, CORPUS_TOKEN_CHUNK, CORPUS_OFFSET_CHUNK);
-    *h = sha256_begin();
-    sha256_add(*h, line, (size_t)len);
+// The root of the tree over one array's chunk checksums (level 0 in sums, caller frees).
+static void array_root(const void *data, size_t elem, int64_t count, int64_t chunk, uint8_t root[32], uint8_t **sums) {
+    int64_t chunks = corpus_chunks(count, chunk);
+    CorpusTree t;
+    corpus_tree_shape(&t, chunks);
+    uint8_t *level0 = xmalloc((size_t)chunks * 32), *tree = xmalloc((size_t)t.total * 32);
+    corpus_sums(data, elem, count, chunk, level0);
+    corpus_tree_build(&t, level0, tree);
+    memcpy(root, tree + 32 * (t.total - 1), 32);
+    free(tree);
+    if (sums) *sums = level0;
+    else free(level0);
 }
 
-void corpus_content_digest(const Corpus *corpus, char out[65], uint8_t **token_sums, uint8_t **offset_sums) {
-    ASSERT(!corpus->file);
-    int64_t nt = corpus_chunks(corpus->n_tokens, CORPUS_TOKEN_CHUNK), no = corpus_chunks((int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK);
-    uint8_t *ts = xmalloc((size_t)(nt ? nt : 1) * 32), *os = xmalloc((size_t)no * 32);
-    corpus_sums(corpus->tokens, sizeof *corpus->tokens, corpus->n_tokens, CORPUS_TOKEN_CHUNK, ts);
-    corpus_sums(corpus->offsets, sizeof *corpus->offsets, (int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK, os);
+void corpus_data_lock_under(const Corpus *corpus, const Config *cfg, char out[65]) {
+    char corpus_lock[65];
+    corpus_lock_of(cfg, corpus->split_by_hash, corpus->content, corpus_lock);
+    data_lock_of(cfg, corpus_lock, out);
+}
+
+int corpus_memory_seal(Corpus *c, const Config *cfg, int split_by_hash) {
+    ASSERT(!c->file && c->n >= 1);
+    if (corpus_index_splits(c)) return -1;
+    int tb = corpus_token_bytes(cfg->data.vocab_size);
+    uint8_t *raw = xmalloc((size_t)(c->n_tokens ? c->n_tokens : 1) * (size_t)tb), troot[32], oroot[32];
+    stored_tokens(c, tb, 0, c->n_tokens, raw);
+    array_root(raw, (size_t)tb, c->n_tokens, CORPUS_TOKEN_CHUNK, troot, NULL);
+    array_root(c->offsets, sizeof *c->offsets, (int64_t)c->n + 1, CORPUS_OFFSET_CHUNK, oroot, NULL);
+    free(raw);
+    int64_t counts[3];
+    for (int s = 0; s < 3; s++) counts[s] = corpus_split_count(c, s);
+    corpus_content_digest(c->n, c->n_tokens, tb, counts, troot, oroot, c->content);
+    c->split_by_hash = split_by_hash;
+    corpus_lock_of(cfg, split_by_hash, c->content, c->corpus_lock);
+    data_lock_of(cfg, c->corpus_lock, c->lock);
+    return 0;
+}
+
+// Format 2 (in memory): chunk checksums of the tokens as int32 and of the offsets, the split bytes.
+static int memory_lock_v2_matches(const Corpus *c, const Config *cfg, const char *stored) {
     Sha256 *h;
-    corpus_digest_begin(&h, corpus->n, corpus->n_tokens);
+    corpus_digest_v2_begin(&h, c->n, c->n_tokens);
+    int64_t nt = corpus_chunks(c->n_tokens, CORPUS_TOKEN_CHUNK), no = corpus_chunks((int64_t)c->n + 1, CORPUS_OFFSET_CHUNK);
+    uint8_t *ts = xmalloc((size_t)(nt ? nt : 1) * 32), *os = xmalloc((size_t)no * 32);
+    corpus_sums(c->tokens, sizeof *c->tokens, c->n_tokens, CORPUS_TOKEN_CHUNK, ts);
+    corpus_sums(c->offsets, sizeof *c->offsets, (int64_t)c->n + 1, CORPUS_OFFSET_CHUNK, os);
     sha256_add(h, ts, (size_t)nt * 32);
     sha256_add(h, os, (size_t)no * 32);
-    sha256_add(h, corpus->split, (size_t)corpus->n);
-    sha256_hex(h, out);
-    if (token_sums) *token_sums = ts;
-    else free(ts);
-    if (offset_sums) *offset_sums = os;
-    else free(os);
-}
-
-void corpus_lock_of(const Config *cfg, const char *content, char out[65]) {
-    char fields[LOCK_FIELDS_MAX];
-    int n = lock_fields(cfg, "ddptok-data-lock-v2", fields, sizeof fields);
-    Sha256 *h = sha256_begin();
-    sha256_add(h, fields, (size_t)n);
-    sha256_add(h, "content ", 8);
-    sha256_add(h, content, 64);
-    sha256_add(h, "\n", 1);
-    sha256_hex(h, out);
-}
-
-void corpus_lock(const Corpus *corpus, const Config *cfg, char out[65]) {
-    char content[65];
-    corpus_content_digest(corpus, content, NULL, NULL);
-    corpus_lock_of(cfg, content, out);
-}
-
-// Format 1: the key lines, then every token, offset and split byte (what checkpoints of
-// ddptok 0.9 and older carry). `read` gives the bytes of the three arrays in order.
-void corpus_lock_v1(const Config *cfg, Sha256 **h) {
-    char fields[LOCK_FIELDS_MAX];
-    int n = lock_fields(cfg, "ddptok-data-lock-v1", fields, sizeof fields);
-    *h = sha256_begin();
-    sha256_add(*h, fields, (size_t)n);
+    sha256_add(h, c->split, (size_t)c->n);
+    free(ts), free(os);
+    char content[65], v2[65];
+    sha256_hex(h, content);
+    data_lock_v2_of(cfg, content, v2);
+    return strcmp(stored, v2) == 0;
 }
 
 int corpus_lock_accepts(const Corpus *corpus, const Config *cfg, const char *stored) {
     if (strcmp(stored, corpus->lock) == 0) return 1;
-    if (corpus->file) return corpus_file_lock_v1_matches(corpus->file, cfg, stored);
+    if (corpus->file) return corpus_file_lock_v2_matches(corpus->file, cfg, stored) || corpus_file_lock_v1_matches(corpus->file, cfg, stored);
+    if (memory_lock_v2_matches(corpus, cfg, stored)) return 1;
     Sha256 *h;
-    corpus_lock_v1(cfg, &h);
+    data_lock_v1_begin(cfg, &h);
     sha256_add(h, corpus->tokens, (size_t)corpus->n_tokens * sizeof *corpus->tokens);
     sha256_add(h, corpus->offsets, (size_t)(corpus->n + 1) * sizeof *corpus->offsets);
     sha256_add(h, corpus->split, (size_t)corpus->n);
     char v1[65];
     sha256_hex(h, v1);
     return strcmp(stored, v1) == 0;
-}
-
-// ---------------------------------------------------------------------------------------
-// corpus.h5
-
-int corpus_write_provenance(const Corpus *corpus, const Config *cfg, const char *path, const CorpusProvenance *p) {
-    H5Out o;
-    if (h5out_open(&o, path)) return -1;
-    char content[65];
-    uint8_t *ts, *os;
-    corpus_content_digest(corpus, content, &ts, &os);
-    hsize_t nt = (hsize_t)corpus->n_tokens, no = (hsize_t)corpus->n + 1, ns = (hsize_t)corpus->n;
-    hsize_t dt[2] = {(hsize_t)corpus_chunks(corpus->n_tokens, CORPUS_TOKEN_CHUNK), 32},
-            dof[2] = {(hsize_t)corpus_chunks((int64_t)corpus->n + 1, CORPUS_OFFSET_CHUNK), 32};
-    int rc = h5_write(o.file, "tokens", H5T_STD_I32LE, 1, &nt, corpus->tokens) ||
-             h5_write(o.file, "offsets", H5T_STD_I64LE, 1, &no, corpus->offsets) ||
-             h5_write(o.file, "split", H5T_NATIVE_UINT8, 1, &ns, corpus->split) ||
-             h5_write(o.file, "token_sha256", H5T_NATIVE_UINT8, 2, dt, ts) ||
-             h5_write(o.file, "offset_sha256", H5T_NATIVE_UINT8, 2, dof, os) || h5_attr_i64(o.file, "format", 2) ||
-             h5_attr_i64(o.file, "token_chunk", CORPUS_TOKEN_CHUNK) || h5_attr_i64(o.file, "offset_chunk", CORPUS_OFFSET_CHUNK) ||
-             h5_attr_str(o.file, "content_sha256", content) ||
-             h5_attr_i64(o.file, "vocab_size", cfg->data.vocab_size) || h5_attr_i64(o.file, "seed", cfg->seed) ||
-             h5_attr_str(o.file, "data_lock", corpus->lock);
-    free(ts), free(os);
-    if (!rc && p) {
-        rc = h5_attr_str(o.file, "source", data_source_names[cfg->data.source]) ||
-             (p->document && h5_write(o.file, "document", H5T_NATIVE_INT64, 1, &ns, p->document));
-        for (int i = 0; !rc && i < p->n_attrs; i++) rc = h5_attr_str(o.file, p->attrs[2 * i], p->attrs[2 * i + 1]);
-    }
-    if (rc) return h5out_fail(&o, "the corpus");
-    return h5out_commit(&o, NULL);
-}
-
-int corpus_write(const Corpus *corpus, const Config *cfg, const char *path) {
-    return corpus_write_provenance(corpus, cfg, path, NULL);
 }

@@ -1,9 +1,12 @@
 // data_budget.c — the data layer's terms of the budget (see data_budget.h), as upper bounds:
 // sequences at data.max_length (Lmax), n = the sequences of all splits.
+//   corpus pages  2·corpus_page_slots·4 KiB        its checked pages of checksums (tokens, offsets)
+//   sampler       bands: 8·512·4 + 4·A·B·8          the pool's decoded blocks and a draw's overlay
+//                                                (and 4 bytes per 512 train sequences: the corpus's)
 //   corpus cache  (budget_corpus_cache)          the on-demand reader's checked chunks; the
 //                                                corpus itself, n·(Lmax·4 + 9), only where
-//                                                it is built in memory (prepare, exercise:
-//                                                check_corpus_in_memory)
+//                                                it is built in memory (exercise, which
+//                                                check_corpus_in_memory checks; prepare streams it)
 //   chain         V·S·12                         successors and probabilities
 //   plan          U·W·A·B·4                      bands sampler: prepare, check-checkpoints (plan.h5's ids)
 //   microbatches  W·A·B·Lmax·(per position)      bands: the reference builds every rank's window
@@ -17,6 +20,12 @@
 
 #include "config/budget.h"
 
+int64_t corpus_page_slots(const Config *cfg) {
+    int64_t tokens, offsets;
+    budget_corpus_cache(cfg, &tokens, &offsets);
+    return tokens / 8 < 16 ? 16 : tokens / 8 > 256 ? 256 : tokens / 8;
+}
+
 void data_budget(Budget *b, const Config *cfg, const BatchSpec *spec) {
     uint64_t V = (uint64_t)cfg->data.vocab_size, S = (uint64_t)cfg->data.markov_support, W = (uint64_t)cfg->train.world_size,
              A = (uint64_t)cfg->train.accumulation, B = (uint64_t)cfg->train.batch_size_per_rank,
@@ -25,6 +34,10 @@ void data_budget(Budget *b, const Config *cfg, const BatchSpec *spec) {
     budget_corpus_cache(cfg, &cache_tokens, &cache_offsets);
     budget_add(b, size_add(size_mul((uint64_t)cache_tokens, CORPUS_CACHE_TOKEN_CHUNK), size_mul((uint64_t)cache_offsets, CORPUS_CACHE_OFFSET_CHUNK)),
                "train.global_batch or train.accumulation x train.batch_size_per_rank, x data.max_length", "corpus cache");
+    budget_add(b, size_mul((uint64_t)corpus_page_slots(cfg), 2 * 4096), "train.global_batch or train.accumulation x "
+               "train.batch_size_per_rank, x data.max_length", "corpus pages of checksums");
+    budget_add(b, size_mul(size_mul(size_mul(A, B), 4), 8) + 8 * 512 * 4, "train.accumulation x train.batch_size_per_rank",
+               "bands sampler's blocks and overlay");
     budget_add(b, size_mul(size_mul(V, S), 12), "data.vocab_size x data.markov_support", "chain V*S*12");
     uint64_t per_sequence = size_mul(Lmax, batch_position_bytes(spec));  // one sequence's slots in a Batch
     const char *per = batch_position_text(spec), *ctx = spec->layout == BATCH_CONTEXTS ? " x model.context" : "";

@@ -11,7 +11,7 @@
 #include "data/import.h"
 
 // Hands bytes [0, n) of `raw` (file offset `at`) to the open document.
-static int add_bytes(const ImportSpec *spec, const ImportFile *f, int64_t at, const unsigned char *raw, size_t n, int32_t *ids,
+static int add_bytes(const ImportSpec *spec, ImportFile *f, int64_t at, const unsigned char *raw, size_t n, int32_t *ids,
                      DocSink *sink) {
     for (size_t i = 0; i < n; i++) {
         if (raw[i] >= spec->vocab)
@@ -22,9 +22,9 @@ static int add_bytes(const ImportSpec *spec, const ImportFile *f, int64_t at, co
     return n ? sink->add(sink, ids, (int64_t)n) : 0;
 }
 
-int import_read_bytes(const ImportSpec *spec, const char *path, DocSink *sink) {
+int import_read_bytes(const ImportSpec *spec, const char *path, DocSink *sink, char sha[2][65]) {
     ImportFile f;
-    if (import_file_open(&f, path)) return -1;
+    if (import_file_open(&f, spec, path)) return -1;
     enum { CHUNK = 1 << 20 };
     const unsigned char *delim = (const unsigned char *)spec->delimiter;
     size_t dl = spec->delimiter ? spec->delimiter_len : 0;
@@ -59,6 +59,6 @@ int import_read_bytes(const ImportSpec *spec, const char *path, DocSink *sink) {
     }
     free(buf);
     free(ids);
-    import_file_close(&f);
+    if (import_file_close(&f, rc ? NULL : sha[0])) rc = -1;
     return rc;
 }

@@ -10,8 +10,9 @@
 //
 // Documents: --eot names the id that separates them (GPT-2's <|endoftext|> is 50256; llm.c
 // puts it before each document, nanoGPT after); it is dropped. With --eot the files are one
-// stream in the order given — llm.c cuts documents across shards — so a file's end is no
-// document's end; without it each file is one document.
+// stream in the order given — llm.c cuts documents across shards, so a shard that does not
+// start with the EOT continues the last document of the shard before it — and a file's end is
+// no document's end; without it each file is one document.
 #include <stdint.h>
 #include <string.h>
 
@@ -21,53 +22,71 @@
 enum { LLMC_HEADER_INTS = 256, LLMC_HEADER_BYTES = LLMC_HEADER_INTS * 4 };
 enum { LLMC_MAGIC_GPT2 = 20240520, LLMC_MAGIC_LLAMA3 = 20240801 };
 
-int import_read_llmc(const ImportSpec *spec, const char *path, DocSink *sink) {
-    ImportFile f;
-    if (import_file_open(&f, path)) return -1;
+// The header of an open shard, checked against the file's size: its token type and count. 0 or -1.
+static int llmc_header(ImportFile *f, TokenType *type, int64_t *count) {
     int32_t h[LLMC_HEADER_INTS];
-    int rc = -1;
+    if (f->size < LLMC_HEADER_BYTES)
+        return import_fail(f, 0, "the file has %lld bytes, an llm.c shard starts with a %d-byte header (256 int32)", (long long)f->size,
+                           LLMC_HEADER_BYTES);
+    if (import_file_read(f, 0, h, sizeof h)) return -1;
+    if (h[0] == LLMC_MAGIC_GPT2) *type = TOK_U16;
+    else if (h[0] == LLMC_MAGIC_LLAMA3) *type = TOK_U32;
+    else
+        return import_fail(f, 0, "magic %d, expected %d (llm.c GPT-2, uint16 tokens) or %d (llm.c Llama 3, uint32 tokens)", h[0],
+                           LLMC_MAGIC_GPT2, LLMC_MAGIC_LLAMA3);
+    int want = *type == TOK_U16 ? 1 : 7;
+    if (h[1] != want) return import_fail(f, 4, "version %d, expected %d for magic %d (%s tokens)", h[1], want, h[0], token_type_names[*type]);
+    int64_t size = token_type_size[*type], n = h[2], payload = f->size - LLMC_HEADER_BYTES;
+    if (n < 0 || n * size != payload)
+        return import_fail(f, 8, "header[2] = %d tokens, but the %lld bytes after the header hold %lld %s tokens%s", h[2],
+                           (long long)payload, (long long)(payload / size), token_type_names[*type],
+                           payload % size ? " and a partial one" : " (truncated, or not this file's header)");
+    *count = n;
+    return 0;
+}
+
+int import_probe_llmc(const ImportSpec *spec, const char *path) {
+    ImportFile f;
+    if (import_file_open(&f, spec, path)) return -1;
     TokenType type;
-    if (f.size < LLMC_HEADER_BYTES) {
-        import_fail(&f, 0, "the file has %lld bytes, an llm.c shard starts with a %d-byte header (256 int32)", (long long)f.size,
-                    LLMC_HEADER_BYTES);
-        goto out;
-    }
-    if (import_file_read(&f, 0, h, sizeof h)) goto out;
-    if (h[0] == LLMC_MAGIC_GPT2) type = TOK_U16;
-    else if (h[0] == LLMC_MAGIC_LLAMA3) type = TOK_U32;
-    else {
-        import_fail(&f, 0, "magic %d, expected %d (llm.c GPT-2, uint16 tokens) or %d (llm.c Llama 3, uint32 tokens)", h[0],
-                    LLMC_MAGIC_GPT2, LLMC_MAGIC_LLAMA3);
-        goto out;
-    }
-    int want = type == TOK_U16 ? 1 : 7;
-    if (h[1] != want) {
-        import_fail(&f, 4, "version %d, expected %d for magic %d (%s tokens)", h[1], want, h[0], token_type_names[type]);
-        goto out;
-    }
-    int64_t size = token_type_size[type], n = h[2], payload = f.size - LLMC_HEADER_BYTES;
-    if (n < 0 || n * size != payload) {
-        import_fail(&f, 8, "header[2] = %d tokens, but the %lld bytes after the header hold %lld %s tokens%s", h[2],
-                    (long long)payload, (long long)(payload / size), token_type_names[type],
-                    payload % size ? " and a partial one" : " (truncated, or not this file's header)");
-        goto out;
-    }
-    rc = import_tokens(spec, &f, LLMC_HEADER_BYTES, n, type, sink);
-out:
-    import_file_close(&f);
+    int64_t n;
+    int rc = llmc_header(&f, &type, &n);
+    import_file_close(&f, NULL);
     return rc;
 }
 
-int import_read_nanogpt(const ImportSpec *spec, const char *path, DocSink *sink) {
+int import_read_llmc(const ImportSpec *spec, const char *path, DocSink *sink, char sha[2][65]) {
     ImportFile f;
-    if (import_file_open(&f, path)) return -1;
-    int rc = -1;
+    if (import_file_open(&f, spec, path)) return -1;
+    TokenType type;
+    int64_t n;
+    int rc = llmc_header(&f, &type, &n) || import_tokens(spec, &f, LLMC_HEADER_BYTES, n, type, sink) ? -1 : 0;
+    if (import_file_close(&f, rc ? NULL : sha[0])) rc = -1;
+    return rc;
+}
+
+// A nanoGPT .bin: an even size, and not an llm.c shard (its magic at offset 0). 0 or -1.
+static int nanogpt_check(ImportFile *f) {
     int32_t magic = 0;
-    if (f.size % 2) import_fail(&f, f.size - 1, "an odd size (%lld bytes): a nanoGPT .bin holds 2 bytes per token", (long long)f.size);
-    else if (f.size >= 4 && import_file_read(&f, 0, &magic, 4)) (void)0;
-    else if (magic == LLMC_MAGIC_GPT2 || magic == LLMC_MAGIC_LLAMA3)
-        import_fail(&f, 0, "starts with llm.c's magic %d: an llm.c shard (--format llmc), not a headerless nanoGPT .bin", magic);
-    else rc = import_tokens(spec, &f, 0, f.size / 2, TOK_U16, sink);
-    import_file_close(&f);
+    if (f->size % 2) return import_fail(f, f->size - 1, "an odd size (%lld bytes): a nanoGPT .bin holds 2 bytes per token", (long long)f->size);
+    if (f->size >= 4 && import_file_read(f, 0, &magic, 4)) return -1;
+    if (magic == LLMC_MAGIC_GPT2 || magic == LLMC_MAGIC_LLAMA3)
+        return import_fail(f, 0, "starts with llm.c's magic %d: an llm.c shard (--format llmc), not a headerless nanoGPT .bin", magic);
+    return 0;
+}
+
+int import_probe_nanogpt(const ImportSpec *spec, const char *path) {
+    ImportFile f;
+    if (import_file_open(&f, spec, path)) return -1;
+    int rc = nanogpt_check(&f);
+    import_file_close(&f, NULL);
+    return rc;
+}
+
+int import_read_nanogpt(const ImportSpec *spec, const char *path, DocSink *sink, char sha[2][65]) {
+    ImportFile f;
+    if (import_file_open(&f, spec, path)) return -1;
+    int rc = nanogpt_check(&f) || import_tokens(spec, &f, 0, f.size / 2, TOK_U16, sink) ? -1 : 0;
+    if (import_file_close(&f, rc ? NULL : sha[0])) rc = -1;
     return rc;
 }

@@ -10,6 +10,12 @@
 // pointers cover. Every rule is checked on the whole index before X.bin is read; a
 // multimodal index (an int8 mode per sequence after the document indices) and float dtypes
 // are refused.
+//
+// In memory of a few blocks whatever S is: the index is read once in order (hashed, with
+// each of its three arrays' own SHA-256), then again as two arrays side by side to check
+// the rules (lengths with pointers, then the document indices), then a third time with X.bin
+// to hand the tokens over (lengths with document indices); each second read is compared
+// with the first.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include "data/import.h"
 
 enum { IDX_HEADER_BYTES = 34 };
+enum { MARK_LENGTHS = 0, MARK_POINTERS = 1, MARK_DOCS = 2 };
 static const char idx_magic[9] = {'M', 'M', 'I', 'D', 'I', 'D', 'X', 0, 0};
 
 // Megatron's dtype codes -> the token type (-1: not a token type).
@@ -31,111 +38,159 @@ static uint64_t u64_at(const unsigned char *p) {
     return v;
 }
 
-// Checks the index (already in memory: lengths, pointers, doc) against itself and the .bin.
-static int check_index(const ImportFile *fi, const ImportFile *fb, int64_t S, int64_t D, int esize, const int32_t *len,
-                       const int64_t *ptr, const int64_t *doc) {
-    int64_t off_len = IDX_HEADER_BYTES, off_ptr = off_len + 4 * S, off_doc = off_ptr + 8 * S, expect = 0;
-    for (int64_t i = 0; i < S; i++) {
-        if (len[i] < 0) return import_fail(fi, off_len + 4 * i, "sequence %lld has length %d, expected >= 0", (long long)i, len[i]);
-        if (ptr[i] < 0 || (i > 0 && ptr[i] < ptr[i - 1]))
-            return import_fail(fi, off_ptr + 8 * i, "sequence pointers decrease: pointer %lld is %lld, after %lld", (long long)i,
-                               (long long)ptr[i], i > 0 ? (long long)ptr[i - 1] : 0LL);
-        // 64-bit: a pointer within the .bin plus at most 2^31 x 8 bytes cannot wrap.
-        int64_t end = ptr[i] <= fb->size ? ptr[i] + (int64_t)len[i] * esize : INT64_MAX;
-        if (end > fb->size)
-            return import_fail(fi, off_ptr + 8 * i, "sequence %lld at byte %lld (%d tokens of %d bytes) runs past the %lld bytes of %s",
-                               (long long)i, (long long)ptr[i], len[i], esize, (long long)fb->size, fb->path);
-        if (ptr[i] != expect)
-            return import_fail(fi, off_ptr + 8 * i, "pointer %lld is %lld, expected %lld (pointer %lld + length x %d bytes: the "
-                               "sequences are contiguous)", (long long)i, (long long)ptr[i], (long long)expect, (long long)i - 1,
-                               esize);
-        expect = end;
-    }
-    if (expect != fb->size)
-        return import_fail(fb, expect, "the index covers %lld bytes of tokens, %s holds %lld (another pair, or truncated)",
-                           (long long)expect, fb->path, (long long)fb->size);
-    if (D < 1) return import_fail(fi, 26, "document-index count 0, expected at least 1 (the leading 0)");
-    for (int64_t j = 0; j < D; j++) {
-        int64_t want_lo = j ? doc[j - 1] : 0;
-        if (doc[j] < want_lo || doc[j] > S || (j == 0 && doc[j] != 0))
-            return import_fail(fi, off_doc + 8 * j, "document index %lld is %lld, expected %s in [%lld, %lld]", (long long)j,
-                               (long long)doc[j], j ? "a non-decreasing sequence index" : "0", (long long)want_lo, (long long)S);
-    }
-    if (doc[D - 1] != S)
-        return import_fail(fi, off_doc + 8 * (D - 1), "the last document index is %lld, expected the sequence count %lld",
-                           (long long)doc[D - 1], (long long)S);
-    return 0;
-}
-
-int import_read_megatron(const ImportSpec *spec, const char *path, DocSink *sink) {
-    // path is X.idx (import_expand_inputs); the pair's data is X.bin.
+// The .bin beside X.idx (caller frees).
+static char *bin_of(const char *path) {
     size_t pl = strlen(path);
     char *bin = xmalloc(pl + 1);
     memcpy(bin, path, pl + 1);
     if (pl >= 4 && !strcmp(bin + pl - 4, ".idx")) memcpy(bin + pl - 4, ".bin", 4);
+    return bin;
+}
+
+// The header of an open index, checked against its size: the token type and the counts. 0 or -1.
+static int idx_header(ImportFile *fi, TokenType *type, int64_t *S, int64_t *D) {
+    unsigned char h[IDX_HEADER_BYTES];
+    if (fi->size < IDX_HEADER_BYTES)
+        return import_fail(fi, 0, "the file has %lld bytes, a Megatron .idx starts with a %d-byte header", (long long)fi->size,
+                           IDX_HEADER_BYTES);
+    if (import_file_read(fi, 0, h, sizeof h)) return -1;
+    if (memcmp(h, idx_magic, sizeof idx_magic) != 0) return import_fail(fi, 0, "not a Megatron index: its first 9 bytes are not \"MMIDIDX\\0\\0\"");
+    uint64_t version = u64_at(h + 9), s = u64_at(h + 18), d = u64_at(h + 26);
+    int code = h[17];
+    if (version != 1) return import_fail(fi, 9, "version %llu, expected 1", (unsigned long long)version);
+    if (code < 1 || code > 8 || code_type[code] < 0)
+        return import_fail(fi, 17, "dtype code %d (%s), expected a token type: 1 uint8, 2 int8, 3 int16, 4 int32, 5 int64 or 8 uint16",
+                           code, code >= 1 && code <= 8 ? code_names[code] : "unknown");
+    *type = (TokenType)code_type[code];
+    // The index's size from its counts, 64-bit and saturating: S x 12 + D x 8 after the header.
+    uint64_t expect = size_add(IDX_HEADER_BYTES, size_add(size_mul(s, 12), size_mul(d, 8)));
+    if (expect != (uint64_t)fi->size)
+        return import_fail(fi, 18, "%llu sequences and %llu document indices need %s%llu bytes, the file has %lld%s",
+                           (unsigned long long)s, (unsigned long long)d, expect == UINT64_MAX ? "more than " : "",
+                           (unsigned long long)expect, (long long)fi->size,
+                           expect < UINT64_MAX - s && expect + s == (uint64_t)fi->size ? " (a multimodal index: sequence modes are not supported)" : "");
+    if (s > INT32_MAX) return import_fail(fi, 18, "%llu sequences, at most 2^31 - 1", (unsigned long long)s);  // Megatron counts them in int32 too
+    if (d < 1) return import_fail(fi, 26, "document-index count 0, expected at least 1 (the leading 0)");
+    *S = (int64_t)s, *D = (int64_t)d;
+    return 0;
+}
+
+int import_probe_megatron(const ImportSpec *spec, const char *path) {
+    ImportFile fi, fb;
+    char *bin = bin_of(path);
+    TokenType type;
+    int64_t S, D;
+    int rc = import_file_open(&fi, spec, path);
+    if (!rc) rc = idx_header(&fi, &type, &S, &D), import_file_close(&fi, NULL);
+    if (!rc && !(rc = import_file_open(&fb, spec, bin))) import_file_close(&fb, NULL);
+    free(bin);
+    return rc;
+}
+
+// The rules on the whole index, read again: lengths beside pointers, then the document indices.
+static int check_index(ImportFile *fi, const ImportFile *fb, int64_t S, int64_t D, int esize) {
+    int64_t off_len = IDX_HEADER_BYTES, off_ptr = off_len + 4 * S, off_doc = off_ptr + 8 * S, expect = 0, prev = 0;
+    ImportCursor cl, cp, cd;
+    import_cursor_open(&cl, fi, MARK_LENGTHS);
+    import_cursor_open(&cp, fi, MARK_POINTERS);
+    int rc = 0;
+    for (int64_t i = 0; i < S && !rc; i++) {
+        int32_t len;
+        int64_t ptr;
+        if ((rc = import_cursor_next(&cl, &len, 4) || import_cursor_next(&cp, &ptr, 8))) break;
+        if (len < 0) rc = import_fail(fi, off_len + 4 * i, "sequence %lld has length %d, expected >= 0", (long long)i, len);
+        else if (ptr < 0 || (i > 0 && ptr < prev))
+            rc = import_fail(fi, off_ptr + 8 * i, "sequence pointers decrease: pointer %lld is %lld, after %lld", (long long)i,
+                             (long long)ptr, i > 0 ? (long long)prev : 0LL);
+        else {
+            // 64-bit: a pointer within the .bin plus at most 2^31 x 8 bytes cannot wrap.
+            int64_t end = ptr <= fb->size ? ptr + (int64_t)len * esize : INT64_MAX;
+            if (end > fb->size)
+                rc = import_fail(fi, off_ptr + 8 * i, "sequence %lld at byte %lld (%d tokens of %d bytes) runs past the %lld bytes of %s",
+                                 (long long)i, (long long)ptr, len, esize, (long long)fb->size, fb->path);
+            else if (ptr != expect)
+                rc = import_fail(fi, off_ptr + 8 * i, "pointer %lld is %lld, expected %lld (pointer %lld + length x %d bytes: the "
+                                 "sequences are contiguous)", (long long)i, (long long)ptr, (long long)expect, (long long)i - 1, esize);
+            expect = end, prev = ptr;
+        }
+    }
+    if (!rc) rc = import_cursor_close(&cl) || import_cursor_close(&cp) ? -1 : 0;
+    else import_cursor_drop(&cl), import_cursor_drop(&cp);
+    if (rc) return -1;
+    if (expect != fb->size)
+        return import_fail(fb, expect, "the index covers %lld bytes of tokens, %s holds %lld (another pair, or truncated)",
+                           (long long)expect, fb->path, (long long)fb->size);
+    import_cursor_open(&cd, fi, MARK_DOCS);
+    int64_t last = 0;
+    for (int64_t j = 0; j < D && !rc; j++) {
+        int64_t doc;
+        if ((rc = import_cursor_next(&cd, &doc, 8))) break;
+        int64_t want_lo = j ? last : 0;
+        if (doc < want_lo || doc > S || (j == 0 && doc != 0))
+            rc = import_fail(fi, off_doc + 8 * j, "document index %lld is %lld, expected %s in [%lld, %lld]", (long long)j, (long long)doc,
+                             j ? "a non-decreasing sequence index" : "0", (long long)want_lo, (long long)S);
+        else if (j == D - 1 && doc != S)
+            rc = import_fail(fi, off_doc + 8 * j, "the last document index is %lld, expected the sequence count %lld", (long long)doc,
+                             (long long)S);
+        last = doc;
+    }
+    if (!rc) rc = import_cursor_close(&cd);
+    else import_cursor_drop(&cd);
+    return rc;
+}
+
+int import_read_megatron(const ImportSpec *spec, const char *path, DocSink *sink, char sha[2][65]) {
+    // path is X.idx (import_expand_inputs); the pair's data is X.bin.
+    char *bin = bin_of(path);
     ImportFile fi, fb;
     fb.fd = -1;
-    int32_t *len = NULL;
-    int64_t *ptr = NULL, *doc = NULL;
     int rc = -1;
-    if (import_file_open(&fi, path)) {
+    TokenType type;
+    int64_t S, D;
+    if (import_file_open(&fi, spec, path)) {
         free(bin);
         return -1;
     }
-    if (import_file_open(&fb, bin)) goto out;
-    unsigned char h[IDX_HEADER_BYTES];
-    if (fi.size < IDX_HEADER_BYTES) {
-        import_fail(&fi, 0, "the file has %lld bytes, a Megatron .idx starts with a %d-byte header", (long long)fi.size,
-                    IDX_HEADER_BYTES);
-        goto out;
+    if (import_file_open(&fb, spec, bin) || idx_header(&fi, &type, &S, &D)) goto out;
+    int esize = token_type_size[type];
+    // 1. the whole index in order: hashed, and each array's own SHA-256.
+    import_file_mark(&fi, MARK_LENGTHS, IDX_HEADER_BYTES, IDX_HEADER_BYTES + 4 * S);
+    import_file_mark(&fi, MARK_POINTERS, IDX_HEADER_BYTES + 4 * S, IDX_HEADER_BYTES + 12 * S);
+    import_file_mark(&fi, MARK_DOCS, IDX_HEADER_BYTES + 12 * S, fi.size);
+    {
+        enum { BLOCK = 1 << 16 };
+        unsigned char *block = xmalloc(BLOCK);
+        int bad = 0;
+        for (int64_t at = IDX_HEADER_BYTES; at < fi.size && !bad; at += BLOCK)
+            bad = import_file_read(&fi, at, block, (size_t)(fi.size - at < BLOCK ? fi.size - at : BLOCK));
+        free(block);
+        if (bad) goto out;
     }
-    if (import_file_read(&fi, 0, h, sizeof h)) goto out;
-    if (memcmp(h, idx_magic, sizeof idx_magic) != 0) {
-        import_fail(&fi, 0, "not a Megatron index: its first 9 bytes are not \"MMIDIDX\\0\\0\"");
-        goto out;
-    }
-    uint64_t version = u64_at(h + 9), S = u64_at(h + 18), D = u64_at(h + 26);
-    int code = h[17];
-    if (version != 1) {
-        import_fail(&fi, 9, "version %llu, expected 1", (unsigned long long)version);
-        goto out;
-    }
-    if (code < 1 || code > 8 || code_type[code] < 0) {
-        import_fail(&fi, 17, "dtype code %d (%s), expected a token type: 1 uint8, 2 int8, 3 int16, 4 int32, 5 int64 or 8 uint16",
-                    code, code >= 1 && code <= 8 ? code_names[code] : "unknown");
-        goto out;
-    }
-    TokenType type = (TokenType)code_type[code];
-    // The index's size from its counts, 64-bit and saturating: S x 12 + D x 8 after the header.
-    uint64_t expect = size_add(IDX_HEADER_BYTES, size_add(size_mul(S, 12), size_mul(D, 8)));
-    if (expect != (uint64_t)fi.size) {
-        import_fail(&fi, 18, "%llu sequences and %llu document indices need %s%llu bytes, the file has %lld%s",
-                    (unsigned long long)S, (unsigned long long)D, expect == UINT64_MAX ? "more than " : "",
-                    (unsigned long long)expect, (long long)fi.size,
-                    expect < UINT64_MAX - S && expect + S == (uint64_t)fi.size ? " (a multimodal index: sequence modes are not supported)" : "");
-        goto out;
-    }
-    if (S > INT32_MAX) {  // Megatron counts sequences in int32 too
-        import_fail(&fi, 18, "%llu sequences, at most 2^31 - 1", (unsigned long long)S);
-        goto out;
-    }
-    // Sizes now bounded by the file's: the arrays fit in what the file holds.
-    len = xmalloc((size_t)S * sizeof *len + 1);
-    ptr = xmalloc((size_t)S * sizeof *ptr + 1);
-    doc = xmalloc((size_t)D * sizeof *doc + 1);
-    if (import_file_read(&fi, IDX_HEADER_BYTES, len, (size_t)S * 4) ||
-        import_file_read(&fi, IDX_HEADER_BYTES + 4 * (int64_t)S, ptr, (size_t)S * 8) ||
-        import_file_read(&fi, IDX_HEADER_BYTES + 12 * (int64_t)S, doc, (size_t)D * 8) ||
-        check_index(&fi, &fb, (int64_t)S, (int64_t)D, token_type_size[type], len, ptr, doc))
-        goto out;
-    rc = 0;
-    for (uint64_t j = 0; j + 1 < D && !rc; j++) {
-        for (int64_t i = doc[j]; i < doc[j + 1] && !rc; i++) rc = import_tokens(spec, &fb, ptr[i], len[i], type, sink);
+    // 2. every rule, before a token is handed over
+    if (check_index(&fi, &fb, S, D, esize)) goto out;
+    // 3. the tokens, document by document
+    ImportCursor cl, cd;
+    import_cursor_open(&cl, &fi, MARK_LENGTHS);
+    import_cursor_open(&cd, &fi, MARK_DOCS);
+    int64_t doc, next, at = 0, i = 0;
+    rc = import_cursor_next(&cd, &doc, 8);
+    for (int64_t j = 0; j + 1 < D && !rc; j++) {
+        if ((rc = import_cursor_next(&cd, &next, 8))) break;
+        for (; i < next && !rc; i++) {
+            int32_t len;
+            if (!(rc = import_cursor_next(&cl, &len, 4))) rc = import_tokens(spec, &fb, at, len, type, sink), at += (int64_t)len * esize;
+        }
         if (!rc) rc = sink->end(sink);
     }
+    for (; i < S && !rc; i++) {  // sequences after the last document index: none (it is S), read for the check
+        int32_t len;
+        rc = import_cursor_next(&cl, &len, 4);
+    }
+    if (!rc) rc = import_cursor_close(&cl) || import_cursor_close(&cd) ? -1 : 0;
+    else import_cursor_drop(&cl), import_cursor_drop(&cd);
 out:
-    free(len), free(ptr), free(doc), free(bin);
-    import_file_close(&fi);
-    import_file_close(&fb);
+    if (import_file_close(&fi, rc ? NULL : sha[0])) rc = -1;
+    if (import_file_close(&fb, rc ? NULL : sha[1])) rc = -1;
+    free(bin);
     return rc;
 }

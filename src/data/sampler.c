@@ -1,15 +1,15 @@
-// sampler.c — per-rank pools and window draws (see sampler.h).
+// sampler.c — window draws: the bands sampler's derived pools, the global sampler's epochs,
+// the running hash of the windows (see sampler.h).
 #include "data/sampler.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "base/sha256.h"
-#include "io/h5io.h"
 
 void sampler_window_shape(const Config *cfg, int *A, int *B) {
     int global = cfg->train.sampler == SAMPLER_GLOBAL;
@@ -17,39 +17,142 @@ void sampler_window_shape(const Config *cfg, int *A, int *B) {
     *B = global ? cfg->train.global_batch : cfg->train.batch_size_per_rank;
 }
 
+// ---------------------------------------------------------------------------------------
+// The bands sampler's pool, derived: before[b] = in-band train sequences in blocks 0..b-1.
+
+// Block b's in-band train ids, ascending, from a small cache of decoded blocks; their count.
+static const int32_t *pool_block(Sampler *s, int b, int *count) {
+    int slot = -1;
+    for (int k = 0; k < SAMPLER_BLOCK_CACHE; k++)
+        if (s->cached[k] == b) slot = k;
+    if (slot < 0) {
+        slot = s->cache_next, s->cache_next = (s->cache_next + 1) % SAMPLER_BLOCK_CACHE;
+        int first = s->train_begin + b * SAMPLER_BLOCK, end = corpus_split_end(s->corpus, SPLIT_TRAIN);
+        int n = end - first < SAMPLER_BLOCK ? end - first : SAMPLER_BLOCK, m = 0;
+        corpus_lengths(s->corpus, first, n, s->lengths);
+        for (int j = 0; j < n; j++)
+            if (s->lengths[j] >= s->lo && s->lengths[j] <= s->hi) s->cache_ids[slot * SAMPLER_BLOCK + m++] = first + j;
+        s->cached[slot] = b;
+    }
+    *count = s->before[b + 1] - s->before[b];
+    return s->cache_ids + slot * SAMPLER_BLOCK;
+}
+
+int32_t sampler_pool_at(Sampler *s, int32_t k) {
+    ASSERT(!s->global && k >= 0 && k < s->n_pool);
+    int lo = 0, hi = s->n_blocks - 1;  // the block b with before[b] <= k < before[b + 1]
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (s->before[mid] <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    int count;
+    const int32_t *ids = pool_block(s, lo, &count);
+    ASSERT(k - s->before[lo] < count);
+    return ids[k - s->before[lo]];
+}
+
+// The draw's overlay: pool position -> the id a swap put there (open addressing).
+static int swap_slot(const Sampler *s, int32_t pos) {
+    uint32_t h = (uint32_t)pos * 2654435761u;
+    int i = (int)(h & (uint32_t)(s->swap_cap - 1));
+    while (s->swap_key[i] != -1 && s->swap_key[i] != pos) i = (i + 1) & (s->swap_cap - 1);
+    return i;
+}
+static int32_t pool_get(Sampler *s, int32_t pos) {
+    int i = swap_slot(s, pos);
+    return s->swap_key[i] == pos ? s->swap_val[i] : sampler_pool_at(s, pos);
+}
+static void pool_set(Sampler *s, int32_t pos, int32_t id) {
+    int i = swap_slot(s, pos);
+    if (s->swap_key[i] != pos) s->swap_key[i] = pos, s->swap_used[s->n_used++] = i;
+    s->swap_val[i] = id;
+}
+
+// Bands a corpus's train lengths fill: W contiguous bands [min_length, l_1], [l_1 + 1, l_2], ...,
+// [l_(W-1) + 1, max_length], each ending at a length the train split has, cut where the
+// count passes r/W of the sequences (while enough lengths are left for the later bands); as
+// --set text, "" when the lengths take fewer than W values. A histogram of data.max_length + 1.
+static void bands_that_fit(const Config *cfg, const Corpus *corpus, char *out, size_t len) {
+    int W = cfg->train.world_size, L = cfg->data.max_length, first = corpus_split_begin(corpus, SPLIT_TRAIN);
+    int n = corpus_split_count(corpus, SPLIT_TRAIN), distinct = 0;
+    int64_t *hist = xcalloc((size_t)L + 1, sizeof *hist), seen = 0;
+    int32_t lengths[SAMPLER_BLOCK];
+    for (int done = 0; done < n; done += SAMPLER_BLOCK) {
+        int k = n - done < SAMPLER_BLOCK ? n - done : SAMPLER_BLOCK;
+        corpus_lengths(corpus, first + done, k, lengths);
+        for (int j = 0; j < k; j++) hist[lengths[j]]++;
+    }
+    for (int l = 0; l <= L; l++) distinct += hist[l] > 0;
+    out[0] = 0;
+    if (distinct < W) return free(hist);
+    size_t at = (size_t)snprintf(out, len, "[");
+    int r = 0, lo = cfg->data.min_length, left = distinct;  // left: distinct lengths from l on
+    for (int l = 0; l <= L && r < W - 1; l++) {
+        if (!hist[l]) continue;
+        seen += hist[l], left--;
+        if (seen * W >= (int64_t)n * (r + 1) || left == W - 1 - r) {
+            at += (size_t)snprintf(out + at, at < len ? len - at : 0, "%s[%d, %d]", r ? ", " : "", lo, l);
+            lo = l + 1, r++;
+        }
+    }
+    if (at < len) snprintf(out + at, len - at, "%s[%d, %d]]", r ? ", " : "", lo, L);
+    free(hist);
+}
+
 int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank) {
     memset(s, 0, sizeof *s);
     int global = cfg->train.sampler == SAMPLER_GLOBAL;
-    s->rank = rank, s->global = global;
+    s->rank = rank, s->global = global, s->corpus = corpus;
     sampler_window_shape(cfg, &s->A, &s->B);
     int n_train = corpus_split_count(corpus, SPLIT_TRAIN);
+    s->train_begin = corpus_split_begin(corpus, SPLIT_TRAIN);
     if (global) {  // no pool: the epoch permutation of [train_begin, train_begin + n_train)
         s->rng = rng_stream(cfg->seed, RNG_GLOBAL_SAMPLER, 0);
-        s->n_pool = n_train, s->train_begin = corpus_split_begin(corpus, SPLIT_TRAIN);
+        s->n_pool = n_train;
         s->per_epoch = (int)(((int64_t)n_train + s->B - 1) / s->B);
         while (s->bits < 31 && (1u << s->bits) < (uint32_t)n_train) s->bits++;
         if (n_train == 0) return error("%s: train.sampler: global: the train split is empty", cfg->source);
         return 0;
     }
-    int lo = cfg->train.bands[rank][0], hi = cfg->train.bands[rank][1];
-    s->pool = xmalloc((size_t)(n_train ? n_train : 1) * sizeof *s->pool);
-    for (int i = corpus_split_begin(corpus, SPLIT_TRAIN); i < corpus_split_end(corpus, SPLIT_TRAIN); i++) {
-        int len = corpus_len(corpus, i);
-        if (len >= lo && len <= hi) s->pool[s->n_pool++] = i;
+    s->lo = cfg->train.bands[rank][0], s->hi = cfg->train.bands[rank][1];
+    s->n_blocks = (n_train + SAMPLER_BLOCK - 1) / SAMPLER_BLOCK;
+    s->before = xmalloc(((size_t)s->n_blocks + 1) * sizeof *s->before);
+    s->lengths = xmalloc(SAMPLER_BLOCK * sizeof *s->lengths);
+    s->cache_ids = xmalloc((size_t)SAMPLER_BLOCK_CACHE * SAMPLER_BLOCK * sizeof *s->cache_ids);
+    for (int k = 0; k < SAMPLER_BLOCK_CACHE; k++) s->cached[k] = -1;
+    s->before[0] = 0;
+    for (int b = 0; b < s->n_blocks; b++) {
+        int first = s->train_begin + b * SAMPLER_BLOCK, n = n_train - b * SAMPLER_BLOCK < SAMPLER_BLOCK ? n_train - b * SAMPLER_BLOCK : SAMPLER_BLOCK;
+        int in = 0;
+        corpus_lengths(corpus, first, n, s->lengths);
+        for (int j = 0; j < n; j++) in += s->lengths[j] >= s->lo && s->lengths[j] <= s->hi;
+        s->before[b + 1] = s->before[b] + in;
     }
-    s->scratch = xmalloc((size_t)s->A * s->B * sizeof *s->scratch);
+    s->n_pool = s->before[s->n_blocks];
+    int want = s->A * s->B;
+    for (s->swap_cap = 16; s->swap_cap < 4 * want; s->swap_cap *= 2) {}
+    s->swap_key = xmalloc((size_t)s->swap_cap * sizeof *s->swap_key);
+    s->swap_val = xmalloc((size_t)s->swap_cap * sizeof *s->swap_val);
+    s->swap_used = xmalloc((size_t)2 * want * sizeof *s->swap_used);
+    for (int i = 0; i < s->swap_cap; i++) s->swap_key[i] = -1;
     s->rng = rng_stream(cfg->seed, RNG_SAMPLER, (uint32_t)rank);
     if (s->n_pool == 0) {
+        char fit[64 + MAX_WORLD * 24], also[sizeof fit + 64] = "";
+        int lo = s->lo, hi = s->hi;
         sampler_free(s);
-        return error("%s: train.rank_bands: rank %d's band [%d, %d] holds no train sequence", cfg->source, rank, lo, hi);
+        bands_that_fit(cfg, corpus, fit, sizeof fit);
+        if (fit[0]) snprintf(also, sizeof also, ", or bands that hold its lengths: --set 'train.rank_bands=%s'", fit);
+        return error("%s: train.rank_bands: rank %d's band [%d, %d] holds no train sequence: --set train.sampler=global (every "
+                     "train sequence whatever its length)%s", cfg->source, rank, lo, hi, also);
     }
     return 0;
 }
 
 void sampler_free(Sampler *s) {
-    free(s->pool);
-    free(s->scratch);
-    s->pool = s->scratch = NULL;
+    free(s->before), free(s->lengths), free(s->cache_ids);
+    free(s->swap_key), free(s->swap_val), free(s->swap_used);
+    s->before = s->lengths = s->cache_ids = s->swap_key = s->swap_val = s->swap_used = NULL;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -103,26 +206,24 @@ void sampler_window_at(Sampler *s, uint64_t k, int32_t *ids) {
         ids[i] = first + i < s->n_pool ? sampler_epoch_id(s, (uint64_t)e, (uint32_t)(first + i)) : -1;
 }
 
-// Bands: the first A·B steps of a Fisher–Yates shuffle of the pool, undone in reverse
-// afterwards: O(A·B) per window however large the pool, which stays ascending between draws.
-// Global: window `counter` of the epochs.
+// Bands: the first A·B steps of a Fisher–Yates shuffle of the pool, the swaps in the
+// overlay, which is then cleared (the pool is ascending again): O(A·B) per window however
+// large the pool. Global: window `counter` of the epochs.
 void sampler_next(Sampler *s, int32_t *ids) {
     if (s->global) {
         sampler_window_at(s, s->rng.counter++, ids);
         return;
     }
     int want = s->A * s->B, n = s->n_pool, m = want < n ? want : n;
-    int32_t *p = s->pool, t;
     for (int i = 0; i < m; i++) {
-        int j = s->scratch[i] = i + (int)rng_below(&s->rng, (uint32_t)(n - i));
-        t = p[i], p[i] = p[j], p[j] = t;
-        ids[i] = p[i];
+        int j = i + (int)rng_below(&s->rng, (uint32_t)(n - i));
+        int32_t vi = pool_get(s, i), vj = pool_get(s, j);
+        pool_set(s, i, vj), pool_set(s, j, vi);
+        ids[i] = vj;
     }
     for (int i = m; i < want; i++) ids[i] = -1;
-    for (int i = m - 1; i >= 0; i--) {
-        int j = s->scratch[i];
-        t = p[i], p[i] = p[j], p[j] = t;
-    }
+    for (int k = 0; k < s->n_used; k++) s->swap_key[s->swap_used[k]] = -1;
+    s->n_used = 0;
 }
 
 void sampler_peek(Sampler *s, int32_t *ids) {
@@ -179,197 +280,3 @@ int sampler_resolve_epochs(Config *cfg, const Corpus *corpus) {
     return 0;
 }
 
-int32_t *plan_build(const Config *cfg, const Corpus *corpus) {
-    if (cfg->train.sampler == SAMPLER_GLOBAL) return NULL;
-    int U = cfg->train.updates, W = cfg->train.world_size, A, B;
-    sampler_window_shape(cfg, &A, &B);
-    size_t per = (size_t)A * B;
-    int32_t *plan = xmalloc((size_t)U * W * per * sizeof *plan);
-    for (int r = 0; r < W; r++) {
-        Sampler s;
-        if (sampler_init(&s, cfg, corpus, r)) {
-            free(plan);
-            return NULL;
-        }
-        for (int u = 0; u < U; u++) sampler_next(&s, plan + ((size_t)u * W + r) * per);
-        sampler_free(&s);
-    }
-    return plan;
-}
-
-int plan_write(const char *path, const Config *cfg, const Corpus *corpus, const int32_t *plan, const char *lock) {
-    H5Out o;
-    if (h5out_open(&o, path)) return -1;
-    // bands: ids (U, W, A, B); global: no ids, the key and the epoch geometry (docs/file-formats.md):
-    // each window is the permutation's pure function of (seed, epoch) and each rank's share the
-    // partition's of the window and W (docs/sampling.md "Epochs").
-    int global = cfg->train.sampler == SAMPLER_GLOBAL, rc;
-    if (global) {
-        Sampler s;
-        if (sampler_init(&s, cfg, corpus, 0)) return h5out_fail(&o, "the plan");
-        rc = h5_attr_str(o.file, "sampler", sampler_names[cfg->train.sampler]) || h5_attr_i64(o.file, "seed", cfg->seed) ||
-             h5_attr_i64(o.file, "n_train", s.n_pool) || h5_attr_i64(o.file, "train_begin", s.train_begin) ||
-             h5_attr_i64(o.file, "global_batch", cfg->train.global_batch) ||
-             h5_attr_i64(o.file, "windows_per_epoch", s.per_epoch);
-        sampler_free(&s);
-    } else {
-        hsize_t dims[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
-                           (hsize_t)cfg->train.batch_size_per_rank};
-        rc = h5_write(o.file, "ids", H5T_NATIVE_INT32, 4, dims, plan);
-    }
-    if (rc || h5_attr_str(o.file, "data_lock", lock)) return h5out_fail(&o, "the plan");
-    return h5out_commit(&o, NULL);
-}
-
-// The global plan's attributes against this config and corpus: 0, or -1 with one line.
-static int plan_check_global(hid_t f, const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
-    Sampler s;
-    if (sampler_init(&s, cfg, corpus, 0)) return -1;
-    struct {
-        const char *name;
-        int64_t want;
-    } attrs[] = {{"seed", cfg->seed}, {"n_train", s.n_pool}, {"train_begin", s.train_begin},
-                 {"global_batch", cfg->train.global_batch}, {"windows_per_epoch", s.per_epoch}};
-    sampler_free(&s);
-    char *sampler = h5_attr_read_str(f, path, "sampler");
-    int bad = !sampler;
-    if (sampler && strcmp(sampler, "global") != 0)
-        bad = error("%s: made for train.sampler %.20s, this config has global: %s", path, sampler, remedy);
-    free(sampler);
-    for (size_t i = 0; i < sizeof attrs / sizeof *attrs && !bad; i++) {
-        int64_t have;
-        if (h5_attr_read_i64(f, path, attrs[i].name, &have)) bad = 1;
-        else if (have != attrs[i].want)
-            bad = error("%s: its %s is %lld, this config and corpus make %lld: %s", path, attrs[i].name, (long long)have,
-                        (long long)attrs[i].want, remedy);
-    }
-    if (!bad && H5Lexists(f, "ids", H5P_DEFAULT) > 0)
-        bad = error("%s: holds /ids, a global plan holds none (a plan of an older ddptok): %s", path, remedy);
-    return bad ? -1 : 0;
-}
-
-int32_t *plan_read(const char *path, const Config *cfg, const Corpus *corpus, const char *remedy) {
-    char hint[HINT_MAX + 32];
-    snprintf(hint, sizeof hint, "%s first", remedy);
-    hid_t f = h5_open_read(path, hint);
-    if (f < 0) return NULL;
-    hsize_t want[4] = {(hsize_t)cfg->train.updates, (hsize_t)cfg->train.world_size, (hsize_t)cfg->train.accumulation,
-                       (hsize_t)cfg->train.batch_size_per_rank}, dims[8];
-    int global = cfg->train.sampler == SAMPLER_GLOBAL;
-    int rank = 0, bad = 0;
-    int32_t *plan = NULL;
-    char *lock = h5_attr_read_str(f, path, "data_lock");
-    int64_t n = lock && !global ? h5_size(f, path, "ids", &rank, dims) : 0;
-    if (!lock || n < 0) bad = 1;
-    else if (!is_sha256_hex(lock)) bad = error("%s: its data_lock is not a SHA-256 (damaged): %s", path, remedy);
-    else if (strcmp(lock, corpus->lock) != 0)
-        bad = error("%s: stale: made for data lock %.12s…, the corpus has %.12s…: %s", path, lock, corpus->lock, remedy);
-    else if (global)
-        bad = plan_check_global(f, path, cfg, corpus, remedy) != 0;
-    else if (rank != 4 || memcmp(dims, want, sizeof want) != 0)
-        bad = error("%s: ids are not (U, W, A, B) = (%d, %d, %d, %d) of this config: %s", path, cfg->train.updates,
-                    cfg->train.world_size, cfg->train.accumulation, cfg->train.batch_size_per_rank, remedy);
-    if (!bad && global) plan = xmalloc(sizeof *plan);
-    else if (!bad) {
-        plan = xmalloc((size_t)n * sizeof *plan);
-        bad = h5_read(f, path, "ids", H5T_NATIVE_INT32, n, plan);
-        for (int64_t i = 0; !bad && i < n; i++)
-            if (plan[i] < -1 || plan[i] >= corpus->n)
-                bad = error("%s: id %lld is %d, expected -1 (an empty slot) or a sequence in [0, %d]", path, (long long)i,
-                            plan[i], corpus->n - 1);
-    }
-    free(lock);
-    h5_close(f);
-    if (bad) free(plan), plan = NULL;
-    return plan;
-}
-
-// ---------------------------------------------------------------------------------------
-// The global sampler's partition
-
-void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W) {
-    memset(p, 0, sizeof *p);
-    p->kind = cfg->train.partition;
-    p->W = W, p->A = cfg->train.accumulation, p->G = cfg->train.global_batch;
-    p->cfg = cfg, p->corpus = corpus;
-    p->rule = label_rule(cfg);
-    p->labels = xmalloc((size_t)p->G * sizeof *p->labels);
-    p->owner = xmalloc((size_t)p->G * sizeof *p->owner);
-    p->order = xmalloc((size_t)p->G * sizeof *p->order);
-    p->tokens = xmalloc((size_t)cfg->data.max_length * sizeof *p->tokens);
-}
-
-void partition_free(Partition *p) {
-    free(p->labels), free(p->owner), free(p->order);
-    free(p->tokens);
-    memset(p, 0, sizeof *p);
-}
-
-// The rank whose length band holds `len`, else the nearest band (ties: the lower rank).
-static int band_of(const Config *cfg, int W, int len) {
-    int best = 0, best_gap = INT32_MAX;
-    for (int r = 0; r < W; r++) {
-        int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
-        int gap = len < lo ? lo - len : len > hi ? len - hi : 0;
-        if (gap < best_gap) best = r, best_gap = gap;
-    }
-    return best;
-}
-
-// Window positions with the most labels first; ties by sequence id (ascending).
-typedef struct {
-    const int32_t *labels, *ids;
-} SortKeys;
-static int by_labels_desc(const void *a, const void *b, void *ctx) {
-    const SortKeys *k = ctx;
-    int i = *(const int32_t *)a, j = *(const int32_t *)b;
-    if (k->labels[i] != k->labels[j]) return k->labels[i] > k->labels[j] ? -1 : 1;
-    return k->ids[i] < k->ids[j] ? -1 : k->ids[i] > k->ids[j];
-}
-
-// Labels of sequence `id` by batch_build's rule (sequence_labels: where no token can be
-// ignored, a function of the length alone, so no rank reads the tokens of a sequence it
-// does not hold, only its offsets).
-static int partition_labels(Partition *p, int32_t id) { return sequence_labels(p->corpus, id, &p->rule, p->tokens); }
-
-void partition_assign(Partition *p, const int32_t *window) {
-    int W = p->W, G = p->G, n = 0;
-    for (int i = 0; i < G; i++) {
-        p->owner[i] = -1, p->labels[i] = 0;
-        if (window[i] < 0) continue;
-        p->labels[i] = partition_labels(p, window[i]);
-        p->order[n++] = i;
-    }
-    switch (p->kind) {
-    case PARTITION_BANDS:
-        for (int k = 0; k < n; k++) p->owner[p->order[k]] = band_of(p->cfg, W, corpus_len(p->corpus, window[p->order[k]]));
-        break;
-    case PARTITION_ROUND_ROBIN:
-        for (int k = 0; k < n; k++) p->owner[p->order[k]] = k % W;
-        break;
-    case PARTITION_BALANCED: {  // longest-processing-time-first greedy on label counts
-        int64_t load[MAX_WORLD] = {0};
-        SortKeys keys = {p->labels, window};
-        qsort_r(p->order, (size_t)n, sizeof *p->order, by_labels_desc, &keys);
-        for (int k = 0; k < n; k++) {
-            int best = 0;
-            for (int r = 1; r < W; r++)
-                if (load[r] < load[best]) best = r;
-            p->owner[p->order[k]] = best;
-            load[best] += p->labels[p->order[k]];
-        }
-        break;
-    }
-    default: ASSERT(!"unknown partition");
-    }
-}
-
-int partition_layout(const Partition *p, const int32_t *window, int rank, int32_t *ids) {
-    int n_r = 0;
-    for (int i = 0; i < p->G; i++) n_r += p->owner[i] == rank;
-    int Bw = (n_r + p->A - 1) / p->A, k = 0;
-    for (int i = 0; i < p->A * Bw; i++) ids[i] = -1;
-    for (int i = 0; i < p->G; i++)
-        if (p->owner[i] == rank) ids[k++] = window[i];
-    return Bw;
-}

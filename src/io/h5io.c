@@ -354,25 +354,30 @@ char *h5_attr_read_str(hid_t loc, const char *fname, const char *name) {
     return out;
 }
 
-static int attr_read_num(hid_t loc, const char *fname, const char *name, hid_t type, void *out) {
+static int attr_read_num(hid_t loc, const char *fname, const char *name, hid_t type, void *out, int count) {
     hid_t a = attr_open(loc, fname, name);
     if (a < 0) return -1;
     hid_t sp = H5Aget_space(a), stored = H5Aget_type(a);
     // HDF5 would convert a float to an integer (and back) silently: the class must match.
     int same_class = stored >= 0 && H5Tget_class(stored) == H5Tget_class(type);
-    int ok = same_class && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, type, out) >= 0;
+    int ok = same_class && H5Sget_simple_extent_npoints(sp) == count && H5Aread(a, type, out) >= 0;
     if (stored >= 0) H5Tclose(stored);
     H5Sclose(sp);
     H5Aclose(a);
     if (!same_class)
         return error("%s: attribute %s is not %s", fname, name, H5Tget_class(type) == H5T_INTEGER ? "an integer" : "a floating-point number");
+    if (!ok && count > 1) return error("%s: attribute %s is not %d readable numbers", fname, name, count);
     return ok ? 0 : error("%s: attribute %s is not a readable number", fname, name);
 }
 
 int h5_attr_read_i64(hid_t loc, const char *fname, const char *name, int64_t *out) {
-    return attr_read_num(loc, fname, name, H5T_NATIVE_INT64, out);
+    return attr_read_num(loc, fname, name, H5T_NATIVE_INT64, out, 1);
+}
+
+int h5_attr_read_i64_array(hid_t loc, const char *fname, const char *name, int64_t *out, int n) {
+    return attr_read_num(loc, fname, name, H5T_NATIVE_INT64, out, n);
 }
 
 int h5_attr_read_f64(hid_t loc, const char *fname, const char *name, double *out) {
-    return attr_read_num(loc, fname, name, H5T_NATIVE_DOUBLE, out);
+    return attr_read_num(loc, fname, name, H5T_NATIVE_DOUBLE, out, 1);
 }

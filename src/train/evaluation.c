@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/mem.h"
@@ -15,12 +16,15 @@
 int corpus_file_byte_level(const char *path) {
     if (!path) return 0;
     error_capture(1);  // a corpus without provenance (prepare's) is simply not byte-level
-    hid_t f = h5_open_read(path, NULL);
+    int fd = -1;
+    int64_t size;
+    hid_t f = h5_open_file(path, NULL, &fd, &size);  // its metadata: the corpus itself stays on disk
     char *format = f < 0 ? NULL : h5_attr_read_str(f, NULL, "import_format");
     error_capture(0);
     int byte_level = format && (!strcmp(format, "bytes") || !strcmp(format, "jsonl-text"));
     free(format);
     if (f >= 0) h5_close(f);
+    if (fd >= 0) close(fd);
     return byte_level;
 }
 

@@ -1,6 +1,7 @@
 // fuzz_import.c — libFuzzer targets for the readers of `ddptok import` (docs/data.md),
 // through the entry point the command uses: the input written to a file, then
-// import_corpus (the reader, the split, the length rule) on it.
+// import_write (the reader's two passes, the split, the length rule, the writer) on it, and
+// the corpus.h5 it writes read back and checked sequence by sequence.
 //   -DFUZZ_IMPORT_BYTES     raw bytes; the first input byte picks the delimiter ("\n%\n", "\n\n" or none)
 //   -DFUZZ_IMPORT_LLMC      an llm.c shard (--eot 50256)
 //   -DFUZZ_IMPORT_NANOGPT   a nanoGPT .bin (--eot 50256)
@@ -19,6 +20,7 @@
 #include "base/report.h"
 #include "config/config.h"
 #include "data/corpus.h"
+#include "data/corpus_file.h"
 #include "data/import.h"
 #include "fuzz_common.h"
 
@@ -30,7 +32,7 @@ static const char yaml[] =
     "model: {context: 2, embed_dim: 2, hidden: 2}\ntrain: {world_size: 1, rank_bands: auto}\n";
 
 static Config cfg;
-static char dir[256], file[300], bin[300];
+static char dir[256], file[300], bin[300], out[300];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
@@ -41,6 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     if (mkdir_p(dir)) abort();
     snprintf(file, sizeof file, "%s/input.idx", dir);
     snprintf(bin, sizeof bin, "%s/input.bin", dir);
+    snprintf(out, sizeof out, "%s/corpus.h5", dir);
     return 0;
 }
 
@@ -83,19 +86,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #endif
     Config c = cfg;
     if (spec.vocab == 256) c.data.vocab_size = 257;
-    Corpus corpus;
-    int64_t *document;
     ImportSummary sum;
-    char *files[1] = {(char *)path};
-    if (import_corpus(&corpus, &document, &c, &spec, files, 1, &sum) == 0) {
-        // What the loader would check: offsets from 0 to the tokens, lengths in the rule, ids in 1..V-1.
-        if (corpus.offsets[0] != 0 || corpus.offsets[corpus.n] != corpus.n_tokens) abort();
-        for (int i = 0; i < corpus.n; i++)
-            if (corpus_len(&corpus, i) < c.data.min_length || corpus_len(&corpus, i) > c.data.max_length || corpus.split[i] > 2)
-                abort();
-        for (int64_t p = 0; p < corpus.n_tokens; p++)
-            if (corpus.tokens[p] < 1 || corpus.tokens[p] >= c.data.vocab_size) abort();
-        free(document);
+    ImportInput files[1] = {{(char *)path, -1}};
+    if (import_write(&c, &spec, files, 1, out, "", 0, &sum) == 0) {
+        // What every later command reads: the corpus as written, every sequence by the rules.
+        Corpus corpus;
+        if (corpus_read(&corpus, &c, out)) abort();
+        int32_t *ids = malloc((size_t)c.data.max_length * sizeof *ids);
+        int64_t tokens = 0;
+        for (int i = 0; i < corpus.n; i++) {
+            int len = corpus_tokens(&corpus, i, ids);  // dies on a length or id outside the rules
+            tokens += len;
+        }
+        if (tokens != corpus.n_tokens || corpus.n != sum.seqs[0] + sum.seqs[1] + sum.seqs[2]) abort();
+        free(ids);
         corpus_free(&corpus);
     }
     return 0;

@@ -58,7 +58,7 @@ def load_config(path):
 
 def load_data(out):
     with h5py.File(f"{out}/data/corpus.h5") as f:
-        tokens, offsets = f["tokens"][()], f["offsets"][()]
+        tokens, offsets = f["tokens"][()].astype(np.int64), f["offsets"][()]
     with h5py.File(f"{out}/data/plan.h5") as f:
         plan = f["ids"][()]
     with h5py.File(f"{out}/reference.h5") as f:

@@ -60,7 +60,7 @@ def load_data(out, source=None):
         tokens, offsets = np.asarray(tok, np.int32), np.asarray(off, np.int64)
     else:
         with h5py.File(f"{out}/data/corpus.h5") as f:
-            tokens, offsets = f["tokens"][()], f["offsets"][()]
+            tokens, offsets = f["tokens"][()].astype(np.int64), f["offsets"][()]
     with h5py.File(f"{out}/data/plan.h5") as f:
         plan = f["ids"][()]
     with h5py.File(f"{out}/reference.h5") as f:
