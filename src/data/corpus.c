@@ -128,7 +128,7 @@ static int lock_fields(const Config *cfg, const char *format, char *buf, size_t 
     int n = snprintf(buf, len, "%s\n", format);
     return n + config_lock_fields(cfg, buf + n, len - (size_t)n);
 }
-enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_WORLD * 24 };
+enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_BANDS * 24 };  // the bands: a list, or `auto` (config_lock_fields)
 
 void corpus_sums(const void *data, size_t elem, int64_t count, int64_t chunk, uint8_t *out) {
     const char *p = data;
