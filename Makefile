@@ -161,7 +161,7 @@ build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
 TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_mlp_factored_broken \
              build/test_gpt build/test_gpt_broken \
-             build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus
+             build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus build/jsonl_width
 
 build/test_philox: tests/test_philox.c include/base/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -191,6 +191,10 @@ build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+# Rank 0's JSONL line at a world of W ranks, without W processes (tests/test_progress.sh).
+build/jsonl_width: tests/jsonl_width.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/make_big_corpus: tests/make_big_corpus.c $(LIBOBJ)
