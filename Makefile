@@ -221,9 +221,17 @@ build/test_mlp_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/m
 build/ddptok-factored-broken: $(filter-out $(BUILD)/model/mlp_factored.o,$(OBJ)) $(BUILD)/model/mlp_factored_broken.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-# The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
-build/bench_kernels: run/bench_kernels.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+# The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test). Every
+# cblas_sgemm call in it, the backends' too, goes through its __wrap_cblas_sgemm, which times
+# them by call site for `bench_kernels step` (run/bench_gpt.sh); the GPT backend is compiled
+# again with -g (GCC's -g changes no instruction: bench_gpt.sh compares the two objects'
+# code) so that addr2line and perf name its functions and lines.
+$(BUILD)/prof/model/gpt_cpu.o: src/model/gpt_cpu.c $(HDR) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -ftree-vectorize -fno-trapping-math -g $(PKG_CFLAGS) -c -o $@ $<
+
+build/bench_kernels: run/bench_kernels.c $(filter-out $(BUILD)/model/gpt_cpu.o,$(LIBOBJ)) $(BUILD)/prof/model/gpt_cpu.o
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wl,--wrap=cblas_sgemm -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # CPU vs GPU model check (runs on a GPU machine: run/device-check.sh). It links the module's
 # objects and calls them directly, not through the module.
