@@ -12,7 +12,9 @@
 #                     minutes, not in test; BENCH_ARGS="--load --repeats 7"); then partition bands vs
 #                     balanced on the same global windows (run/bench_partition.sh); then the CPU-only
 #                     vs module build's RSS and start-up, and the cost of a window against W
-#                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'")
+#                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'"); the data wait (run/bench_data.sh);
+#                     and the GPT against PyTorch DDP and llm.c, with its step's profile
+#                     (run/bench_gpt.sh; BENCH_GPT_ARGS="--shapes tiny --repeats 5")
 #   make deps         install the Debian packages the build and the protocol need (make test-deps:
 #                     and those of the tests)
 #   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
@@ -373,6 +375,7 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 	bash run/bench_partition.sh
 	bash run/bench_scale.sh $(SCALE_ARGS)
 	bash run/bench_data.sh
+	bash run/bench_gpt.sh $(BENCH_GPT_ARGS)
 
 clean:
 	rm -rf build ddptok
