@@ -314,6 +314,27 @@ def step_profile(shape, cfgfile, c, lens):
     return d
 
 
+def one_run(k, res, shape, U, t, peers, Bl1, Bl2, Lmax):
+    """One contender's run of this round, appended to res[k]."""
+    if k == "d2":
+        res[k].append(ddptok_run(f"{shape}-w2.yaml", 2, "o2"))
+    elif k == "d1":
+        res[k].append(ddptok_run(f"{shape}-w1.yaml", 1, "o1"))
+    elif k.startswith("t"):
+        d = torch_run(peers[int(k[1:])][1], f"{shape}-w2.yaml", "o2")
+        n = U - 1
+        d.update(tps=d["tokens"] / d["seconds"], window_ms=1e3 * d["seconds"] / n,
+                 split={q: v / n for q, v in d["split"].items()})
+        res[k].append(d)
+    else:
+        th = 2 if k == "l2" else 1
+        d = llmc_run("llmc", Bl2 if th == 2 else Bl1, Lmax, U, th, t["optimizer"])
+        n = U - 1
+        d.update(tps=d["tokens"] / d["seconds"], window_ms=1e3 * d["seconds"] / n,
+                 split={q: v / n for q, v in d["split"].items()})
+        res[k].append(d)
+
+
 # --- the bench ----------------------------------------------------------------------------------
 
 def main():
@@ -382,25 +403,19 @@ def main():
         if llmc:
             order += [("llm.c, 2 OpenMP threads", "l2"), ("llm.c, 1 thread", "l1")]
         res = {k: [] for _, k in order}
+        failed = {}
         for r in range(R):
             for name, k in order:
-                if k == "d2":
-                    res[k].append(ddptok_run(f"{shape}-w2.yaml", 2, "o2"))
-                elif k == "d1":
-                    res[k].append(ddptok_run(f"{shape}-w1.yaml", 1, "o1"))
-                elif k.startswith("t"):
-                    d = torch_run(peers[int(k[1:])][1], f"{shape}-w2.yaml", "o2")
-                    n = U - 1
-                    d.update(tps=d["tokens"] / d["seconds"], window_ms=1e3 * d["seconds"] / n,
-                             split={q: v / n for q, v in d["split"].items()})
-                    res[k].append(d)
-                else:
-                    th = 2 if k == "l2" else 1
-                    d = llmc_run("llmc", Bl2 if th == 2 else Bl1, Lmax, U, th, t["optimizer"])
-                    n = U - 1
-                    d.update(tps=d["tokens"] / d["seconds"], window_ms=1e3 * d["seconds"] / n,
-                             split={q: v / n for q, v in d["split"].items()})
-                    res[k].append(d)
+                if k in failed:
+                    continue
+                try:
+                    one_run(k, res, shape, U, t, peers, Bl1, Bl2, Lmax)
+                except SystemExit as e:  # a peer that fails is reported and dropped; ddptok's failure ends the bench
+                    if k.startswith("d"):
+                        raise
+                    failed[k] = str(e).splitlines()[0][:300] + " ... " + str(e).splitlines()[-1][:200]
+                    print(f"  {name}: FAILED in round {r + 1}, dropped from this shape: {failed[k]}")
+        order = [(n, k) for n, k in order if k not in failed]
         # The profile of one rank's step: the busiest rank's microbatch (quantile midpoints of its band).
         busiest = max(range(2), key=lambda q: res["d2"][-1]["rank_tokens"][q])
         lo, hi = bands(c, 2)[busiest]

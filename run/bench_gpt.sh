@@ -65,7 +65,7 @@ for b in "$ROOT"/build/*/prof/model/gpt_cpu.o; do
   fi
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-W=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-bench-gpt.XXXXXX")
+W=$(mkdir -p "$ROOT/build" && mktemp -d "$ROOT/build/bench-gpt.XXXXXX")  # its files (llm.c's shards among them) under the checkout
 trap 'rm -rf "$W"' EXIT
 
 # The peers: each one a path, or "" and the reason it is skipped.

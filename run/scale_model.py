@@ -33,8 +33,8 @@ p.add_argument("--window-ms", type=float, default=None, help="one rank's window 
                                                           "gpt2-small: the FLOPs at 40 %% of an H200)")
 p.add_argument("--jsonl-us", type=float, default=0.21, help="rank 0's JSONL rank_tokens list, µs per rank, up to W = 64 "
                                                           "(measured: 857 µs at W = 4096 when the list was written at every W)")
-p.add_argument("--jsonl-line-us", type=float, default=20.0, help="rank 0's JSONL line beyond W = 64, where it is O(1) "
-                                                                "(rank_tokens_range), µs")
+p.add_argument("--jsonl-scan-ns", type=float, default=1.0, help="beyond W = 64 (rank_tokens_range): the scan for the extremes, "
+                                                               "ns per rank (the line itself is the same at any W)")
 p.add_argument("--ranks", default="64 256 1024 4096")
 a = p.parse_args()
 if a.model == "gpt2-small":  # ddptok's GPT row: V*C + Lmax*C + NL*(12*C*C + 13*C) + 2*C
@@ -88,7 +88,7 @@ for w in (int(x) for x in a.ranks.split()):
         "barrier": barrier(w),
         "grad a-r (Rabenseifner)": allreduce_rab(w, m_grad),
         "grad a-r (ring)": allreduce_ring(w, m_grad),
-        "rank 0 JSONL": a.jsonl_us * 1e-6 * w if w <= 64 else a.jsonl_line_us * 1e-6,  # PROGRESS_RANK_LIST
+        "rank 0 JSONL": a.jsonl_us * 1e-6 * w if w <= 64 else a.jsonl_scan_ns * 1e-9 * w,  # PROGRESS_RANK_LIST
     }
     start = {
         "run agreement": bcast(w, 130) + agree(w),
