@@ -14,7 +14,9 @@
 #                     vs module build's RSS and start-up, and the cost of a window against W
 #                     (run/bench_scale.sh; SCALE_ARGS="--ranks '1 2 4'"); the data wait
 #                     (run/bench_data.sh); import's peak RSS over input sizes and its speed
-#                     beside cat | sha256sum (run/bench_import.sh; IMPORT_ARGS="--big 20G")
+#                     beside cat | sha256sum (run/bench_import.sh; IMPORT_ARGS="--big 20G");
+#                     and the GPT against PyTorch DDP and llm.c, with its step's profile
+#                     (run/bench_gpt.sh; BENCH_GPT_ARGS="--shapes tiny --repeats 5")
 #   make deps         install the Debian packages the build and the protocol need (make test-deps:
 #                     and those of the tests)
 #   make install      ddptok and ddprun into $(PREFIX)/bin (/usr/local), configs and docs into
@@ -163,7 +165,8 @@ build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
 TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_mlp_factored_broken \
              build/test_gpt build/test_gpt_broken \
-             build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus build/bench_replay
+             build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus build/bench_replay \
+             build/jsonl_width
 
 build/test_philox: tests/test_philox.c include/base/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -195,6 +198,10 @@ build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
 build/test_data_lock: tests/test_data_lock.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+# Rank 0's JSONL line at a world of W ranks, without W processes (tests/test_progress.sh).
+build/jsonl_width: tests/jsonl_width.c $(LIBOBJ)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
 build/make_big_corpus: tests/make_big_corpus.c $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
@@ -223,9 +230,17 @@ build/test_mlp_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/m
 build/ddptok-factored-broken: $(filter-out $(BUILD)/model/mlp_factored.o,$(OBJ)) $(BUILD)/model/mlp_factored_broken.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-# The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test).
-build/bench_kernels: run/bench_kernels.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+# The sgemm and all-reduce ceilings of `make bench` (run/bench_kernels.c; not a test). Every
+# cblas_sgemm call in it, the backends' too, goes through its __wrap_cblas_sgemm, which times
+# them by call site for `bench_kernels step` (run/bench_gpt.sh); the GPT backend is compiled
+# again with -g (GCC's -g changes no instruction: bench_gpt.sh compares the two objects'
+# code) so that addr2line and perf name its functions and lines.
+$(BUILD)/prof/model/gpt_cpu.o: src/model/gpt_cpu.c $(HDR) | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -ftree-vectorize -fno-trapping-math -g $(PKG_CFLAGS) -c -o $@ $<
+
+build/bench_kernels: run/bench_kernels.c $(filter-out $(BUILD)/model/gpt_cpu.o,$(LIBOBJ)) $(BUILD)/prof/model/gpt_cpu.o
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Wl,--wrap=cblas_sgemm -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # CPU vs GPU model check (runs on a GPU machine: run/device-check.sh). It links the module's
 # objects and calls them directly, not through the module.
@@ -368,6 +383,7 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 	bash run/bench_scale.sh $(SCALE_ARGS)
 	bash run/bench_data.sh
 	bash run/bench_import.sh $(IMPORT_ARGS)
+	bash run/bench_gpt.sh $(BENCH_GPT_ARGS)
 
 clean:
 	rm -rf build ddptok

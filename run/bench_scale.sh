@@ -2,7 +2,7 @@
 # run/bench_scale.sh — what a CPU rank costs and how a window, the start-up and a checkpoint
 # grow with the number of ranks W (docs/scaling.md). Not part of `make test`.
 #
-#   bash run/bench_scale.sh [--repeats N] [--ranks "1 2 4 8 16 32"] [--updates U] [--no-rss] [--no-sweep]
+#   bash run/bench_scale.sh [--repeats N] [--ranks "1 2 4 8 16 32"] [--updates U] [--model mlp|gpt] [--no-rss] [--no-sweep]
 #
 # 1. RSS and start-up of the two builds: `make CUDA=0` (build/ddptok-cpu) and the default
 #    build (./ddptok; the CUDA module beside it where CUDA was found), in REPEATS interleaved
@@ -10,7 +10,8 @@
 #    updates, `--continuous`), and `ddptok --version`'s wall time and peak RSS (three samples
 #    per build per round, in turn; by wait4, no wrapper). Medians.
 # 2. The W sweep, ranks oversubscribed on this machine's cores (mpirun --oversubscribe): a
-#    model small enough that compute is negligible (minimum.yaml with D = 4, H = 8: P = 1928),
+#    model small enough that compute is negligible (minimum.yaml with D = 4, H = 8: P = 1928;
+#    --model gpt: configs/gpt-tiny.yaml's GPT with n_embd 8, 2 heads, 1 block: P = 2936, AdamW),
 #    U updates with a checkpoint every U/3, REPEATS rounds over the W list in turn. Per W:
 #    the median window's count all-reduce, gradient all-reduce (its barrier included) and
 #    whole window (JSONL window_split, windows 2..U), rank 0's start-up split (JSONL
@@ -20,19 +21,21 @@
 #    run that every rank refuses at once (die() together: rank 0 gathers W lines), and
 #    `bench-comm`'s all-reduce latencies (64 B, the count, 64 KiB, 1 MiB). Then a fit of each
 #    cost against W: t = a + b·log2(W) and t = a + b·(W − 1), with the residuals; last, the
-#    projection of run/scale_model.py (assumed fabric, W = 64 .. 4096).
+#    projection of run/scale_model.py (assumed fabric, W = 64 .. 4096; --model gpt: at GPT-2
+#    small's size, run/scale_model.py --model gpt2-small).
 # Per-rank RSS comes from /usr/bin/time (GNU time) around each rank, wall times from
 # Python's monotonic clock. With W above the core count the ranks take turns on the
 # cores: the times then measure the scheduler as much as the shared-memory transport
 # (docs/scaling.md says how far they carry).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-repeats=5 ranks="1 2 4 8 16 32" updates=30 rss=1 sweep=1
+repeats=5 ranks="1 2 4 8 16 32" updates=30 rss=1 sweep=1 model=mlp
 while [ $# -gt 0 ]; do
   case $1 in
     --repeats) repeats=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --updates) updates=$2; shift 2 ;;
+    --model) case $2 in mlp|gpt) model=$2 ;; *) echo "bench_scale: --model $2: mlp or gpt" >&2; exit 2 ;; esac; shift 2 ;;
     --no-rss) rss=0; shift ;;
     --no-sweep) sweep=0; shift ;;
     -h|--help) sed -n 2,27p "$0"; exit 0 ;;
@@ -46,7 +49,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 W=$(mktemp -d "${TMPDIR:-/tmp}/ddptok-scale.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-export ROOT REPEATS=$repeats RANKS=$ranks UPDATES=$updates DO_RSS=$rss DO_SWEEP=$sweep
+export ROOT REPEATS=$repeats RANKS=$ranks UPDATES=$updates DO_RSS=$rss DO_SWEEP=$sweep MODEL=$model
 echo "ddptok bench_scale: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); $(date -u +%FT%TZ)"
 echo "  $("$ROOT/ddptok" --version | head -1)"
 exec /usr/bin/python3 - <<'PY'
@@ -112,8 +115,13 @@ if os.environ["DO_RSS"] == "1":
 if os.environ["DO_SWEEP"] != "1":
     raise SystemExit(0)
 Ws = [int(w) for w in os.environ["RANKS"].split()]
-tiny = ["--set", "model.embed_dim=4", "--set", "model.hidden=8", "--set", "train.rank_bands=auto",
-        "--set", f"train.updates={U}", "--set", "train.interrupt_at=0", "--set", f"train.checkpoint_every={max(1, U // 3)}"]
+if os.environ["MODEL"] == "gpt":  # the GPT's row, AdamW, packed sequences: its own window and checkpoint
+    CFG = f"{ROOT}/configs/gpt-tiny.yaml"
+    tiny = ["--set", "model.n_embd=8", "--set", "model.n_head=2", "--set", "model.n_layer=1"]
+else:
+    tiny = ["--set", "model.embed_dim=4", "--set", "model.hidden=8"]
+tiny += ["--set", "train.rank_bands=auto", "--set", f"train.updates={U}", "--set", "train.interrupt_at=0",
+         "--set", f"train.checkpoint_every={max(1, U // 3)}"]
 def sets(w):
     return tiny + ["--set", f"train.world_size={w}", "--set", f"paths.outputs=o{w}", "--set", f"paths.artifacts=a{w}"]
 for w in Ws:
@@ -158,7 +166,7 @@ for _ in range(R):
         r["bccount"].append(next(v for (what, _), v in lat.items() if what == "count"))
 m = {w: {k: med(v) for k, v in res[w].items()} for w in Ws}
 ms = lambda x: f"{1e3 * x:9.3f}"
-print(f"\n== cost against W (ranks oversubscribed on {os.cpu_count()} cores; medians of {R} rounds; ms)")
+print(f"\n== cost against W, {os.environ['MODEL']} (ranks oversubscribed on {os.cpu_count()} cores; medians of {R} rounds; ms)")
 print("  W  | window: count a-r  grad a-r     whole | start-up: MPI_Init  config   agree   set-up  to window"
       " | ckpt    | mpirun: train  --version  die | bench-comm: 64 B  count   64 KiB   1 MiB")
 for w in Ws:
@@ -190,7 +198,7 @@ for k, label in [("count", "count all-reduce"), ("grad", "gradient all-reduce"),
         print(f"  {label:<20} {name:>4}: a {1e3 * a:9.3f}  b {1e3 * b:8.4f}  rms {1e3 * rms:8.3f}  "
               + " ".join(f"{w}:{1e3 * e:+.2f}" for (w, _), e in zip(pts, r)))
 print("\n== projection with assumed fabric and file-system constants (run/scale_model.py; docs/scaling.md)")
-subprocess.run(["/usr/bin/python3", f"{ROOT}/run/scale_model.py"])
+subprocess.run(["/usr/bin/python3", f"{ROOT}/run/scale_model.py"] + (["--model", "gpt2-small"] if os.environ["MODEL"] == "gpt" else []))
 json.dump({"medians_s": {str(w): m[w] for w in Ws}, "fits_ms": {f"{k}/{n}": [1e3 * v for v in fitted[(k, n)]] for k, n in fitted}},
           open(os.environ.get("BENCH_SCALE_JSON", "/dev/null"), "w"), indent=1)
 PY

@@ -2,6 +2,13 @@
 """scale_model.py — the α–β cost model of docs/scaling.md, projected to large W.
 
     python3 run/scale_model.py [--alpha US] [--ranks "64 256 1024 4096"] [--params P] [--window-ms MS]
+    python3 run/scale_model.py --model gpt2-small [--window-ms MS] ...
+
+--model gpt2-small: GPT-2 small as ddptok's GPT row lays it out (V 50257, context 1024, C 768,
+12 blocks, 12 heads: P = 124 439 808, as HF counts GPT-2 small), AdamW's two states, and a window per rank of 8 sequences
+of 1024 tokens; --window-ms then defaults to that window's FLOPs (6P + 12·NL·T·C per token)
+at 40 % of one H200's 989 TFLOP/s (dense BF16): an assumption, ddptok's GPT has no GPU
+backend yet (--window-ms 0 prints the FLOPs-based figure's inputs only).
 
 Prints, per W, the model's cost of each collective and file operation of a window, a
 start-up and a checkpoint of ddptok (CPU or GPU compute, MPI data plane, train.overlap none),
@@ -19,12 +26,30 @@ p.add_argument("--gamma", type=float, default=0.1, help="reduction arithmetic, n
 p.add_argument("--md-rate", type=float, default=5000.0, help="metadata operations per second in one directory of the shared file system")
 p.add_argument("--md-lat", type=float, default=0.2, help="one metadata look-up (stat), ms, as one client sees it")
 p.add_argument("--fs-gbps", type=float, default=50.0, help="aggregate file-system bandwidth, GB/s")
-p.add_argument("--params", type=int, default=201344, help="P (default: configs/minimum.yaml's model)")
-p.add_argument("--states", type=int, default=1, help="optimizer state tensors (SGD momentum 1, AdamW 2)")
-p.add_argument("--window-ms", type=float, default=2.8, help="one rank's window compute, ms (minimum.yaml on one H200: 2.8)")
-p.add_argument("--jsonl-us", type=float, default=0.21, help="rank 0's JSONL rank_tokens, µs per rank (measured here: 857 µs at W = 4096)")
+p.add_argument("--model", choices=["minimum", "gpt2-small"], default="minimum", help="the preset of P, states and window")
+p.add_argument("--params", type=int, default=None, help="P (default: the model's: minimum.yaml 201344, gpt2-small 124475904)")
+p.add_argument("--states", type=int, default=None, help="optimizer state tensors (SGD momentum 1, AdamW 2; default: the model's)")
+p.add_argument("--window-ms", type=float, default=None, help="one rank's window compute, ms (minimum.yaml on one H200: 2.8; "
+                                                          "gpt2-small: the FLOPs at 40 %% of an H200)")
+p.add_argument("--jsonl-us", type=float, default=0.21, help="rank 0's JSONL rank_tokens list, µs per rank, up to W = 64 "
+                                                          "(measured: 857 µs at W = 4096 when the list was written at every W)")
+p.add_argument("--jsonl-scan-ns", type=float, default=1.0, help="beyond W = 64 (rank_tokens_range): the scan for the extremes, "
+                                                               "ns per rank (the line itself is the same at any W)")
 p.add_argument("--ranks", default="64 256 1024 4096")
 a = p.parse_args()
+if a.model == "gpt2-small":  # ddptok's GPT row: V*C + Lmax*C + NL*(12*C*C + 13*C) + 2*C
+    V, T, C, NL, seqs = 50257, 1024, 768, 12, 8
+    P = V * C + T * C + NL * (12 * C * C + 13 * C) + 2 * C
+    flops = seqs * T * (6 * P + 12 * NL * T * C)
+    a.params = a.params or P
+    a.states = a.states or 2
+    if a.window_ms is None:
+        a.window_ms = 1e3 * flops / (0.4 * 989e12)
+    print(f"model: GPT-2 small (V {V}, context {T}, C {C}, {NL} blocks): P = {P}; a window of {seqs} x {T} tokens per rank = "
+          f"{flops / 1e12:.2f} TFLOP; window {a.window_ms:.1f} ms ({'at 40 % of an H200' if a.window_ms == 1e3 * flops / (0.4 * 989e12) else 'given'})")
+a.params = a.params or 201344
+a.states = a.states or 1
+a.window_ms = 2.8 if a.window_ms is None else a.window_ms
 
 alpha, beta, gamma = a.alpha * 1e-6, 1e-9 / a.gbps, a.gamma * 1e-9
 lg = lambda w: math.ceil(math.log2(w)) if w > 1 else 0
@@ -63,7 +88,7 @@ for w in (int(x) for x in a.ranks.split()):
         "barrier": barrier(w),
         "grad a-r (Rabenseifner)": allreduce_rab(w, m_grad),
         "grad a-r (ring)": allreduce_ring(w, m_grad),
-        "rank 0 JSONL": a.jsonl_us * 1e-6 * w,
+        "rank 0 JSONL": a.jsonl_us * 1e-6 * w if w <= 64 else a.jsonl_scan_ns * 1e-9 * w,  # PROGRESS_RANK_LIST
     }
     start = {
         "run agreement": bcast(w, 130) + agree(w),
@@ -83,7 +108,7 @@ for w in (int(x) for x in a.ranks.split()):
 us = lambda s: f"{1e6 * s:10.1f}"
 print(f"fabric: alpha {a.alpha} us, {a.gbps} GB/s, reduction {a.gamma} ns/B; file system: {a.md_rate:.0f} metadata ops/s per "
       f"directory, stat {a.md_lat} ms, {a.fs_gbps} GB/s; P = {a.params} ({m_grad} B gradient, {file_bytes / 1e6:.2f} MB per rank file)")
-print(f"\nper window (us; one rank's window compute: {a.window_ms} ms)")
+print(f"\nper window (us; one rank's window compute: {a.window_ms:.1f} ms)")
 keys = list(rows[0][1])
 print(f"  {'W':>5} " + " ".join(f"{k:>24}" for k in keys) + f" {'sum (Rab.) / window':>20}")
 for w, win, _, _, _ in rows:

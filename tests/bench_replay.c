@@ -21,6 +21,7 @@
 #include "config/config.h"
 #include "data/corpus.h"
 #include "data/sampler.h"
+#include "data/synthetic.h"
 #include "store/rank_file.h"
 
 int main(int argc, char **argv) {
@@ -35,8 +36,7 @@ int main(int argc, char **argv) {
     long long step = atoll(argv[2]);
     int version = atoi(argv[3]), global = cfg.train.sampler == SAMPLER_GLOBAL;
     Corpus corpus;
-    corpus_generate(&corpus, &cfg);
-    corpus_lock(&corpus, &cfg, corpus.lock);
+    corpus_generate(&corpus, &cfg);  // sealed: its data lock computed
 
     // The state of step `step`, from the sampler itself.
     CheckpointState s;

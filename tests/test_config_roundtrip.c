@@ -7,8 +7,11 @@
 // numbers and unknown enum names are refused, and the hostile strings do break the naive
 // emission `"%s"` (so they test something). Also: the ranks' agreement digest
 // (config_run_digest) equals the defaults' exactly when config_diff_run finds no difference
-// from them, for every accepted --set (paths.* change neither). Exit 1 on any failure,
-// printing it.
+// from them, for every accepted --set (paths.* change neither). And worlds beyond MAX_BANDS
+// ranks: auto bands that tile the lengths, config_band_of against the nearest band by looking
+// at each, written `auto` beyond MAX_BANDS and as the list up to it (YAML and data lock), the
+// global sampler's W above the lengths; controls: partitioning by length there, and a list of
+// MAX_BANDS + 1 bands, refused. Exit 1 on any failure, printing it.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +104,7 @@ static int utf8(uint32_t cp, char *out) {
 
 // A path key set from a YAML file as a double-quoted string of \U escapes (any code point
 // reaches the parser); accepted, it must hold exactly the UTF-8 of `cps` and round-trip.
-static int naive_breaks, file_paths, file_refused, path_keys;
+static int naive_breaks, file_paths, file_refused;
 // The value of path key `key` (paths.outputs, paths.artifacts, train.init_from) in c.
 static const char *path_of(const Config *c, const char *key) {
     return !strcmp(key, "paths.outputs") ? c->paths.outputs : !strcmp(key, "paths.artifacts") ? c->paths.artifacts : c->train.init_from;
@@ -136,6 +139,79 @@ static void try_path_file(const char *key, const uint32_t *cps, int n) {
     digest_agrees(&c, yaml);  // a path: the digest must not move
 }
 
+// Applies the assignments in order to the defaults (each one validated, as --set does); 0 when
+// every one is accepted, else the refusal in err.
+static int set_all(Config *c, const char *const *sets, char *err, int len) {
+    defaults(c);
+    for (; *sets; sets++)
+        if (config_set(c, *sets, err, len)) return -1;
+    return 0;
+}
+
+// Worlds beyond MAX_BANDS (docs/scaling.md): train.rank_bands: auto, each rank's band computed
+// when asked for (config_band, config_band_of), written `auto` beyond MAX_BANDS ranks (the YAML,
+// the digests, the data lock) and as the list of every band up to it, as before.
+static void large_worlds(void) {
+    static const int cases[][3] = {{2, 16, 128}, {3, 16, 18}, {256, 16, 300}, {257, 16, 300}, {300, 16, 400}, {4096, 16, 8191}};
+    char err[1024], a[3][64], what[96];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int W = cases[i][0], min = cases[i][1], max = cases[i][2];
+        snprintf(a[0], sizeof a[0], "data.max_length=%d", max), snprintf(a[1], sizeof a[1], "data.min_length=%d", min);
+        snprintf(a[2], sizeof a[2], "train.world_size=%d", W);
+        const char *sets[] = {"train.rank_bands=auto", a[0], a[1], a[2], NULL};
+        snprintf(what, sizeof what, "W = %d, rank_bands: auto over [%d, %d]", W, min, max);
+        Config c;
+        if (set_all(&c, sets, err, sizeof err)) {
+            failures++, printf("FAIL %s: refused: %s\n", what, err);
+            continue;
+        }
+        int next = min, bad = 0;
+        for (int r = 0; r < W; r++) {  // the bands tile the lengths, in order, none empty
+            int lo, hi;
+            config_band(&c, r, &lo, &hi);
+            bad += lo != next || hi < lo;
+            next = hi + 1;
+        }
+        bad += next != max + 1;
+        for (int len = min - 3; len <= max + 3; len++) {  // O(1) band_of = the nearest band by looking at each
+            int best = 0, gap_best = 1 << 30;
+            for (int r = 0; r < W; r++) {
+                int lo, hi;
+                config_band(&c, r, &lo, &hi);
+                int gap = len < lo ? lo - len : len > hi ? len - hi : 0;
+                if (gap < gap_best) best = r, gap_best = gap;
+            }
+            bad += config_band_of(&c, len) != best;
+        }
+        char *y = config_to_yaml(&c), lock[16384];
+        int as_auto = strstr(y, "rank_bands: auto\n") != NULL, as_list = strstr(y, "rank_bands: [[") != NULL;
+        config_lock_fields(&c, lock, sizeof lock);
+        char band0[32];
+        snprintf(band0, sizeof band0, "bands=%d-", min);
+        int lock_auto = strstr(lock, "bands=auto;") != NULL, lock_list = strstr(lock, band0) != NULL;
+        if (bad || (W > MAX_BANDS ? !as_auto || !lock_auto : !as_list || !lock_list))
+            failures++, printf("FAIL %s: %d band(s) wrong; emitted %s, data lock %s\n", what, bad, as_auto ? "auto" : as_list ? "a list" : "?",
+                               lock_auto ? "auto" : lock_list ? "a list" : "?");
+        free(y);
+        roundtrip(&c, what), digest_agrees(&c, what);
+    }
+    // Where no band decides anything (the global sampler, another partition), W may exceed the lengths.
+    const char *global[] = {"train.rank_bands=auto", "train.sampler=global", "train.partition=balanced", "train.world_size=4096", NULL};
+    Config c;
+    if (set_all(&c, global, err, sizeof err)) failures++, printf("FAIL W = 4096, global sampler, balanced, lengths [16, 128]: refused: %s\n", err);
+    else roundtrip(&c, "W = 4096, global sampler, balanced"), digest_agrees(&c, "W = 4096, global sampler, balanced");
+    // Controls: partitioning by length there needs a band per rank; a list holds at most MAX_BANDS.
+    const char *by_length[] = {"train.rank_bands=auto", "train.sampler=global", "train.partition=bands", "train.world_size=4096", NULL};
+    if (!set_all(&c, by_length, err, sizeof err)) failures++, printf("FAIL W = 4096, global sampler, partition bands, lengths [16, 128]: accepted\n");
+    static char list[8192];
+    int n = snprintf(list, sizeof list, "train.rank_bands=[");
+    for (int r = 0; r < MAX_BANDS + 1; r++) n += snprintf(list + n, sizeof list - (size_t)n, "%s[%d, %d]", r ? ", " : "", 1 + 2 * r, 2 + 2 * r);
+    snprintf(list + n, sizeof list - (size_t)n, "]");
+    const char *too_long[] = {"data.max_length=600", "data.min_length=1", list, NULL};
+    if (!set_all(&c, too_long, err, sizeof err)) failures++, printf("FAIL a list of %d bands: accepted\n", MAX_BANDS + 1);
+    else if (!strstr(err, "at most 256")) failures++, printf("FAIL a list of %d bands: refused, but not for its length: %s\n", MAX_BANDS + 1, err);
+}
+
 int main(void) {
     static const char *hostile[] = {"q\"o", "a\\b", "o';touch INJECTED;'", "x: y", "a #b", " lead", "trail ", "#hash",
                                     "-dash", "[x]", "{x}", "&a", "*a", "!t", "%p", "@a", "`b`", "|x", ">x", "'", "\"",
@@ -145,7 +221,7 @@ int main(void) {
                                         0xA0, 0x2028, 0x2029, 0xFEFF, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF,
                                         0xE000, 0xD7FF, 'a', '/', '\'', '!', '&', '*', '%', '@', '`', '|', '>', '{', '[', ','};
     ConfigKey k;
-    int keys = 0;
+    int keys = 0, path_keys = 0;
     for (int i = 0; config_key(i, &k) == 0; i++, keys++) {
         char v[128];
         switch (k.kind) {
@@ -231,6 +307,7 @@ int main(void) {
         default: failures++, printf("FAIL %s: unknown kind '%c'\n", k.key, k.kind);
         }
     }
+    large_worlds();
     if (naive_breaks < 100) failures++, printf("FAIL negative control: only %d hostile paths break the naive emission\n", naive_breaks);
     // Only the escaped NUL of each path key may be refused: every other string is a path.
     if (file_refused > path_keys) failures++, printf("FAIL %d of %d path strings refused from a file\n", file_refused, file_paths);

@@ -35,6 +35,32 @@ PY
   grep -qE '^time=20[0-9-]{8}T[0-9:]{8}\.[0-9]{3}Z run=interrupted rank=1 step=1 ' outputs/logs/interrupted/rank-1.log \
     && ok "rank logs: every line starts with a UTC timestamp" || { bad "rank logs: every line starts with a UTC timestamp"; head -2 outputs/logs/interrupted/rank-1.log; }
 }
+# Rank 0's JSONL line stays the same size at any W (docs/scaling.md): every rank's count up to
+# W = 64 (PROGRESS_RANK_LIST), then their range {min, argmin, max, argmax}; written by
+# train_progress_step from a count exchange of W ranks (build/jsonl_width, no W processes).
+# Negative control: the same bound on the growth, applied to the list (W = 32 against 64), fails.
+case_jsonl_width() {
+  local w out
+  for w in 2 32 64 65 4096; do "$ROOT/build/jsonl_width" "$w" 20 >"w$w.json" || { bad "jsonl_width $w ran"; return; }; done
+  /usr/bin/python3 - <<'PY' && ok "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, the extremes and their ranks, in its place" || bad "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, the extremes and their ranks, in its place"
+import json
+for W in (2, 32, 64, 65, 4096):
+    d = json.load(open(f"w{W}.json"))
+    line, counts = d["line"], [1000 + r * 7919 % 1000 for r in range(W)]
+    assert line["tokens"] == sum(counts), (W, line["tokens"])
+    if W <= 64:
+        assert list(line)[:6] == ["step", "loss", "tokens", "rank_tokens", "sequences", "seconds"], list(line)
+        assert line["rank_tokens"] == counts and "rank_tokens_range" not in line, W
+    else:
+        assert list(line)[:6] == ["step", "loss", "tokens", "rank_tokens_range", "sequences", "seconds"], list(line)
+        want = {"min": min(counts), "argmin": counts.index(min(counts)), "max": max(counts), "argmax": counts.index(max(counts))}
+        assert line["rank_tokens_range"] == want and "rank_tokens" not in line, (W, line["rank_tokens_range"], want)
+PY
+  out=$(/usr/bin/python3 -c 'import json,sys; b={w: json.load(open(f"w{w}.json"))["bytes"] for w in (32, 64, 65, 4096)}; print(b[65], b[4096], b[32], b[64])')
+  read -r b65 b4096 b32 b64 <<<"$out"
+  [ $((b4096 - b65)) -le 8 ] && ok "rank 0's JSONL line at W = 4096 is the size of W = 65's" "($b4096 vs $b65 bytes)"     || bad "rank 0's JSONL line at W = 4096 is the size of W = 65's" "— $b4096 vs $b65 bytes"
+  [ $((b64 - b32)) -gt 8 ] && ok "control: the same bound fails for the per-rank list (W = 64 against 32)" "($b64 vs $b32 bytes)"     || bad "control: the same bound fails for the per-rank list (W = 64 against 32)" "— $b64 vs $b32 bytes"
+}
 # A configured interval: every 4th step, plus the first and the last.
 case_log_every() {
   fixture prepared || return

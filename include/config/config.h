@@ -15,7 +15,12 @@
 extern "C" {
 #endif
 
-#define MAX_WORLD 256
+// train.world_size's cap. The ranks' length bands (train.rank_bands) are a list of at most
+// MAX_BANDS in a file, which Config holds inline (2 KiB); for more ranks they are `auto`, rank
+// r's computed when it is asked for (config_band). So every buffer the bands fill is sized by
+// MAX_BANDS, and whatever holds one entry per rank is allocated for W.
+#define MAX_WORLD 65536
+#define MAX_BANDS 256
 #define CONFIG_AUTO (-1)  // an F_AUTO key's `auto` (train.world_size before config_finish; train.checkpoint_every)
 #define PATH_MAX_LEN 512
 
@@ -105,7 +110,7 @@ typedef struct {
         int world_size;                 // W (auto: resolved by config_finish, never CONFIG_AUTO after it)
         int world_size_auto;            // 1: train.world_size was auto (resolved; not a key: no digest or lock sees it)
         int bands_auto;                 // rank_bands: auto
-        int bands[MAX_WORLD][2];        // resolved [lo, hi] per rank (inclusive)
+        int bands[MAX_BANDS][2];        // [lo, hi] per rank (inclusive): the list, or auto's for W <= MAX_BANDS; read config_band
         int n_bands;                    // bands given in the file (before auto resolution)
         int batch_size_per_rank;        // B
         int accumulation;               // A
@@ -139,6 +144,49 @@ typedef struct {
     } paths;
     char source[PATH_MAX_LEN];  // the file it came from
 } Config;
+
+// Rank r's length band [*lo, *hi] (inclusive): the list's, or train.rank_bands: auto's W
+// contiguous bands over [data.min_length, data.max_length] (band r starts r·n/W lengths in,
+// n the lengths, rounded down). An auto split of fewer lengths than ranks, accepted only where
+// no band decides anything (config_bands_used), leaves some bands empty (*lo > *hi).
+static inline void config_band(const Config *cfg, int r, int *lo, int *hi) {
+    if (!cfg->train.bands_auto) {
+        *lo = cfg->train.bands[r][0], *hi = cfg->train.bands[r][1];
+        return;
+    }
+    int64_t first = cfg->data.min_length, n = (int64_t)cfg->data.max_length - first + 1, W = cfg->train.world_size;
+    *lo = (int)(first + (int64_t)r * n / W), *hi = (int)(first + ((int64_t)r + 1) * n / W - 1);
+}
+// The rank whose band holds length len, else the nearest band (ties: the lower rank); auto
+// bands in O(1), a list by looking at each.
+static inline int config_band_of(const Config *cfg, int len) {
+    int W = cfg->train.world_size;
+    if (cfg->train.bands_auto && (int64_t)cfg->data.max_length - cfg->data.min_length + 1 >= W) {
+        int64_t n = (int64_t)cfg->data.max_length - cfg->data.min_length + 1, x = (int64_t)len - cfg->data.min_length;
+        x = x < 0 ? 0 : x >= n ? n - 1 : x;
+        return (int)(((x + 1) * W + n - 1) / n - 1);  // the last r with floor(r·n/W) <= x
+    }
+    int best = 0, best_gap = 0x7fffffff;
+    for (int r = 0; r < W; r++) {
+        int lo, hi;
+        config_band(cfg, r, &lo, &hi);
+        int gap = len < lo ? lo - len : len > hi ? len - hi : 0;
+        if (lo <= hi && gap < best_gap) best = r, best_gap = gap;
+    }
+    return best;
+}
+// 1 when the bands decide which sequences a rank sees: the bands sampler, or the global one
+// partitioning by length. Elsewhere train.rank_bands: auto needs no length per rank.
+static inline int config_bands_used(const Config *cfg) {
+    return cfg->train.sampler == SAMPLER_BANDS || cfg->train.partition == PARTITION_BANDS;
+}
+// 1 when train.rank_bands is written `auto` (the YAML, the digests, the data lock): an auto
+// split for more than MAX_BANDS ranks, or of fewer lengths than ranks; otherwise as the list
+// of every rank's band, as it always was.
+static inline int config_bands_as_auto(const Config *cfg) {
+    return cfg->train.bands_auto && (cfg->train.world_size > MAX_BANDS ||
+                                     (int64_t)cfg->data.max_length - cfg->data.min_length + 1 < cfg->train.world_size);
+}
 
 // The key table, for tests: key i's dotted name, kind ('i' int, 'u' uint32, 'd' double,
 // 'e' enum, 'b' rank bands, 'p' path), inclusive range (numbers) and names (enum).

@@ -35,6 +35,12 @@ typedef struct {
     char config_digest[65];  // config_run_digest of the run's config: each JSONL line's "config_digest" ("": none)
 } TrainProgress;
 
+// Each JSONL line's per-rank counts: `rank_tokens`, every rank's N_r, while W is at most
+// PROGRESS_RANK_LIST; beyond, so that rank 0's line (on the window's critical path) stays the
+// same size at any W, `rank_tokens_range` {min, argmin, max, argmax} (ties: the lowest rank)
+// in its place (docs/scaling.md).
+#define PROGRESS_RANK_LIST 64
+
 // log_every 0 = automatic: every step for runs of at most 20 steps, else about 20 lines.
 void train_progress_init(TrainProgress *p, int first_step, int stop_at, int updates, int log_every);
 // Records one step; writes its JSONL line when `jsonl` is not NULL (rank 0) and prints the

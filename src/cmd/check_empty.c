@@ -43,7 +43,9 @@ static int check_empty_run(App *app) {
     if (local_applicable) {
         Config local = *base;
         char set[64];
-        snprintf(set, sizeof set, "data.unsupervised_prefix=%d", base->train.bands[0][1]);
+        int lo, hi;
+        config_band(base, 0, &lo, &hi);
+        snprintf(set, sizeof set, "data.unsupervised_prefix=%d", hi);
         if (config_set(&local, set, err, sizeof err)) die(EXIT_INTERNAL, "%s", err);
         // The global sampler empties rank 0 only when it partitions by length.
         if (local.train.sampler == SAMPLER_GLOBAL && config_set(&local, "train.partition=bands", err, sizeof err))

@@ -49,8 +49,9 @@ static int prepare_run(App *app) {
     for (int r = 0; r < cfg->train.world_size && cfg->train.sampler == SAMPLER_BANDS; r++) {
         Sampler s;
         if (sampler_init(&s, cfg, &corpus, r)) stop(EXIT_BAD_INPUT);
-        say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, cfg->train.bands[r][0], cfg->train.bands[r][1],
-            s.n_pool);
+        int lo, hi;
+        config_band(cfg, r, &lo, &hi);
+        say("  rank %d: band [%d, %d], pool of %d train sequences\n", r, lo, hi, s.n_pool);
         sampler_free(&s);
     }
     if (cfg->train.sampler == SAMPLER_GLOBAL) {

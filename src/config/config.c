@@ -66,7 +66,7 @@ const Field config_fields[] = {
     {"model.n_head", F_INT, OFF(model.n_head), 1, 256, F_TRAJECTORY, "an integer in [1, 256] (model.kind: gpt)", NULL, 0, "4", NULL},
     {"model.n_embd", F_INT, OFF(model.n_embd), 1, 1 << 16, F_TRAJECTORY, "an integer in [1, 65536] (model.kind: gpt)", NULL, 0, "64", NULL},
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
-    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS | F_AUTO, "an integer in [1, 256], or auto (the ranks launched)", NULL, 0, "auto", "world"},
+    {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS | F_AUTO, "an integer in [1, 65536], or auto (the ranks launched)", NULL, 0, "auto", "world"},
     {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
     {"train.accumulation", F_INT, OFF(train.accumulation), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "2", "accumulation"},
     {"train.rank_bands", F_BANDS, OFF(train.bands), 0, 0, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "'auto' or a list of [lo, hi] length bands, one per rank", NULL, 0, "[[16, 64], [65, 128]]", "bands"},
@@ -272,7 +272,10 @@ static int set_field(Config *cfg, const Field *f, const YamlNode *n, YamlCtx *ct
             cfg->train.n_bands = 0;
             return 0;
         }
-        if (n->kind != N_SEQ || n->n == 0 || n->n > MAX_WORLD) return BAD();
+        if (n->kind != N_SEQ || n->n == 0) return BAD();
+        if (n->n > MAX_BANDS)
+            return yaml_fail(ctx, "%s: %s: a list of %d bands: a list holds at most %d (one per rank); for more ranks use auto",
+                             yaml_at(ctx, n->line), f->key, n->n, MAX_BANDS);
         for (int r = 0; r < n->n; r++) {
             const YamlNode *b = n->kids[r];
             double lo, hi;
@@ -420,14 +423,13 @@ int config_finish(Config *cfg, char *err, int errlen) {
         return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
                     cfg->train.updates);
     if (cfg->train.bands_auto) {
-        int lo = cfg->data.min_length, n = cfg->data.max_length - cfg->data.min_length + 1;
-        if (n < W)
+        // Where the bands decide nothing (the global sampler with another partition), W may
+        // exceed the lengths: no rank is given a band then.
+        int n = cfg->data.max_length - cfg->data.min_length + 1;
+        if (n < W && config_bands_used(cfg))
             return yaml_fail(&ctx, "%s: train.rank_bands: auto cannot split lengths [%d, %d] into %d bands", src,
                         cfg->data.min_length, cfg->data.max_length, W);
-        for (int r = 0; r < W; r++) {
-            cfg->train.bands[r][0] = lo + (int)((int64_t)r * n / W);
-            cfg->train.bands[r][1] = lo + (int)((int64_t)(r + 1) * n / W) - 1;
-        }
+        for (int r = 0; r < W && r < MAX_BANDS; r++) config_band(cfg, r, &cfg->train.bands[r][0], &cfg->train.bands[r][1]);
         return 0;
     }
     if (cfg->train.n_bands != W)

@@ -43,8 +43,9 @@ static void yaml_quote(const char *s, char *out, size_t len) {
     buf_free(&b);
 }
 
-// Room for one emitted value: every band, or a path with every byte escaped (6 each).
-#define VALUE_MAX (MAX_WORLD * 24 + 8)
+// Room for one emitted value: every band of a list (beyond MAX_BANDS ranks they are `auto`),
+// or a path with every byte escaped (6 each).
+#define VALUE_MAX (MAX_BANDS * 24 + 8)
 _Static_assert(VALUE_MAX > 6 * PATH_MAX_LEN + 3, "an escaped path fits");
 
 // The shortest form that reads back to the same double.
@@ -74,9 +75,16 @@ static void field_value(const Config *cfg, const Field *f, char *out, size_t len
     case F_ENUM: snprintf(out, len, "%s", f->names[*(const int *)(base + f->offset)]); break;
     case F_PATH: yaml_quote(base + f->offset, out, len); break;
     case F_BANDS: {
+        if (config_bands_as_auto(cfg)) {
+            snprintf(out, len, "auto");
+            break;
+        }
         size_t n = (size_t)snprintf(out, len, "[");
-        for (int r = 0; r < cfg->train.world_size && n < len; r++)
-            n += (size_t)snprintf(out + n, len - n, "%s[%d, %d]", r ? ", " : "", cfg->train.bands[r][0], cfg->train.bands[r][1]);
+        for (int r = 0; r < cfg->train.world_size && n < len; r++) {
+            int lo, hi;
+            config_band(cfg, r, &lo, &hi);
+            n += (size_t)snprintf(out + n, len - n, "%s[%d, %d]", r ? ", " : "", lo, hi);
+        }
         if (n < len) snprintf(out + n, len - n, "]");
         break;
     }
@@ -100,7 +108,7 @@ char *config_to_yaml(const Config *cfg) {
         }
         char val[VALUE_MAX];
         field_value(cfg, &config_fields[i], val, sizeof val);
-        if (config_fields[i].type == F_BANDS && cfg->train.bands_auto) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
+        if (config_fields[i].type == F_BANDS && cfg->train.bands_auto && !config_bands_as_auto(cfg)) snprintf(val + strlen(val), sizeof val - strlen(val), "  # auto");
         if (cap - n < strlen(val) + 256) {
             out = realloc(out, cap = cap * 2 + strlen(val));
             ASSERT(out);
@@ -190,8 +198,12 @@ static int lock_lines(const Config *cfg, int (*in)(const Config *, const Field *
         else n += (size_t)snprintf(out + n, len - n, "%s=", f->lock);
         open = f->lock;
         if (f->type == F_BANDS) {
-            for (int r = 0; r < cfg->train.world_size && n < len; r++)
-                n += (size_t)snprintf(out + n, len - n, "%d-%d;", cfg->train.bands[r][0], cfg->train.bands[r][1]);
+            if (config_bands_as_auto(cfg)) n += (size_t)snprintf(out + n, len - n, "auto;");  // W > MAX_BANDS: W and the lengths say it
+            for (int r = 0; r < cfg->train.world_size && !config_bands_as_auto(cfg) && n < len; r++) {
+                int lo, hi;
+                config_band(cfg, r, &lo, &hi);
+                n += (size_t)snprintf(out + n, len - n, "%d-%d;", lo, hi);
+            }
             open = NULL;  // v1: no newline after the bands
             continue;
         }

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_WORLD * 24 };
+enum { LOCK_FIELDS_MAX = 64 + 16 * 48 + MAX_BANDS * 24 };  // the bands: a list, or `auto` (config_lock_fields)
 
 // SHA-256 (hex) of "FORMAT\n", the key lines, and "NAME VALUE\n".
 static void lock_hash(const char *format, const char *fields, int n, const char *name, const char *value, char out[65]) {

@@ -26,17 +26,6 @@ void partition_free(Partition *p) {
     memset(p, 0, sizeof *p);
 }
 
-// The rank whose length band holds `len`, else the nearest band (ties: the lower rank).
-static int band_of(const Config *cfg, int W, int len) {
-    int best = 0, best_gap = INT32_MAX;
-    for (int r = 0; r < W; r++) {
-        int lo = cfg->train.bands[r][0], hi = cfg->train.bands[r][1];
-        int gap = len < lo ? lo - len : len > hi ? len - hi : 0;
-        if (gap < best_gap) best = r, best_gap = gap;
-    }
-    return best;
-}
-
 // Window positions with the most labels first; ties by sequence id (ascending).
 typedef struct {
     const int32_t *labels, *ids;
@@ -63,13 +52,13 @@ void partition_assign(Partition *p, const int32_t *window) {
     }
     switch (p->kind) {
     case PARTITION_BANDS:
-        for (int k = 0; k < n; k++) p->owner[p->order[k]] = band_of(p->cfg, W, corpus_len(p->corpus, window[p->order[k]]));
+        for (int k = 0; k < n; k++) p->owner[p->order[k]] = config_band_of(p->cfg, corpus_len(p->corpus, window[p->order[k]]));
         break;
     case PARTITION_ROUND_ROBIN:
         for (int k = 0; k < n; k++) p->owner[p->order[k]] = k % W;
         break;
     case PARTITION_BALANCED: {  // longest-processing-time-first greedy on label counts
-        int64_t load[MAX_WORLD] = {0};
+        int64_t *load = xcalloc((size_t)W, sizeof *load);  // per rank: W may be MAX_WORLD
         SortKeys keys = {p->labels, window};
         qsort_r(p->order, (size_t)n, sizeof *p->order, by_labels_desc, &keys);
         for (int k = 0; k < n; k++) {
@@ -79,6 +68,7 @@ void partition_assign(Partition *p, const int32_t *window) {
             p->owner[p->order[k]] = best;
             load[best] += p->labels[p->order[k]];
         }
+        free(load);
         break;
     }
     default: ASSERT(!"unknown partition");

@@ -85,7 +85,7 @@ static void bands_that_fit(const Config *cfg, const Corpus *corpus, char *out, s
     }
     for (int l = 0; l <= L; l++) distinct += hist[l] > 0;
     out[0] = 0;
-    if (distinct < W) return free(hist);
+    if (distinct < W || W > MAX_BANDS) return free(hist);  // beyond MAX_BANDS ranks a list is not accepted
     size_t at = (size_t)snprintf(out, len, "[");
     int r = 0, lo = cfg->data.min_length, left = distinct;  // left: distinct lengths from l on
     for (int l = 0; l <= L && r < W - 1; l++) {
@@ -115,7 +115,7 @@ int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank) 
         if (n_train == 0) return error("%s: train.sampler: global: the train split is empty", cfg->source);
         return 0;
     }
-    s->lo = cfg->train.bands[rank][0], s->hi = cfg->train.bands[rank][1];
+    config_band(cfg, rank, &s->lo, &s->hi);
     s->n_blocks = (n_train + SAMPLER_BLOCK - 1) / SAMPLER_BLOCK;
     s->before = xmalloc(((size_t)s->n_blocks + 1) * sizeof *s->before);
     s->lengths = xmalloc(SAMPLER_BLOCK * sizeof *s->lengths);
@@ -138,7 +138,7 @@ int sampler_init(Sampler *s, const Config *cfg, const Corpus *corpus, int rank) 
     for (int i = 0; i < s->swap_cap; i++) s->swap_key[i] = -1;
     s->rng = rng_stream(cfg->seed, RNG_SAMPLER, (uint32_t)rank);
     if (s->n_pool == 0) {
-        char fit[64 + MAX_WORLD * 24], also[sizeof fit + 64] = "";
+        char fit[64 + MAX_BANDS * 24], also[sizeof fit + 64] = "";
         int lo = s->lo, hi = s->hi;
         sampler_free(s);
         bands_that_fit(cfg, corpus, fit, sizeof fit);

@@ -160,7 +160,7 @@ static int fail(CorpusWriter *w, int e, const char *what) {
 }
 
 // Leftovers of writers that did not finish (PATH.tmp.PID beside PATH): removed when ddptok's
-// record says it made them and their process is gone, with one line; a live one refuses.
+// record says it created that inode and its process is gone, with one line; a live one refuses.
 static int clear_leftovers(const char *path) {
     char dir[1100], base[512];
     dir_of(path, dir, sizeof dir);
@@ -184,9 +184,13 @@ static int clear_leftovers(const char *path) {
             if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
             fclose(f);
         }
+        // The record lists it from its creation (made_note_fd at open), before it was written:
+        // a writer that died wrote it after that, so its content stamp has moved (MADE_CHANGED);
+        // the inode and its birth time are what prove it ddptok's.
+        MadeVerdict v = made_verdict_at(dirfd(d), e->d_name);
         if (!strncmp(comm, "ddptok", 6))
             rc = error("%s: another ddptok (pid %ld) is writing it now (%s): wait for it to end, or stop it", path, pid, p);
-        else if (!made_is(p))
+        else if (v != MADE_YES && v != MADE_CHANGED)
             warning("%s: %s is not ddptok's (no record of it): left as it is", path, p);
         else if (unlink(p) == 0)
             say("%s: removed %s, left by a write that did not finish (pid %ld, gone): %s was %s\n", text_safe(path), text_safe(p),

@@ -35,7 +35,7 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
     int done = p->step - p->first_step;
     double tokens_per_s = elapsed > 0 ? (double)p->tokens / elapsed : 0;
     double eta = done > 0 ? elapsed / done * (p->stop_at - p->step) : 0;
-    if (jsonl) {  // step, loss, tokens, rank_tokens, sequences, seconds: read by protocol, plot, tests
+    if (jsonl) {  // step, loss, tokens, rank_tokens (or its range), sequences, seconds: read by protocol, plot, tests
         char when[40];
         utc_timestamp(when, sizeof when);
         // reals with 9 significant digits (the loss as before; the seconds to the microsecond)
@@ -43,9 +43,20 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                   seconds_us(ws->t_count), "compute", seconds_us(ws->t_compute), "grad_allreduce",
                                   seconds_us(ws->t_allreduce), "optimizer", seconds_us(ws->t_optimizer), "overlap",
                                   seconds_us(ws->t_overlap), "data_wait", seconds_us(ws->t_data));
-        json_t *rank_tokens = json_int_array(ws->rank_counts, W);
+        json_t *rank_tokens;
+        const char *ranks_key = W <= PROGRESS_RANK_LIST ? "rank_tokens" : "rank_tokens_range";
+        if (W <= PROGRESS_RANK_LIST) rank_tokens = json_int_array(ws->rank_counts, W);
+        else {  // O(1) in W: the extremes and where they are
+            int lo = 0, hi = 0;
+            for (int r = 1; r < W; r++) {
+                if (ws->rank_counts[r] < ws->rank_counts[lo]) lo = r;
+                if (ws->rank_counts[r] > ws->rank_counts[hi]) hi = r;
+            }
+            rank_tokens = json_pack("{s:I, s:i, s:I, s:i}", "min", (json_int_t)ws->rank_counts[lo], "argmin", lo, "max",
+                                    (json_int_t)ws->rank_counts[hi], "argmax", hi);
+        }
         json_t *record = json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
-                                  "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, "rank_tokens",
+                                  "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, ranks_key,
                                   rank_tokens, "sequences", (json_int_t)ws->global.sequences, "seconds",
                                   seconds_us(ws->seconds), "updates", p->updates, "elapsed", seconds_us(elapsed),
                                   "tokens_per_s", json_num(round(tokens_per_s * 10) / 10), "ms_per_step",
