@@ -366,6 +366,9 @@ def main():
             raise SystemExit(f"bench_gpt: --shapes: unknown shape {shape} (tiny, gemm, gpt2s)")
         title, over, U = SHAPES[shape]
         U = max(3, int(round(U * SCALE)))
+        # Each shape in its own directory: a directory holds one config's results (o1/, o2/, a1/, a2/).
+        os.makedirs(os.path.join(os.environ["WORK"], shape), exist_ok=True)
+        os.chdir(os.path.join(os.environ["WORK"], shape))
         c = write_config(shape, over, U)
         t = c["train"]
         A, B, Wn = t["accumulation"], t["batch_size_per_rank"], t["world_size"]

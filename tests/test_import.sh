@@ -263,7 +263,8 @@ with h5py.File('artifacts/continuous/step-0012/rank-0000.h5') as f:
       --set train.world_size=3 --set paths.artifacts="e-${e%%=*}" --resume latest || return
   done
   [ "$(windows e-DDPTOK_NONE/checkpoints/step-0012)" = "$(windows artifacts/continuous/step-0012)" ] \
-    && ok "fortunes W=2 -> W=3: the same 12 windows as the uninterrupted run" || bad "fortunes W=2 -> W=3: the same 12 windows as the uninterrupted run"
+    && ok "fortunes W=2 -> W=3: the sampler's state at step 12 is the uninterrupted run's (windows' digest and window 12's ids)" \
+    || bad "fortunes W=2 -> W=3: the sampler's state at step 12 is the uninterrupted run's (windows' digest and window 12's ids)"
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 e-DDPTOK_NONE/checkpoints/step-0012 artifacts/continuous/step-0012)
   /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "fortunes W=2 -> W=3: step 12 within the bound" "(max |dtheta| = $d <= $bound)" \
     || bad "fortunes W=2 -> W=3: step 12 within the bound" "— max |dtheta| = $d > $bound"

@@ -72,8 +72,11 @@ resume_on() {  # NP NAME ENV: resumes a copy of step-0006 on NP ranks into e-NAM
   expect_rc "resume W=2 -> W=$np ($name)" 0 with_env "$e" ddp $np train --config "$cfg" "${G[@]}" --set train.world_size=$np \
     --set paths.artifacts="e-$name" --resume latest
 }
-# The windows a run drew, as its step-12 checkpoint proves them (docs/checkpoints.md "Sampler
-# state"): the running hash over all 12 and the last one, rank 0's file of DIR.
+# The sampler's state at step 12, rank 0's file of DIR (docs/checkpoints.md "Sampler state"):
+# the windows' hash and the last window's ids. Under the global sampler (format 4) the hash is
+# the digest of what determines the windows (seed, split, G, step), so what this compares of
+# the resumed run's draws is its last window: the counter it resumed from must be right for
+# that window to be window 12 (the control: resumed without it, it differs).
 windows_of() { /usr/bin/python3 -c "
 import h5py, sys
 f = h5py.File(sys.argv[1] + '/rank-0000.h5')
@@ -84,8 +87,8 @@ elastic() {  # NP
   bound=$(bound)
   resume_on $np w$np DDPTOK_NONE=1
   [ "$(windows_of e-w$np/checkpoints/step-0012)" = "$(windows_of artifacts/continuous/step-0012)" ] \
-    && ok "W=2 -> W=$np: the same 12 windows as the uninterrupted W=2 run (running hash and last window of step 12)" \
-    || bad "W=2 -> W=$np: the same 12 windows as the uninterrupted W=2 run (running hash and last window of step 12)"
+    && ok "W=2 -> W=$np: the sampler's state at step 12 is the uninterrupted W=2 run's (windows' digest and window 12's ids)" \
+    || bad "W=2 -> W=$np: the sampler's state at step 12 is the uninterrupted W=2 run's (windows' digest and window 12's ids)"
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 "e-w$np/checkpoints/step-0012" artifacts/continuous/step-0012)
   /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "W=2 -> W=$np: step 12 within the bound" "(max |dtheta| = $d <= $bound)" \
     || bad "W=2 -> W=$np: step 12 within the bound" "— max |dtheta| = $d > $bound"

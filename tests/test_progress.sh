@@ -42,7 +42,7 @@ PY
 case_jsonl_width() {
   local w out
   for w in 2 32 64 65 4096; do "$ROOT/build/jsonl_width" "$w" 20 >"w$w.json" || { bad "jsonl_width $w ran"; return; }; done
-  /usr/bin/python3 - <<'PY' && ok "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, the extremes and their ranks, in its place" || bad "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, the extremes and their ranks, in its place"
+  /usr/bin/python3 - <<'PY' && ok "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, W, the extremes and their ranks, in its place" || bad "JSONL at W = 2, 32, 64: rank_tokens, every rank's count; at W = 65 and 4096: rank_tokens_range, W, the extremes and their ranks, in its place"
 import json
 for W in (2, 32, 64, 65, 4096):
     d = json.load(open(f"w{W}.json"))
@@ -53,7 +53,7 @@ for W in (2, 32, 64, 65, 4096):
         assert line["rank_tokens"] == counts and "rank_tokens_range" not in line, W
     else:
         assert list(line)[:6] == ["step", "loss", "tokens", "rank_tokens_range", "sequences", "seconds"], list(line)
-        want = {"min": min(counts), "argmin": counts.index(min(counts)), "max": max(counts), "argmax": counts.index(max(counts))}
+        want = {"ranks": W, "min": min(counts), "argmin": counts.index(min(counts)), "max": max(counts), "argmax": counts.index(max(counts))}
         assert line["rank_tokens_range"] == want and "rank_tokens" not in line, (W, line["rank_tokens_range"], want)
 PY
   out=$(/usr/bin/python3 -c 'import json,sys; b={w: json.load(open(f"w{w}.json"))["bytes"] for w in (32, 64, 65, 4096)}; print(b[65], b[4096], b[32], b[64])')

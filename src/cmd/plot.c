@@ -70,7 +70,10 @@ static int64_t jsonl_points(FILE *in, const char *jsonl, FILE *out, FILE *val, C
             if (val && json_is_number(v)) fprintf(val, "%lld %.9g\n", (long long)step, json_number_value(v));
             if (cv) {
                 cv->val_points += json_is_number(v);
-                size_t w = json_array_size(json_object_get(j, "rank_tokens"));
+                size_t w = json_array_size(json_object_get(j, "rank_tokens"));  // W <= 64; beyond, the range says W
+                json_t *range = json_object_get(json_object_get(j, "rank_tokens_range"), "ranks");
+                if (!w && json_is_integer(range) && json_integer_value(range) > 0 && json_integer_value(range) <= MAX_WORLD)
+                    w = (size_t)json_integer_value(range);
                 if (w) cv->W = (int)w;
                 const char *d = json_string_value(json_object_get(j, "config_digest"));
                 if (d && d[0] && !cv->digest[0]) snprintf(cv->digest, sizeof cv->digest, "%s", d);  // a record without one: unknown

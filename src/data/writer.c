@@ -161,6 +161,11 @@ static int fail(CorpusWriter *w, int e, const char *what) {
 
 // Leftovers of writers that did not finish (PATH.tmp.PID beside PATH): removed when ddptok's
 // record says it created that inode and its process is gone, with one line; a live one refuses.
+// The record lists a temporary file from its creation (made_note_fd at open), before it is
+// written: a writer that died had written it since, so its content stamp has moved
+// (MADE_CHANGED) and a record of an older ddptok has none (MADE_UNSTAMPED); for a temporary
+// file the inode and its birth time are the proof (base/made.h). This process has not made
+// its own yet, so a file under its PID is a dead one's (a container gives the same PID again).
 static int clear_leftovers(const char *path) {
     char dir[1100], base[512];
     dir_of(path, dir, sizeof dir);
@@ -175,22 +180,22 @@ static int clear_leftovers(const char *path) {
         char *end;
         if (strncmp(e->d_name, base, bl) != 0) continue;
         long pid = strtol(e->d_name + bl, &end, 10);
-        if (*end || pid <= 0 || pid == getpid()) continue;
+        if (*end || pid <= 0) continue;
         char p[1700], comm[64] = "", proc[64];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         snprintf(proc, sizeof proc, "/proc/%ld/comm", pid);
-        FILE *f = kill((pid_t)pid, 0) == 0 || errno == EPERM ? fopen(proc, "r") : NULL;
+        FILE *f = pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM) ? fopen(proc, "r") : NULL;
         if (f) {
             if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
             fclose(f);
         }
-        // The record lists it from its creation (made_note_fd at open), before it was written:
-        // a writer that died wrote it after that, so its content stamp has moved (MADE_CHANGED);
-        // the inode and its birth time are what prove it ddptok's.
         MadeVerdict v = made_verdict_at(dirfd(d), e->d_name);
         if (!strncmp(comm, "ddptok", 6))
             rc = error("%s: another ddptok (pid %ld) is writing it now (%s): wait for it to end, or stop it", path, pid, p);
-        else if (v != MADE_YES && v != MADE_CHANGED)
+        else if (v == MADE_UNPROVEN)
+            warning("%s: %s is listed as ddptok's, but this file system keeps no birth time to prove it the same file: "
+                    "left as it is (remove it yourself if it is a leftover)", path, p);
+        else if (v != MADE_YES && v != MADE_CHANGED && v != MADE_UNSTAMPED)
             warning("%s: %s is not ddptok's (no record of it): left as it is", path, p);
         else if (unlink(p) == 0)
             say("%s: removed %s, left by a write that did not finish (pid %ld, gone): %s was %s\n", text_safe(path), text_safe(p),

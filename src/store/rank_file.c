@@ -188,7 +188,8 @@ int checkpoint_verify_manifest(const char *path, const char *image, size_t len) 
     else strcpy(dir, ".");
     snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
     size_t mlen;
-    char *text = file_read_regular(manifest, 1 << 20, &mlen, why, sizeof why);
+    // One line per rank file (~80 bytes): room for MAX_WORLD of them, not a fixed 1 MiB (13 000 ranks).
+    char *text = file_read_regular(manifest, ((size_t)MAX_WORLD + 16) * 128, &mlen, why, sizeof why);
     if (!text) return error("%s: cannot read (%s): an incomplete or damaged checkpoint", manifest, why);
     char hex[65], name[1200];
     int conflict = 0;

@@ -52,8 +52,8 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                 if (ws->rank_counts[r] < ws->rank_counts[lo]) lo = r;
                 if (ws->rank_counts[r] > ws->rank_counts[hi]) hi = r;
             }
-            rank_tokens = json_pack("{s:I, s:i, s:I, s:i}", "min", (json_int_t)ws->rank_counts[lo], "argmin", lo, "max",
-                                    (json_int_t)ws->rank_counts[hi], "argmax", hi);
+            rank_tokens = json_pack("{s:i, s:I, s:i, s:I, s:i}", "ranks", W, "min", (json_int_t)ws->rank_counts[lo], "argmin",
+                                    lo, "max", (json_int_t)ws->rank_counts[hi], "argmax", hi);
         }
         json_t *record = json_pack("{s:i, s:o, s:I, s:o, s:I, s:o, s:i, s:o, s:o, s:o, s:o, s:s, s:o}", "step", ws->step,
                                   "loss", json_num(ws->loss), "tokens", (json_int_t)ws->global.tokens, ranks_key,
