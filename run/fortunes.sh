@@ -8,7 +8,7 @@
 #   bash run/fortunes.sh [MLP_UPDATES GPT_UPDATES EVERY]    (default 3000 10000 250)
 #   bash run/fortunes.sh --report                           (the table and figure again, from fortunes/)
 # Writes fortunes/ in the current directory (fortunes/summary.json, fortunes/figure.png);
-# refuses to start where it already exists. About 1 + 8 minutes on 2 idle CPU cores.
+# refuses to start where it already exists. About 3.5 minutes on 2 idle CPU cores.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3  # Debian's, with its numpy and h5py (run/install-deps.sh --tests)
