@@ -190,12 +190,14 @@ static int clear_leftovers(const char *path) {
             fclose(f);
         }
         MadeVerdict v = made_verdict_at(dirfd(d), e->d_name);
+        int removable = v == MADE_YES || v == MADE_CHANGED || v == MADE_UNSTAMPED;
+        if (pid == getpid() && !removable) continue;  // creating this process's own name refuses it, in one line
         if (!strncmp(comm, "ddptok", 6))
             rc = error("%s: another ddptok (pid %ld) is writing it now (%s): wait for it to end, or stop it", path, pid, p);
         else if (v == MADE_UNPROVEN)
             warning("%s: %s is listed as ddptok's, but this file system keeps no birth time to prove it the same file: "
                     "left as it is (remove it yourself if it is a leftover)", path, p);
-        else if (v != MADE_YES && v != MADE_CHANGED && v != MADE_UNSTAMPED)
+        else if (!removable)
             warning("%s: %s is not ddptok's (no record of it): left as it is", path, p);
         else if (unlink(p) == 0)
             say("%s: removed %s, left by a write that did not finish (pid %ld, gone): %s was %s\n", text_safe(path), text_safe(p),
