@@ -34,8 +34,9 @@ extern "C" {
 // Records `path` (a regular file or a directory, there now) as made by ddptok: a directory in
 // its own record, a file in its directory's, with its content stamp as it is now (so a file
 // is recorded once ddptok has written all of it; the one exception, the corpus writer's
-// temporary file, is recorded at its creation and proven by its identity alone: data/writer.c). 0, or -1 after one warning per process (what
-// was written stays; clean will leave it).
+// temporary file, is recorded at its creation and proven by its identity alone:
+// data/writer.c). 0, or -1 after one warning per process (what was written stays; clean will
+// leave it).
 int made_note(const char *path);
 // The same for the file open as `fd` (its identity, whatever `path` names meanwhile).
 int made_note_fd(const char *path, int fd);
