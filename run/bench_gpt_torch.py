@@ -38,9 +38,7 @@ import json
 import math
 import os
 import resource
-import socket
 import struct
-import subprocess
 import sys
 import time
 
@@ -51,6 +49,8 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 import yaml
+
+from bench_torch import launch  # W copies of this command as ranks (run/bench_torch.py, beside it)
 
 PARAMS = ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b", "fcw", "fcb", "fcprojw",
           "fcprojb", "lnfw", "lnfb"]
@@ -190,19 +190,6 @@ def microbatch(cfg, tokens, offsets, ids):
     sup = np.concatenate([b * Lm + s for b, s in enumerate(sups)])
     all_rows = len(sup) == idx.size  # every position supervised: no gather
     return torch.from_numpy(idx), None if all_rows else torch.from_numpy(sup), torch.from_numpy(np.concatenate(tgts))
-
-
-def launch(W):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = []
-    for r in range(W):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r), WORLD_SIZE=str(W),
-                   LOCAL_RANK=str(r), OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
-    rcs = [p.wait() for p in procs]
-    return next((rc for rc in rcs if rc), 0)
 
 
 def write_llmc(cfg, outputs, out_dir, B, T):

@@ -26,6 +26,7 @@ typedef struct {
     int32_t *owner;   // (G) rank of each window position
     int32_t *order;   // (G) scratch: positions, longest first
     int32_t *tokens;  // (data.max_length) one sequence, to count its labels (sequence_labels)
+    int64_t *load;    // (W) scratch of the balanced partition: labels given to each rank
 } Partition;
 
 void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W);

@@ -63,6 +63,13 @@ typedef struct {
     DropoutKeepFn dropout_keep;
 } CpuKernels;
 
+// One row's log-softmax loss over its logits y (V): returns w·(logsumexp(y) − y[tgt]) in
+// double and counts a correct argmax into *correct (when not NULL); with backward, turns y
+// into sw·(softmax − onehot(tgt)). ex: V floats of scratch. Every model's output layer (the
+// MLP's and the GPT's loss) goes through it, so their losses round alike.
+double cpu_row_loss(const CpuKernels *k, float *y, float *ex, int V, int tgt, float w, float sw, int backward,
+                    int64_t *correct);
+
 // Every variant, fastest first; the last one (portable) runs everywhere.
 extern const CpuKernels cpu_kernels_all[];
 extern const int cpu_kernels_count;

@@ -18,11 +18,12 @@ void partition_init(Partition *p, const Config *cfg, const Corpus *corpus, int W
     p->owner = xmalloc((size_t)p->G * sizeof *p->owner);
     p->order = xmalloc((size_t)p->G * sizeof *p->order);
     p->tokens = xmalloc((size_t)cfg->data.max_length * sizeof *p->tokens);
+    p->load = xmalloc((size_t)W * sizeof *p->load);
 }
 
 void partition_free(Partition *p) {
     free(p->labels), free(p->owner), free(p->order);
-    free(p->tokens);
+    free(p->tokens), free(p->load);
     memset(p, 0, sizeof *p);
 }
 
@@ -58,7 +59,8 @@ void partition_assign(Partition *p, const int32_t *window) {
         for (int k = 0; k < n; k++) p->owner[p->order[k]] = k % W;
         break;
     case PARTITION_BALANCED: {  // longest-processing-time-first greedy on label counts
-        int64_t *load = xcalloc((size_t)W, sizeof *load);  // per rank: W may be MAX_WORLD
+        int64_t *load = p->load;
+        memset(load, 0, (size_t)W * sizeof *load);
         SortKeys keys = {p->labels, window};
         qsort_r(p->order, (size_t)n, sizeof *p->order, by_labels_desc, &keys);
         for (int k = 0; k < n; k++) {
@@ -68,7 +70,6 @@ void partition_assign(Partition *p, const int32_t *window) {
             p->owner[p->order[k]] = best;
             load[best] += p->labels[p->order[k]];
         }
-        free(load);
         break;
     }
     default: ASSERT(!"unknown partition");

@@ -347,3 +347,20 @@ const CpuKernels *cpu_kernels_select(void) {
     }
     return chosen;
 }
+
+double cpu_row_loss(const CpuKernels *k, float *y, float *ex, int V, int tgt, float w, float sw, int backward,
+                    int64_t *correct) {
+    int arg = 0;
+    float mx = y[0];
+    for (int v = 1; v < V; v++)
+        if (y[v] > mx) mx = y[v], arg = v;
+    double s = k->sum_exp(y, ex, V, mx);  // Σ exp(y − mx), exp in float (exp_f32)
+    double lse = (double)mx + log(s);
+    double loss = (double)w * (lse - (double)y[tgt]);
+    if (correct) *correct += arg == tgt;
+    if (backward) {
+        k->scaled_softmax(y, ex, V, 1.0 / s, sw);  // exp(y − lse) = exp(y − mx) / s
+        y[tgt] -= sw;
+    }
+    return loss;
+}

@@ -401,21 +401,8 @@ static double gpt_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
     int V = cc->m.V;
     double total = 0;
     for (int t = 0; t < b->T; t++) {
-        float *y = cc->logits + (size_t)t * V;
-        int arg = 0;
-        float mx = y[0];
-        for (int v = 1; v < V; v++)
-            if (y[v] > mx) mx = y[v], arg = v;
-        double s = cc->kern->sum_exp(y, cc->ex, V, mx);
-        double lse = (double)mx + log(s);
-        int tgt = b->target[t];
-        float w = weight ? weight[t] : 1.0f, sw = scale * w;
-        total += (double)w * (lse - (double)y[tgt]);
-        if (correct) *correct += arg == tgt;
-        if (backward) {
-            cc->kern->scaled_softmax(y, cc->ex, V, 1.0 / s, sw);
-            y[tgt] -= sw;
-        }
+        float w = weight ? weight[t] : 1.0f;
+        total += cpu_row_loss(cc->kern, cc->logits + (size_t)t * V, cc->ex, V, b->target[t], w, scale * w, backward, correct);
     }
     return total;
 }

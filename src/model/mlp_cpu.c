@@ -152,22 +152,10 @@ static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
     float *restrict gb2 = cc->grad + cc->m.offset[MLP_B2];
     double total = 0;
     for (int t = 0; t < b->T; t++) {
-        float *y = cc->Y + (size_t)t * V;
-        int arg = 0;
-        float mx = y[0];
-        for (int v = 1; v < V; v++)
-            if (y[v] > mx) mx = y[v], arg = v;
-        double s = cc->kern->sum_exp(y, cc->ex, V, mx);  // Σ exp(y − mx), exp in float (exp_f32)
-        double lse = (double)mx + log(s);
-        int tgt = b->target[t];
-        float w = weight ? weight[t] : 1.0f, sw = scale * w;
-        total += (double)w * (lse - (double)y[tgt]);
-        if (correct) *correct += arg == tgt;
-        if (backward) {
-            cc->kern->scaled_softmax(y, cc->ex, V, 1.0 / s, sw);  // exp(y − lse) = exp(y − mx) / s
-            y[tgt] -= sw;
+        float *y = cc->Y + (size_t)t * V, w = weight ? weight[t] : 1.0f;
+        total += cpu_row_loss(cc->kern, y, cc->ex, V, b->target[t], w, scale * w, backward, correct);
+        if (backward)
             for (int v = 0; v < V; v++) gb2[v] += y[v];
-        }
     }
     return total;
 }
