@@ -326,3 +326,22 @@ case_sigterm_ddprun() {
   [ $good -eq $trials ] && ok "SIGTERM 0..600 ms after run/ddprun started, $trials trials: each exit 75 with an intact checkpoint, said once" \
     || bad "SIGTERM 0..600 ms after run/ddprun started, $trials trials: each exit 75 with an intact checkpoint, said once" "— $good of $trials (delay:exit ${outcomes[*]})"
 }
+# Ctrl-C in a command's first milliseconds (issue 39, item 7): before the command is known the
+# signal is kept as a stop request, and its notice waits for the command: import ends of it
+# (exit 130) without train's "checkpoints at its next window" line (was: printed at once).
+case_ctrl_c_startup_import() {
+  printf 'a\nb\nc\n' >in.txt
+  local i p k m rc said=0 codes=()
+  for ((i = 0; i < 5; i++)); do
+    "$DDPTOK" import --config "$CONFIGS/tiny.yaml" --set data.source=imported --set paths.outputs=imp-$i --format bytes --input in.txt >imp-$i.txt 2>&1 &
+    p=$!
+    for ((k = 0; k < 50000; k++)); do  # the handler is up (SIGINT caught): from .preinit_array on
+      m=$(awk '/^SigCgt:/ {print $2}' /proc/$p/status 2>/dev/null); [ -n "$m" ] && (( 0x$m & 0x2 )) && break
+    done
+    kill -INT $p; wait $p; rc=$?; codes+=("$rc")
+    grep -q 'checkpoints at its next window' imp-$i.txt && said=$((said + 1))
+  done
+  [ "$said" -eq 0 ] && ok "Ctrl-C in import's first milliseconds, 5 trials: no train notice" "(exits ${codes[*]})" \
+    || bad "Ctrl-C in import's first milliseconds, 5 trials: no train notice" "— said $said times (exits ${codes[*]})"
+  [ "${codes[*]}" = "130 130 130 130 130" ] && ok "Ctrl-C in import's first milliseconds: each ended by the signal (exit 130)" || bad "Ctrl-C in import's first milliseconds: each ended by the signal (exit 130)" "— ${codes[*]}"
+}
