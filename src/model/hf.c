@@ -103,7 +103,8 @@ int hf_export(const char *dir, const ModelShape *m, const float *theta, const Co
 static long long config_int(const char *path, json_t *c, const char *key, long long def) {
     json_t *v = json_object_get(c, key);
     if (!v && def >= 0) return def;
-    if (!json_is_integer(v)) return error("%s: %s: expected an integer", path, key), -1;
+    // (a negative one is refused here: -1 is this function's error, and no such size is negative)
+    if (!json_is_integer(v) || json_integer_value(v) < 0) return error("%s: %s: expected a non-negative integer", path, key), -1;
     return json_integer_value(v);
 }
 
@@ -131,7 +132,7 @@ static const char *json_kind(const json_t *v) {
     return text;
 }
 
-static int config_check(const char *path, json_t *c, const ModelShape *m) {
+static int config_check(const char *path, json_t *c, const ModelShape *m, long long *positions) {
     const char *type = json_string_value(json_object_get(c, "model_type"));
     if (!type || strcmp(type, "gpt2") != 0)
         return error("%s: model_type %s: train.init_from reads GPT-2 (model_type gpt2) directories", path, type ? type : "(none)");
@@ -151,6 +152,7 @@ static int config_check(const char *path, json_t *c, const ModelShape *m) {
         return error("%s: a vocabulary of %lld ids, this config's data.vocab_size is %d (ddptok id d is HF id d - 1, the begin id 0 is HF "
                      "id V - 1: the two must be the same size; for GPT-2's 50257, import GPT-2 ids with --eot 50256 and "
                      "data.vocab_size: 50257)", path, V, m->V);
+    *positions = pos;
     if (pos < m->max_length)
         return error("%s: n_positions %lld, fewer than this config's data.max_length %d (the GPT's context)", path, pos, m->max_length);
     long long inner = json_is_null(json_object_get(c, "n_inner")) ? -2 : config_int(path, c, "n_inner", 4LL * m->n_embd);
@@ -213,7 +215,8 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
     snprintf(path, sizeof path, "%s/config.json", dir);
     json_t *c = json_read_file(path, 0);
     if (!c) return -1;
-    int rc = config_check(path, c, m);
+    long long positions = 0;
+    int rc = config_check(path, c, m, &positions);
     json_decref(c);
     if (rc) return -1;
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
@@ -234,7 +237,7 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
             size_t rows, cols, to = slice(m, hf_names[i].tensor, l, &rows, &cols);
             int p = hf_names[i].tensor, vector = m->rank[p] == 1 || (hf_names[i].per_block && m->rank[p] == 2);
             uint64_t want0 = vector ? rows * cols : hf_names[i].transposed ? cols : rows, want1 = hf_names[i].transposed ? rows : cols;
-            if (p == GPT_WPE) want0 = e->rank == 2 && e->dims[0] >= rows ? e->dims[0] : rows;  // its first max_length rows
+            if (p == GPT_WPE) want0 = (uint64_t)positions;  // config.json's n_positions rows, its first max_length used
             if (e->rank != (vector ? 1 : 2) || e->dims[0] != want0 || (!vector && e->dims[1] != want1)) {
                 rc = error("%s: %s has shape [%llu%s%llu], expected [%llu%s%llu] for this config", path, name, (unsigned long long)e->dims[0],
                            e->rank > 1 ? ", " : "", e->rank > 1 ? (unsigned long long)e->dims[1] : 0ULL, (unsigned long long)want0,
