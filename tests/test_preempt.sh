@@ -301,3 +301,47 @@ case_checkpoint_cadence() {
   [ "$(ls k3/checkpoints | tr '\n' ' ')" = "step-0200 " ] && ok "negative control: train.checkpoint_every 0 writes the last step only" \
     || bad "negative control: train.checkpoint_every 0 writes the last step only" "— $(ls k3/checkpoints | tr '\n' ' ')"
 }
+# SIGTERM to run/ddprun train (issue 39: a batch system's preemption, timeout(1)) is a stop
+# request end to end, as SIGUSR1: every rank checkpoints at its next window and ddprun exits
+# 75 (was: SIGTERM passed to mpirun, the ranks exited 75 and ddprun 1, "a check failed"), at
+# any moment from its first line on.
+case_sigterm_ddprun() {
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=2000)
+  local outcomes=() good=0 i d pid dog rc ck n trials=4
+  one prepare "${sig[@]}" >/dev/null
+  for ((i = 0; i < trials; i++)); do
+    d=$((i * 200))  # 0, 200, 400, 600 ms after ddprun's trap: before mpirun, while the ranks load, mid-run
+    DDPRUN_QUIET=1 "$ROOT/run/ddprun" -np 2 train "${sig[@]}" --set paths.artifacts=term-$i >term-$i.txt 2>&1 &
+    pid=$!
+    ( sleep 90; kill -KILL "$pid" ) >/dev/null 2>&1 & dog=$!
+    trap_up "$pid"; sleep_ms "$d"; kill -TERM "$pid"
+    wait "$pid"; rc=$?; kill "$dog" 2>/dev/null
+    one check-checkpoints "${sig[@]}" --set paths.artifacts=term-$i >/dev/null 2>&1; ck=$?
+    n=$(ls -d term-$i/checkpoints/step-* 2>/dev/null | wc -l)
+    outcomes+=("${d}ms:$rc")
+    if [ $rc -eq 75 ] && [ $ck -eq 0 ] && [ "$n" -ge 1 ] && [ "$(grep -c '^ddprun: SIGTERM: every rank checkpoints at its next window' term-$i.txt)" -eq 1 ]; then
+      good=$((good + 1))
+    else echo "       trial $i (${d} ms): exit $rc, check-checkpoints $ck, $n checkpoint(s):"; grep -v '^ ' term-$i.txt | head -5 | sed 's/^/         /'; fi
+  done
+  [ $good -eq $trials ] && ok "SIGTERM 0..600 ms after run/ddprun started, $trials trials: each exit 75 with an intact checkpoint, said once" \
+    || bad "SIGTERM 0..600 ms after run/ddprun started, $trials trials: each exit 75 with an intact checkpoint, said once" "— $good of $trials (delay:exit ${outcomes[*]})"
+}
+# Ctrl-C in a command's first milliseconds (issue 39, item 7): before the command is known the
+# signal is kept as a stop request, and its notice waits for the command: import ends of it
+# (exit 130) without train's "checkpoints at its next window" line (was: printed at once).
+case_ctrl_c_startup_import() {
+  printf 'a\nb\nc\n' >in.txt
+  local i p k m rc said=0 codes=()
+  for ((i = 0; i < 5; i++)); do
+    "$DDPTOK" import --config "$CONFIGS/tiny.yaml" --set data.source=imported --set paths.outputs=imp-$i --format bytes --input in.txt >imp-$i.txt 2>&1 &
+    p=$!
+    for ((k = 0; k < 50000; k++)); do  # the handler is up (SIGINT caught): from .preinit_array on
+      m=$(awk '/^SigCgt:/ {print $2}' /proc/$p/status 2>/dev/null); [ -n "$m" ] && (( 0x$m & 0x2 )) && break
+    done
+    kill -INT $p; wait $p; rc=$?; codes+=("$rc")
+    grep -q 'checkpoints at its next window' imp-$i.txt && said=$((said + 1))
+  done
+  [ "$said" -eq 0 ] && ok "Ctrl-C in import's first milliseconds, 5 trials: no train notice" "(exits ${codes[*]})" \
+    || bad "Ctrl-C in import's first milliseconds, 5 trials: no train notice" "— said $said times (exits ${codes[*]})"
+  [ "${codes[*]}" = "130 130 130 130 130" ] && ok "Ctrl-C in import's first milliseconds: each ended by the signal (exit 130)" || bad "Ctrl-C in import's first milliseconds: each ended by the signal (exit 130)" "— ${codes[*]}"
+}

@@ -51,6 +51,11 @@ FILE *file_out_stream(FileOut *o);
 int file_out_commit(FileOut *o);
 // Drops it: the temporary removed, nothing published.
 void file_out_abort(FileOut *o);
+// The rename under file_out_commit, for a writer that makes its temporary itself (the corpus
+// writer): `tmp` to `path` over nothing or a regular file only. 0; -1 with the reason in `why`
+// (`tmp` still there, the caller removes it); -2 when what was swapped in could not be put
+// back and now lies at `tmp` (`why` says so: leave it).
+int publish_over_regular(const char *tmp, const char *path, char *why, size_t whylen);
 // Opens `path` for a rewrite in place (flags: O_WRONLY|O_APPEND or O_RDWR), creating it
 // (*created = 1) when absent; an existing one only when it is a regular file with one name
 // (checked with lstat before it is opened, so a device is never opened, and with fstat after),

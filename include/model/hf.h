@@ -37,7 +37,12 @@ int hf_export(const char *dir, const ModelShape *m, const float *theta, const Co
 // with at least m's positions (the first max_length rows of its wpe are used). One line naming
 // the file, the key or tensor and what was expected on any difference. 0 or -1. θ NULL: the
 // checks of the config and of every tensor's name and shape only (ddptok --check).
+// Every value is read and must be finite, under --check too; a second import in one process
+// must read the same θ0 as the first.
 int hf_import(const char *dir, const ModelShape *m, float *theta);
+// The SHA-256 (hex) of θ0 as this process's first hf_import read it, "" before one: the
+// ranks' start-up agreement compares it (app.c agree_on_run).
+const char *hf_import_digest(void);
 
 #ifdef __cplusplus
 }

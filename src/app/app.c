@@ -24,6 +24,7 @@
 #include "io/h5io.h"
 #include "io/jsonio.h"
 #include "job/cuda_api.h"
+#include "model/hf.h"
 #include "train/trainer.h"
 #include "version.h"  // build/version.h, written by the Makefile
 
@@ -198,8 +199,9 @@ void agree_on_run(App *app, const char *comm_name) {
     buf_printf(&ob, "%s --backend %s --comm %s --comm-timeout %g%s", app->command, app->backend, comm_name, app->comm_timeout,
                app->options ? app->options : "");
     const char *opts = ob.s;
-    char mine[2][65], theirs[2][65];
+    char mine[3][65], theirs[3][65];  // the config, the options, θ0 as train.init_from read it here ("" without)
     config_run_digest(&app->cfg, mine[0]);
+    snprintf(mine[2], sizeof mine[2], "%s", hf_import_digest());
     Sha256 *h = sha256_begin();
     sha256_add(h, opts, strlen(opts));
     sha256_hex(h, mine[1]);
@@ -225,9 +227,12 @@ void agree_on_run(App *app, const char *comm_name) {
                     app->config_path, what);
     else if (strcmp(opts, opts0) != 0)
         bad = error("options differ from rank 0's: '%s' here, '%s' on rank 0", opts, opts0);
+    else if (strcmp(mine[2], theirs[2]) != 0)  // node-local copies that differ, a directory rewritten as the job started
+        bad = error("train.init_from %s: rank %d read other weights than rank 0 (θ0 SHA-256 %.16s here, %.16s on rank 0): every rank "
+                    "must start from the same bytes", app->cfg.train.init_from, comm->rank, mine[2], theirs[2]);
     free(yaml), free(yaml0), free(opts0);
     buf_free(&ob);
-    comm_stop_if_any(comm, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config and options");
+    comm_stop_if_any(comm, bad, EXIT_BAD_INPUT, "to agree with rank 0 on the config, options and θ0");
 }
 
 void write_json(const App *app, const char *rel, json_t *j) {

@@ -124,7 +124,7 @@ void file_out_abort(FileOut *o) {
 // entry, now under `tmp`, is removed only when it is a regular file — a link, a device or a
 // directory swapped in after the look goes back where it was, untouched. A file system with
 // neither flag (EINVAL): the look (lstat), then rename, a window a swap can still hit.
-static int publish(const char *tmp, const char *path, char *why, size_t whylen) {
+int publish_over_regular(const char *tmp, const char *path, char *why, size_t whylen) {
     struct stat st;
     for (int tries = 0; tries < 16; tries++) {
         if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
@@ -171,7 +171,7 @@ int file_out_commit(FileOut *o) {
         unlink(o->tmp), close(o->keep), o->keep = -1;
         return error("%s: cannot write (fsync/close): %s", o->path, strerror(e));
     }
-    int rc = publish(o->tmp, o->path, why, sizeof why);
+    int rc = publish_over_regular(o->tmp, o->path, why, sizeof why);
     if (rc == -1) unlink(o->tmp);
     if (rc) {
         close(o->keep), o->keep = -1;

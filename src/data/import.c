@@ -179,17 +179,13 @@ int import_file_open(ImportFile *f, const ImportSpec *spec, const char *path) {
     f->fd = -1;
     f->progress = spec ? spec->progress : NULL;
     f->hasher = spec ? spec->hasher : NULL;
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat on the same descriptor
+    // stat first (a device is never opened: a tape rewinds on open), then O_NONBLOCK (opening a
+    // FIFO swapped in meanwhile must not wait for a writer); fstat on the same descriptor
     // decides, so what is read is what was checked.
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return error("%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error("%s: not a regular file", path);
-    }
+    char why[256];
+    int fd = open_regular_fd(path, &f->size, why, sizeof why);
+    if (fd < 0) return error("%s: cannot open: %s", path, why);
     f->fd = fd;
-    f->size = (int64_t)st.st_size;
     f->sha = spec && spec->no_file_sha ? NULL : sha256_begin();
     f->hashing = 1;
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

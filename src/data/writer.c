@@ -462,7 +462,16 @@ int corpus_writer_finish(CorpusWriter *w, const char *const texts[2]) {
     }
     if (durable(w->fd) != 0) return fail(w, errno, "(fsync)");
     test_point("writer-rename");
-    if (rename(w->tmp, w->path) != 0) return fail(w, errno, "(rename)");
+    // The rule of every writer (base/fs.h): published over nothing or a regular file, never
+    // over a link, FIFO, socket or device planted at the name (was: rename(2) over anything).
+    char why[1600];
+    int pub = publish_over_regular(w->tmp, w->path, why, sizeof why);
+    if (pub == -2) w->tmp[0] = 0;  // not ours any more: left where it is
+    if (pub) {
+        error("%s: cannot write: %s", w->path, why);
+        corpus_writer_abort(w);
+        return -1;
+    }
     w->tmp[0] = 0;
     made_note_fd(w->path, w->fd);
     char dir[1100];

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "io/jsonio.h"
@@ -72,13 +73,13 @@ static int by_begin(const void *a, const void *b) {
 int safetensors_open(StFile *f, const char *path) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) return error("%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error("%s: not a regular file", path);
-    }
+    // stat before open, O_NONBLOCK: a FIFO never blocks the open, a device is not opened at all
+    // (the rule every reader of ddptok keeps, base/fs.h).
+    char why[256];
+    int64_t size;
+    int fd = open_regular_fd(path, &size, why, sizeof why);
+    if (fd < 0) return error("%s: cannot open: %s", path, why);
+    struct stat st = {.st_size = (off_t)size};
     unsigned char len8[8];
     if (st.st_size < 8 || preadn(fd, len8, 8, 0)) {
         close(fd);
@@ -159,13 +160,17 @@ int safetensors_open(StFile *f, const char *path) {
         f->n++;
     }
     json_decref(h);
-    if (!rc) {  // no two tensors share a byte
+    if (!rc) {  // no two tensors share a byte: each non-empty one begins at or after the furthest end so far
         const StEntry **sorted = xmalloc(((size_t)f->n + 1) * sizeof *sorted);
-        for (int i = 0; i < f->n; i++) sorted[i] = &f->entry[i];
-        qsort(sorted, (size_t)f->n, sizeof *sorted, by_begin);
-        for (int i = 1; i < f->n && !rc; i++)
-            if (sorted[i]->begin < sorted[i - 1]->end && sorted[i]->end > sorted[i]->begin)
-                rc = error("%s: tensors %s and %s overlap", path, sorted[i - 1]->name, sorted[i]->name);
+        int k = 0;
+        for (int i = 0; i < f->n; i++)  // an empty tensor has no bytes to share (and must not hide an overlap)
+            if (f->entry[i].end > f->entry[i].begin) sorted[k++] = &f->entry[i];
+        qsort(sorted, (size_t)k, sizeof *sorted, by_begin);
+        for (int i = 1, far = 0; i < k && !rc; i++) {
+            if (sorted[i]->begin < sorted[far]->end)
+                rc = error("%s: tensors %s and %s overlap", path, sorted[far]->name, sorted[i]->name);
+            if (sorted[i]->end > sorted[far]->end) far = i;
+        }
         free(sorted);
     }
     if (!f->meta) f->meta = json_object();

@@ -15,7 +15,9 @@
 
 static volatile sig_atomic_t g_stop = 0;
 static volatile sig_atomic_t g_stop_signal = 0;  // what asked first: SIGUSR1, SIGINT, SIGTERM; 0: none, or the stop file
-static volatile sig_atomic_t g_keep_interrupt = 1;  // SIGINT/SIGTERM: a stop request (train, start-up) or the end at once
+// SIGINT/SIGTERM: a stop request (train) or the end at once; -1 during start-up, before the
+// command is known: kept as a stop request, its notice said once the command is (interrupt_keep).
+static volatile sig_atomic_t g_keep_interrupt = -1;
 static volatile sig_atomic_t g_ending = 0;  // the process is ending (interrupt_ending): SIGINT/SIGTERM end it at once
 static const char *g_stop_file;  // DDPTOK_STOP_FILE: a launcher's stop request (stop_requested)
 static double g_timeout = 300;
@@ -25,6 +27,16 @@ static size_t g_watchdog_len;
 static void on_sigusr1(int sig) {
     if (!g_stop) g_stop_signal = sig;
     g_stop = 1;
+}
+
+// Rank 0's line for a stop request by SIGINT or SIGTERM. Async-signal-safe (write).
+static void stop_notice(int sig) {
+    if (g_id.rank != 0) return;
+    const char *text = sig == SIGINT ? "ddptok: SIGINT (Ctrl-C): every rank checkpoints at its next window and stops (exit 75); "
+                                       "Ctrl-C again stops at once\n"
+                                     : "ddptok: SIGTERM: every rank checkpoints at its next window and stops (exit 75); "
+                                       "SIGTERM again stops at once\n";
+    (void)!write(STDERR_FILENO, text, strlen(text));
 }
 
 // SIGINT (Ctrl-C) and SIGTERM: the first one is a stop request, as SIGUSR1 (train checkpoints
@@ -41,13 +53,7 @@ static void on_interrupt(int sig) {
     }
     g_stop_signal = sig;
     g_stop = 1;
-    if (g_id.rank == 0) {
-        const char *text = sig == SIGINT ? "ddptok: SIGINT (Ctrl-C): every rank checkpoints at its next window and stops (exit 75); "
-                                           "Ctrl-C again stops at once\n"
-                                         : "ddptok: SIGTERM: every rank checkpoints at its next window and stops (exit 75); "
-                                           "SIGTERM again stops at once\n";
-        (void)!write(STDERR_FILENO, text, strlen(text));
-    }
+    if (g_keep_interrupt == 1) stop_notice(sig);  // start-up: said by interrupt_keep, for train only
 }
 
 // SIGALRM: the armed phase overran. Only async-signal-safe calls: write and _exit.
@@ -140,6 +146,9 @@ void interrupt_keep(int keep) {
         signal(sig, SIG_DFL);
         raise(sig);
     }
+    // ... or now its notice: a command that stops at windows (was: train's notice said at
+    // once, also by import or any command Ctrl-C'd in its first milliseconds)
+    if (keep && (sig == SIGINT || sig == SIGTERM)) stop_notice(sig);
 }
 
 void watchdog_arm(const char *phase) {

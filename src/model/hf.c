@@ -10,6 +10,7 @@
 #include "base/fs.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "io/jsonio.h"
 #include "io/safetensors.h"
 #include "model/gpt.h"
@@ -102,11 +103,36 @@ int hf_export(const char *dir, const ModelShape *m, const float *theta, const Co
 static long long config_int(const char *path, json_t *c, const char *key, long long def) {
     json_t *v = json_object_get(c, key);
     if (!v && def >= 0) return def;
-    if (!json_is_integer(v)) return error("%s: %s: expected an integer", path, key), -1;
+    // (a negative one is refused here: -1 is this function's error, and no such size is negative)
+    if (!json_is_integer(v) || json_integer_value(v) < 0) return error("%s: %s: expected a non-negative integer", path, key), -1;
     return json_integer_value(v);
 }
 
-static int config_check(const char *path, json_t *c, const ModelShape *m) {
+// A JSON value as Python tests it for truth (transformers reads config.json's flags so).
+static int python_truth(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_TRUE: return 1;
+    case JSON_FALSE: case JSON_NULL: return 0;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0;
+    case JSON_STRING: return json_string_length(v) != 0;
+    case JSON_ARRAY: return json_array_size(v) != 0;
+    case JSON_OBJECT: return json_object_size(v) != 0;
+    }
+    return 0;
+}
+
+// A JSON value as one line names it: 1, "true", null (short; a long one cut).
+static const char *json_kind(const json_t *v) {
+    static char text[64];
+    char *d = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    snprintf(text, sizeof text, "%s%s", d ? d : "(absent)", d && strlen(d) > 40 ? "..." : "");
+    if (d && strlen(d) > 40) snprintf(text + 40, sizeof text - 40, "...");
+    free(d);
+    return text;
+}
+
+static int config_check(const char *path, json_t *c, const ModelShape *m, long long *positions) {
     const char *type = json_string_value(json_object_get(c, "model_type"));
     if (!type || strcmp(type, "gpt2") != 0)
         return error("%s: model_type %s: train.init_from reads GPT-2 (model_type gpt2) directories", path, type ? type : "(none)");
@@ -126,25 +152,33 @@ static int config_check(const char *path, json_t *c, const ModelShape *m) {
         return error("%s: a vocabulary of %lld ids, this config's data.vocab_size is %d (ddptok id d is HF id d - 1, the begin id 0 is HF "
                      "id V - 1: the two must be the same size; for GPT-2's 50257, import GPT-2 ids with --eot 50256 and "
                      "data.vocab_size: 50257)", path, V, m->V);
+    *positions = pos;
     if (pos < m->max_length)
         return error("%s: n_positions %lld, fewer than this config's data.max_length %d (the GPT's context)", path, pos, m->max_length);
     long long inner = json_is_null(json_object_get(c, "n_inner")) ? -2 : config_int(path, c, "n_inner", 4LL * m->n_embd);
     if (inner == -1) return -1;
     if (inner >= 0 && inner != 4LL * m->n_embd) return error("%s: n_inner %lld, the GPT's MLP is 4 x n_embd = %d", path, inner, 4 * m->n_embd);
-    const char *act = json_string_value(json_object_get(c, "activation_function"));
-    if (act && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
-        return error("%s: activation_function %s: the GPT computes GELU's tanh form (gelu_new)", path, act);
+    json_t *act = json_object_get(c, "activation_function");  // transformers: ACT2FN[value], default gelu_new
+    if (act && !json_is_string(act)) return error("%s: activation_function is %s: expected a string (gelu_new)", path, json_kind(act));
+    if (act && strcmp(json_string_value(act), "gelu_new") && strcmp(json_string_value(act), "gelu_pytorch_tanh"))
+        return error("%s: activation_function %s: the GPT computes GELU's tanh form (gelu_new)", path, json_string_value(act));
     json_t *eps = json_object_get(c, "layer_norm_epsilon");
-    if (eps && (!json_is_number(eps) || fabs(json_number_value(eps) - GPT_LN_EPS) > 1e-12))
+    if (eps && !json_is_number(eps)) return error("%s: layer_norm_epsilon is %s: expected a number (1e-05)", path, json_kind(eps));
+    if (eps && fabs(json_number_value(eps) - GPT_LN_EPS) > 1e-12)
         return error("%s: layer_norm_epsilon %g: the GPT's LayerNorm uses 1e-05", path, json_number_value(eps));
+    // transformers tests these flags for truth (`if config.scale_attn_by_inverse_layer_idx:`):
+    // each is read the same way (1 and "true" are true, null, 0 and "" false), its default
+    // when absent.
     const struct {
         const char *key;
-        int want;
-    } flags[] = {{"scale_attn_weights", 1}, {"scale_attn_by_inverse_layer_idx", 0}, {"tie_word_embeddings", 1}};
+        int want, absent;
+    } flags[] = {{"scale_attn_weights", 1, 1}, {"scale_attn_by_inverse_layer_idx", 0, 0}, {"tie_word_embeddings", 1, 1}};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
         json_t *v = json_object_get(c, flags[i].key);
-        if (v && !json_is_null(v) && json_is_true(v) != flags[i].want)
-            return error("%s: %s is %s: the GPT computes it %s", path, flags[i].key, json_is_true(v) ? "true" : "false", flags[i].want ? "true" : "false");
+        int truth = v ? python_truth(v) : flags[i].absent;
+        if (truth != flags[i].want)
+            return error("%s: %s is %s (%s, as transformers reads it): the GPT computes it %s", path, flags[i].key, json_kind(v),
+                         truth ? "true" : "false", flags[i].want ? "true" : "false");
     }
     return 0;
 }
@@ -156,6 +190,17 @@ static const StEntry *find(const StFile *st, const char *name) {
     if (!e && !strncmp(name, "transformer.", 12)) e = safetensors_find(st, name + 12);
     if (!e) error("%s: no tensor %s (nor %s)", st->path, name, name + 12);
     return e;
+}
+
+static char first_digest[65];  // θ0's SHA-256 at this process's first import ("" before)
+
+// 0 when all n values are finite, else one line naming the file, tensor and element.
+static int finite_or_say(const char *path, const char *name, const float *v, uint64_t n) {
+    for (uint64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return error("%s: tensor %s: element %llu is %s: refused (weights must be finite)", path, name, (unsigned long long)i,
+                         isnan(v[i]) ? "NaN" : v[i] > 0 ? "+Inf" : "-Inf");
+    return 0;
 }
 
 int hf_import(const char *dir, const ModelShape *m, float *theta) {
@@ -170,13 +215,15 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
     snprintf(path, sizeof path, "%s/config.json", dir);
     json_t *c = json_read_file(path, 0);
     if (!c) return -1;
-    int rc = config_check(path, c, m);
+    long long positions = 0;
+    int rc = config_check(path, c, m, &positions);
     json_decref(c);
     if (rc) return -1;
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     StFile st;
     if (safetensors_open(&st, path)) return -1;
     int V = m->V, NL = m->n_layer;
+    Sha256 *h = sha256_begin();  // θ0 as read: every tensor's float values in HF's order
     float *buf = NULL;
     for (int i = 0; i < GPT_TENSORS && !rc; i++)
         for (int l = 0; l < (hf_names[i].per_block ? NL : 1) && !rc; l++) {
@@ -190,20 +237,23 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
             size_t rows, cols, to = slice(m, hf_names[i].tensor, l, &rows, &cols);
             int p = hf_names[i].tensor, vector = m->rank[p] == 1 || (hf_names[i].per_block && m->rank[p] == 2);
             uint64_t want0 = vector ? rows * cols : hf_names[i].transposed ? cols : rows, want1 = hf_names[i].transposed ? rows : cols;
-            if (p == GPT_WPE) want0 = e->rank == 2 && e->dims[0] >= rows ? e->dims[0] : rows;  // its first max_length rows
+            if (p == GPT_WPE) want0 = (uint64_t)positions;  // config.json's n_positions rows, its first max_length used
             if (e->rank != (vector ? 1 : 2) || e->dims[0] != want0 || (!vector && e->dims[1] != want1)) {
                 rc = error("%s: %s has shape [%llu%s%llu], expected [%llu%s%llu] for this config", path, name, (unsigned long long)e->dims[0],
                            e->rank > 1 ? ", " : "", e->rank > 1 ? (unsigned long long)e->dims[1] : 0ULL, (unsigned long long)want0,
                            vector ? "" : ", ", vector ? 0ULL : (unsigned long long)want1);
                 break;
             }
-            if (!theta) continue;  // the check alone (--check)
-            buf = realloc(buf, (size_t)e->count * sizeof *buf);
+            // Read under --check too: a NaN, an untied head or another rank's bytes are refused
+            // before the run, and the digest below is of the very values θ0 gets.
+            buf = realloc(buf, ((size_t)e->count + 1) * sizeof *buf);
             if (!buf) die_abort(EXIT_INTERNAL, "out of memory reading %s", name);
-            if (safetensors_read_f32(&st, e, buf)) {
+            if (safetensors_read_f32(&st, e, buf) || finite_or_say(path, name, buf, e->count)) {
                 rc = -1;
                 break;
             }
+            sha256_add(h, buf, (size_t)e->count * sizeof *buf);
+            if (!theta) continue;  // the check alone (--check)
             float *out = theta + to;
             if (p == GPT_WTE)
                 for (int h = 0; h < V; h++) memcpy(out + (size_t)hf_ddptok_id(h, V) * cols, buf + (size_t)h * cols, cols * sizeof *out);
@@ -213,7 +263,7 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
             else memcpy(out, buf, rows * cols * sizeof *out);  // wpe: its first max_length rows
         }
     // An lm_head of its own must be the tied wte (a model trained untied is another model).
-    const StEntry *head = rc || !theta ? NULL : safetensors_find(&st, "lm_head.weight");
+    const StEntry *head = rc ? NULL : safetensors_find(&st, "lm_head.weight");
     if (head) {
         const StEntry *wte = find(&st, "transformer.wte.weight");
         float *a = xmalloc((size_t)wte->count * sizeof *a), *b = xmalloc((size_t)head->count * sizeof *b);
@@ -224,5 +274,17 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
     }
     free(buf);
     safetensors_close(&st);
-    return rc ? -1 : 0;
+    char digest[65];
+    sha256_hex(h, digest);
+    if (rc) return -1;
+    // Every import of this process reads the same θ0 (the --check read at start-up, which the
+    // ranks' agreement compares, and the run's own): a directory rewritten between them is
+    // refused, not trained from.
+    if (!first_digest[0]) memcpy(first_digest, digest, sizeof digest);
+    else if (strcmp(first_digest, digest))
+        return error("train.init_from %s: changed while ddptok read it (θ0 SHA-256 %.16s at start-up, %.16s now): refused", dir, first_digest,
+                     digest);
+    return 0;
 }
+
+const char *hf_import_digest(void) { return first_digest; }
