@@ -279,3 +279,34 @@ case_eval_batch_passes() {
   agree "$part" "$whole" && bad "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— it passed: $part" \
     || ok "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— $part vs $whole"
 }
+
+# train.eval_every with train.eval_batch <= B: the evaluation runs on the trainer's own
+# instance between updates. The step-4 model and optimizer state are bit-identical to eval off,
+# every training loss is the same, and the logged validation loss is evaluate's of that
+# checkpoint (same train.eval_batch: same passes). Control: the same run with an evaluation
+# that advances the trainer's dropout stream (DDPTOK_TEST_EVAL_DISTURB) is caught.
+case_eval_on_trainer_instance() {
+  fixture ev_gpt || return
+  local d v e run=(--continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=2 --set train.eval_batch=1)
+  expect_rc "GPT train with train.eval_every 2, train.eval_batch 1 (B 4: the trainer's instance)" 0 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=on
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 on/continuous/step-0004) \
+    && ok "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "($d)" \
+    || bad "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "— $d"
+  /usr/bin/python3 -c "
+import json, sys
+on, off = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
+assert [l['loss'] for l in on] == [l['loss'] for l in off]
+assert [l['step'] for l in on if 'validation' in l] == [2, 4]" outputs/train/continuous.jsonl outputs/train/continuous.*.jsonl \
+    && ok "every training loss as with eval off; validation at steps 2 and 4" || bad "every training loss as with eval off; validation at steps 2 and 4"
+  v=$(/usr/bin/python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][3]['validation']['loss'])" outputs/train/continuous.jsonl)
+  rm -f outputs/evaluate.json
+  "$DDPTOK" evaluate "${G[@]}" --checkpoint on/continuous/step-0004 --split validation --set train.eval_batch=1 >/dev/null 2>&1
+  e=$(json outputs/evaluate.json "repr(j['validation']['loss'])")
+  [ "$(/usr/bin/python3 -c "print(float('%.9g' % $e) == $v)")" = True ] \
+    && ok "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "($v, $e)" \
+    || bad "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "— $v against $e"
+  DDPTOK_TEST_EVAL_DISTURB=1 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=dist >/dev/null 2>&1
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 dist/continuous/step-0004) \
+    && bad "negative control: an evaluation that advances the dropout stream is caught" "— it passed ($d)" \
+    || ok "negative control: an evaluation that advances the dropout stream is caught" "($d)"
+}
