@@ -264,8 +264,11 @@ int main(int argc, char **argv) {
         die(EXIT_BAD_INPUT, "%s", err);
     }
     fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)
-    // The memory check counts the ranks that share this host: their buffers add up.
-    if (!cmd->skips_budget && workload_check_host(&app.cfg, cmd->distributed ? app.comm.local_size : 1, g_id.host, err, sizeof err))
+    // The memory check counts the ranks that share this host: their buffers add up. --check of
+    // a distributed command in one process counts train.world_size (ddprun's one host).
+    int ranks_here = !cmd->distributed ? 1 : app.comm.local_size;
+    if (check_only && cmd->distributed && app.comm.world == 1 && app.cfg.train.world_size > 1) ranks_here = app.cfg.train.world_size;
+    if (!cmd->skips_budget && workload_check_host(&app.cfg, ranks_here, g_id.host, err, sizeof err))
         die(EXIT_BAD_INPUT, "%s", err);
     if (app.cfg.train.init_from[0] && !cmd->skips_budget) {  // what model_initial would refuse, refused now (--check too)
         ModelShape m;
@@ -277,9 +280,16 @@ int main(int argc, char **argv) {
         backend_select(&app, comm_name, -1);
         claim_roots(&app, cmd, 0);  // another config's directories are refused by --check as by the run
         startup_end(&app.comm);
-        say("ddptok --check: %s%s: ok (%s; train.world_size %d)\n", cmd->name, text_safe(hint_args()),
+        // The budget's peak per rank (what the check above held against this host's memory
+        // over its ranks), before anything is allocated: docs/performance.md "Memory".
+        char peak[96] = "", each_s[32], largest[400];
+        if (!cmd->skips_budget) {
+            format_bytes(workload_bytes(&app.cfg, largest, sizeof largest), each_s, sizeof each_s);
+            snprintf(peak, sizeof peak, "; peak per rank %s (the budget)", each_s);
+        }
+        say("ddptok --check: %s%s: ok (%s; train.world_size %d%s)\n", cmd->name, text_safe(hint_args()),
             cmd->distributed == DISTRIBUTED_ANY ? "one process or mpirun -np N" : cmd->distributed ? "distributed: mpirun -np train.world_size"
-            : "one process", app.cfg.train.world_size);
+            : "one process", app.cfg.train.world_size, peak);
         buf_free(&options);
         free(app.opts);
         free(sets);

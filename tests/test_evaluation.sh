@@ -241,3 +241,72 @@ case_protocol_under_three_ranks() {
   DDPTOK_TEST_RESUME_SKIP=momentum ddp 2 train --config "$cfg" --resume artifacts/checkpoints/step-0006 >/dev/null 2>&1
   expect_rc "negative control: a resumed model that differs fails evaluate --protocol under 3 ranks" 1 ddp 3 evaluate --config "$cfg" --protocol
 }
+
+# train.eval_batch: a chunk of 16 sequences evaluated in passes of fewer (the memory of GPT-2
+# small's context, docs/config.md). A GPT (attention within a sequence only) at 5 and 1
+# sequences per pass against the chunk in one pass, under 1 and 2 ranks: the same tokens and
+# hits, the loss within 1e-7 relative (float32's rounding: OpenBLAS picks its GEMM blocking by
+# the rows, so a logit's float sum is grouped differently in a pass of 1 or 5 sequences than of
+# 16, and the chunk's double sum is regrouped pass by pass; measured 2.8e-10 here). Control: a loop that evaluates only each chunk's first pass
+# (DDPTOK_TEST_EVAL_SKIP_PASS) is rejected by the same comparison.
+G=(--config "$CONFIGS/gpt-tiny.yaml" --set data.splits.validation=37 --set data.splits.test=45)
+fixture_ev_gpt() { one prepare "${G[@]}" >/dev/null && ddp 2 train "${G[@]}" --continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=0 >/dev/null 2>&1; }
+# gpt_ev NP [ENV=VALUE...] -- ARGS...: the test split's loss (17 digits), tokens, accuracy.
+gpt_ev() {
+  local np=$1; shift
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+  rm -f outputs/evaluate.json
+  if [ "$np" = 1 ]; then env "${envs[@]}" "$DDPTOK" evaluate "${G[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1
+  else env "${envs[@]}" timeout -k 5 120 mpirun -np "$np" "$DDPTOK" evaluate "${G[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1; fi \
+    || { echo "exit $?"; return; }
+  json outputs/evaluate.json "' '.join(repr(j['test'][k]) for k in ('loss', 'tokens', 'token_accuracy'))"
+}
+# agree A B: 0 when tokens and accuracy are equal and the losses within 1e-7 relative.
+agree() { /usr/bin/python3 -c "import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); sys.exit(not (len(a) == len(b) == 3 and a[1:] == b[1:] and abs(float(a[0]) - float(b[0])) <= 1e-7 * abs(float(b[0]))))" "$1" "$2"; }
+case_eval_batch_passes() {
+  fixture ev_gpt || return
+  local whole part np k
+  for np in 1 2; do
+    whole=$(gpt_ev $np -- --split test)
+    for k in 5 1; do
+      part=$(gpt_ev $np -- --split test --set train.eval_batch=$k)
+      agree "$part" "$whole" && ok "W=$np: train.eval_batch $k gives the one-pass chunk's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole" \
+        || bad "W=$np: train.eval_batch $k gives the one-pass chunk's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole"
+    done
+  done
+  part=$(gpt_ev 2 DDPTOK_TEST_EVAL_SKIP_PASS=1 -- --split test --set train.eval_batch=5)
+  agree "$part" "$whole" && bad "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— it passed: $part" \
+    || ok "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— $part vs $whole"
+}
+
+# train.eval_every with train.eval_batch <= B: the evaluation runs on the trainer's own
+# instance between updates. The step-4 model and optimizer state are bit-identical to eval off,
+# every training loss is the same, and the logged validation loss is evaluate's of that
+# checkpoint (same train.eval_batch: same passes). Control: the same run with an evaluation
+# that advances the trainer's dropout stream (DDPTOK_TEST_EVAL_DISTURB) is caught.
+case_eval_on_trainer_instance() {
+  fixture ev_gpt || return
+  local d v e run=(--continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=2 --set train.eval_batch=1)
+  expect_rc "GPT train with train.eval_every 2, train.eval_batch 1 (B 4: the trainer's instance)" 0 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=on
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 on/continuous/step-0004) \
+    && ok "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "($d)" \
+    || bad "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "— $d"
+  /usr/bin/python3 -c "
+import json, sys
+on, off = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
+assert [l['loss'] for l in on] == [l['loss'] for l in off]
+assert [l['step'] for l in on if 'validation' in l] == [2, 4]" outputs/train/continuous.jsonl outputs/train/continuous.*.jsonl \
+    && ok "every training loss as with eval off; validation at steps 2 and 4" || bad "every training loss as with eval off; validation at steps 2 and 4"
+  v=$(/usr/bin/python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][3]['validation']['loss'])" outputs/train/continuous.jsonl)
+  rm -f outputs/evaluate.json
+  "$DDPTOK" evaluate "${G[@]}" --checkpoint on/continuous/step-0004 --split validation --set train.eval_batch=1 >/dev/null 2>&1
+  e=$(json outputs/evaluate.json "repr(j['validation']['loss'])")
+  [ "$(/usr/bin/python3 -c "print(float('%.9g' % $e) == $v)")" = True ] \
+    && ok "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "($v, $e)" \
+    || bad "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "— $v against $e"
+  DDPTOK_TEST_EVAL_DISTURB=1 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=dist >/dev/null 2>&1
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 dist/continuous/step-0004) \
+    && bad "negative control: an evaluation that advances the dropout stream is caught" "— it passed ($d)" \
+    || ok "negative control: an evaluation that advances the dropout stream is caught" "($d)"
+}

@@ -247,7 +247,7 @@ d[8 + n + 4 * 20] ^= 0x40; open('changed.safetensors','wb').write(d)"
 # (they passed under a host limit of 1.5N, as one rank's N did).
 case_memory_per_host() {
   local need limit
-  need=$(DDPTOK_MEMORY_LIMIT=1K "$DDPTOK" --check train "${T[@]}" 2>&1 | sed -n 's/.*the workload needs \([0-9.]* [KMG]iB\).*/\1/p')
+  need=$(DDPTOK_MEMORY_LIMIT=1K "$DDPTOK" --check train "${T[@]}" --set train.world_size=1 --set train.rank_bands=auto 2>&1 | sed -n 's/.*the workload needs \([0-9.]* [KMG]iB\).*/\1/p')
   [ -n "$need" ] || { bad "memory per host: the one rank's figure"; return; }
   limit=$(awk -v n="${need% *}" -v u="${need#* }" 'BEGIN { m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1073741824; printf "%d", n * 1.5 * m }')
   expect_rc "one rank within a host limit of 1.5 x its need" 0 env DDPTOK_MEMORY_LIMIT=$limit timeout 60 "$DDPTOK" check-env "${T[@]}" --set train.world_size=1 --set train.rank_bands=auto

@@ -181,6 +181,27 @@ case_budget() {
   expect_grep "model.n_embd not a multiple of model.n_head: one line naming both keys" 'model.n_embd \(16\) must be a multiple of model.n_head \(3\)' "$OUT"
 }
 
+# 8b. GPT-2 small's full shape (12 blocks, C 768, 12 heads, context 1024, V 50 257, B 1, W 2)
+#    under --check: the peak per rank printed before anything runs; under a host of 20 GiB the
+#    exact evaluation's 16 sequences per pass are refused, naming train.eval_batch and the two
+#    ranks on this host; with train.eval_batch 1 the same host passes. Control: that passing
+#    config under a host of 12 GiB is refused (the check compares, it does not wave through).
+case_gpt2_small_check() {
+  local g2=(--config "$cfg" --set data.vocab_size=50257 --set data.min_length=1023 --set data.max_length=1024
+            --set model.n_layer=12 --set model.n_head=12 --set model.n_embd=768 --set model.dropout=0
+            --set train.world_size=2 --set train.rank_bands=auto --set train.batch_size_per_rank=1 --set train.accumulation=1
+            --set train.eval_every=2 --set train.updates=2 --set train.interrupt_at=0)
+  expect_rc "GPT-2 small at W 2, 16 sequences per evaluation pass, a 20 GiB host: refused (exit 2)" 2 \
+    env DDPTOK_MEMORY_LIMIT=20G "$DDPTOK" --check train "${g2[@]}"
+  expect_grep "the refusal: per rank x 2 ranks, the evaluation's rows as the largest term, naming train.eval_batch" \
+    'the workload needs [0-9.]+ GiB \([0-9.]+ GiB per rank x 2 ranks on this host.*largest: activations \(B\+16\)\*Lmax.*train.eval_batch\)' "$OUT"
+  expect_rc "the same with train.eval_batch 1 under the same 20 GiB host: ok (exit 0)" 0 \
+    env DDPTOK_MEMORY_LIMIT=20G "$DDPTOK" --check train "${g2[@]}" --set train.eval_batch=1
+  expect_grep "--check prints the budget's peak per rank" 'ok \(.*train.world_size 2; peak per rank [0-9.]+ GiB \(the budget\)\)' "$OUT"
+  expect_rc "control: train.eval_batch 1 under a 12 GiB host: refused (exit 2)" 2 \
+    env DDPTOK_MEMORY_LIMIT=12G "$DDPTOK" --check train "${g2[@]}" --set train.eval_batch=1
+}
+
 # 9. generate on a byte-level corpus: the GPT's greedy continuation = the witness's own
 #    forward of the checkpoint's weights (the begin id first); fed without the begin id it differs.
 fixture_bytes() {

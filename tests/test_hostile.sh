@@ -58,7 +58,7 @@ case_global_sampler_sizes() {
   refused "--check train with the same global-sampler config: refused the same way" 2 'train.global_batch x data.max_length = 4296015872 positions' \
     one --check train --config "$cfg" "${g_big[@]}"
   refused "the global sampler over its memory budget: the message names train.global_batch, the key that sampler uses" 2 \
-    'largest: activations (max\(G,16\)|\(G\+16\))\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
+    'largest: activations (max\(G,16\)|\(G\+16\))\*Lmax\*\(2kD\+4H\+V\)\*4 = [0-9.]+ GiB: train.global_batch x data.max_length x \(model.\*, data.vocab_size\) \(train.sampler: global\)(, train.eval_batch)?\), more than the 1.0 MiB this machine has available \(DDPTOK_MEMORY_LIMIT\)' \
     env DDPTOK_MEMORY_LIMIT=1M "$DDPTOK" --check train --config "$cfg" --set train.sampler=global --set train.global_batch=100000
   grep -q batch_size_per_rank <<<"$OUT" && bad "the global sampler's memory message does not name train.batch_size_per_rank, which that sampler does not use" \
     || ok "the global sampler's memory message does not name train.batch_size_per_rank, which that sampler does not use"

@@ -8,6 +8,12 @@
 // sums are gathered exactly (each chunk's double comes from one rank, the others add 0) and
 // added in chunk order on every rank, so the loss is bit-identical for W = 1, 2, 3, ... and
 // equals the one-process sum of the same microbatches in the same order.
+//
+// Memory: a chunk is evaluated in passes of train.eval_batch sequences (default: the whole
+// chunk in one). A pass's rows are only its own sequences' (attention never crosses a
+// sequence), so each sequence's per-token losses are the same floats; only the chunk's double
+// sum is then the passes' sums added in order instead of one running sum (a difference in the
+// last bits of a double, far below anything a figure prints: docs/config.md train.eval_batch).
 #ifndef DDPTOK_EVALUATION_H
 #define DDPTOK_EVALUATION_H
 
@@ -42,10 +48,12 @@ typedef struct {
     const Corpus *corpus;
     const ComputeOps *ops;
     Comm *comm;
-    Compute *cc;        // its own backend instance (EVALUATE_BATCH sequences): a trainer's is left alone
+    Compute *cc;        // its own backend instance (per_pass sequences), or the trainer's (borrowed)
+    int borrowed;       // 1: cc is the trainer's host instance (a pass fits its rows): not destroyed here
     Batch b;
     float *theta;       // (P) host staging of a trainer's parameters
     size_t P;
+    int per_pass;       // sequences per pass: train.eval_batch (1..EVALUATE_BATCH)
     int byte_level;     // the corpus was imported byte-level (--format bytes or jsonl-text)
     int progress;       // 1: "evaluate: sequences" progress of long work (rank 0)
     // Negative controls of the tests, read at evaluator_init: DDPTOK_TEST_EVAL_DROP_TAIL (only
@@ -53,14 +61,19 @@ typedef struct {
     // slots counted in the denominator), DDPTOK_TEST_EVAL_RANK_SUMS (each rank sums its own
     // chunks and the W sums travel as float32, as through the gradient all-reduce, and are
     // added: the result then depends on W),
-    // DDPTOK_TEST_EVAL_DISTURB (evaluator_set_trainer advances the trainer's dropout stream).
-    struct { int drop_tail, padded, rank_sums, disturb; } test;
+    // DDPTOK_TEST_EVAL_DISTURB (evaluator_set_trainer advances the trainer's dropout stream),
+    // DDPTOK_TEST_EVAL_SKIP_PASS (a chunk's first pass only: what a chunked loop that loses
+    // its later passes computes).
+    struct { int drop_tail, padded, rank_sums, disturb, skip_pass; } test;
 } Evaluator;
 
 // An evaluator for models of shape `m` over `corpus`; `corpus_path` is the corpus.h5 it was
-// read from (whether it is byte-level; NULL: not). Every rank of `comm` takes part.
+// read from (whether it is byte-level; NULL: not). Every rank of `comm` takes part. `share`
+// (or NULL): the trainer whose host instance a pass of train.eval_batch sequences runs on
+// when it fits the trainer's microbatch (train.eval_batch <= train.batch_size_per_rank); then
+// evaluator_set_trainer copies nothing and evaluator_set_params may not be called.
 void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const char *corpus_path, const ComputeOps *ops,
-                    Comm *comm, const ModelShape *m);
+                    Comm *comm, const ModelShape *m, Trainer *share);
 void evaluator_free(Evaluator *e);
 // The model to evaluate: θ (P), host memory.
 void evaluator_set_params(Evaluator *e, const float *theta);

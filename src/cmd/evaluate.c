@@ -167,7 +167,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     r.step = s.step;
     out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
     Evaluator e;
-    evaluator_init(&e, &app->cfg, corpus, corpus_path, app->compute, &app->comm, &s.m);
+    evaluator_init(&e, &app->cfg, corpus, corpus_path, app->compute, &app->comm, &s.m, NULL);
     e.progress = 1;
     evaluator_set_params(&e, s.theta);
     int split = evaluate_split_of(app);

@@ -57,7 +57,8 @@ static int train_run(App *app) {
     free(theta0);
 
     // train.eval_every: the validation loss with the current parameters, on every rank, on
-    // a backend instance of its own (the trajectory is the same with it on or off).
+    // a backend instance of its own, or the trainer's between updates when a pass fits it
+    // (train.eval_batch; the trajectory is the same with it on or off).
     Evaluator ev = {0};
     int eval_every = config_eval_every(cfg, corpus_split_count(&corpus, SPLIT_VALIDATION));
     if (cfg->train.eval_every == CONFIG_AUTO && !eval_every && corpus_split_count(&corpus, SPLIT_VALIDATION) > 0)
@@ -70,7 +71,7 @@ static int train_run(App *app) {
                 app->config_path, eval_every);
         char corpus_path[1024];
         out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
-        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m);
+        evaluator_init(&ev, cfg, &corpus, corpus_path, app->compute, &app->comm, &t.m, &t);
     }
 
     // The continuous run is the witness: its checkpoints live apart from the main lineage.

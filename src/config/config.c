@@ -16,6 +16,7 @@
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
+#include "config/budget.h"
 #include "config/config_keys.h"
 #include "config/yaml_tree.h"
 
@@ -76,6 +77,8 @@ const Field config_fields[] = {
     {"train.checkpoint_every", F_INT, OFF(train.checkpoint_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (about every tenth of the run)", NULL, 0, "auto", NULL},
     {"train.log_every", F_INT, OFF(train.log_every), 0, 1 << 24, F_RUN_ONLY, "a non-negative integer (0: every step up to 20 steps, else ~20 lines)", NULL, 0, "0", NULL},
     {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (with the checkpoints)", NULL, 0, "auto", NULL},
+    // How many of a chunk's 16 sequences one evaluation pass holds: memory, not the figures (evaluation.h).
+    {"train.eval_batch", F_INT, OFF(train.eval_batch), 1, EVALUATE_BATCH, F_RUN_ONLY, "an integer in [1, 16] (sequences per evaluation pass)", NULL, 0, "16", NULL},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},

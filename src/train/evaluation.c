@@ -29,12 +29,19 @@ int corpus_file_byte_level(const char *path) {
 }
 
 void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const char *corpus_path, const ComputeOps *ops,
-                    Comm *comm, const ModelShape *m) {
+                    Comm *comm, const ModelShape *m, Trainer *share) {
     memset(e, 0, sizeof *e);
     e->cfg = cfg, e->corpus = corpus, e->ops = ops, e->comm = comm;
     BatchSpec spec = model_batch_spec(m);
-    batch_init(&e->b, &spec, EVALUATE_BATCH);  // its buffers are in the budget's activations term
-    e->cc = ops->create(m, e->b.cap, cfg->train.first_layer);
+    // train.eval_batch sequences per pass (a chunk's EVALUATE_BATCH in one pass by default): its
+    // buffers are in the budget's activations term, (B+E)*Lmax rows.
+    e->per_pass = cfg->train.eval_batch >= 1 && cfg->train.eval_batch < EVALUATE_BATCH ? cfg->train.eval_batch : EVALUATE_BATCH;
+    batch_init(&e->b, &spec, e->per_pass);
+    // A pass that fits the trainer's host instance runs on it (the trainer's activations are
+    // dead between updates; θ is already there; evaluate reads no gradient and no dropout
+    // stream): no second instance, no staged θ (the memory of GPT-2 small, evaluation.h).
+    if (share && !ops->on_device && share->ops == ops && e->b.cap <= share->micro[0].cap) e->cc = share->cc, e->borrowed = 1;
+    else e->cc = ops->create(m, e->b.cap, cfg->train.first_layer);
     e->P = m->total;
     // Rank 0 reads the attribute; every rank learns it (the same metrics on every rank).
     e->byte_level = comm_agree(comm, comm->rank == 0 && cfg->data.source == DATA_SOURCE_IMPORTED &&
@@ -43,18 +50,26 @@ void evaluator_init(Evaluator *e, const Config *cfg, const Corpus *corpus, const
     e->test.padded = getenv("DDPTOK_TEST_EVAL_PADDED") != NULL;
     e->test.rank_sums = getenv("DDPTOK_TEST_EVAL_RANK_SUMS") != NULL;
     e->test.disturb = getenv("DDPTOK_TEST_EVAL_DISTURB") != NULL;
+    e->test.skip_pass = getenv("DDPTOK_TEST_EVAL_SKIP_PASS") != NULL;
 }
 
 void evaluator_free(Evaluator *e) {
-    if (e->cc) e->ops->destroy(e->cc);
+    if (e->cc && !e->borrowed) e->ops->destroy(e->cc);
     batch_free(&e->b);
     free(e->theta);
     memset(e, 0, sizeof *e);
 }
 
-void evaluator_set_params(Evaluator *e, const float *theta) { e->ops->set_params(e->cc, theta); }
+void evaluator_set_params(Evaluator *e, const float *theta) {
+    ASSERT(!e->borrowed);  // a borrowed instance holds the trainer's θ
+    e->ops->set_params(e->cc, theta);
+}
 
 void evaluator_set_trainer(Evaluator *e, Trainer *t) {
+    if (e->borrowed) {  // the trainer's own instance: its θ is the one to evaluate
+        if (e->test.disturb) t->dropout.counter++;
+        return;
+    }
     if (!e->theta) e->theta = xmalloc(e->P * sizeof *e->theta);
     t->ops->get_params(t->cc, e->theta);  // reads θ only: the trainer's buffers and streams are left as they were
     if (e->test.disturb) t->dropout.counter++;  // DDPTOK_TEST_EVAL_DISTURB: as an evaluation drawing dropout from the trainer's stream
@@ -97,10 +112,18 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) {
         int from = first + (int)(c * EVALUATE_BATCH), m = keep - (int)(c * EVALUATE_BATCH);
         if (m > EVALUATE_BATCH) m = EVALUATE_BATCH;
         if (m <= 0) continue;
-        for (int i = 0; i < m; i++) ids[i] = from + i;
-        batch_build(&e->b, corpus, ids, m, &rule, UNIT_TOKEN);
-        double s = e->ops->evaluate(e->cc, &e->b, &x[slots + 1]);
-        x[slots] += e->test.padded ? e->b.padded : e->b.T;  // DDPTOK_TEST_EVAL_PADDED: padding in the denominator
+        // The chunk in passes of per_pass sequences (train.eval_batch): each sequence's losses are
+        // the same floats whatever else shares its pass (a row's arithmetic reads only its own
+        // sequence); the chunk's sum adds the passes' sums, in order.
+        double s = 0;
+        for (int q = 0; q < m; q += e->per_pass) {
+            int k = m - q < e->per_pass ? m - q : e->per_pass;
+            if (e->test.skip_pass && q) continue;  // DDPTOK_TEST_EVAL_SKIP_PASS: a chunk's first pass only
+            for (int i = 0; i < k; i++) ids[i] = from + q + i;
+            batch_build(&e->b, corpus, ids, k, &rule, UNIT_TOKEN);
+            s += e->ops->evaluate(e->cc, &e->b, &x[slots + 1]);
+            x[slots] += e->test.padded ? e->b.padded : e->b.T;  // DDPTOK_TEST_EVAL_PADDED: padding in the denominator
+        }
         if (e->test.rank_sums) mine += s;
         else x[c] = bits_of(s);
         if (e->progress && rank == 0) work_progress(&progress, (c + 1) * EVALUATE_BATCH, n);

@@ -18,9 +18,18 @@ static void trainer_to_state(const Trainer *t, const char *lock, CheckpointState
     s->config_yaml = config_to_yaml(t->cfg);
     snprintf(s->lock, sizeof s->lock, "%s", lock);
     s->m = t->m;
-    s->theta = xmalloc(t->m.total * sizeof(float));
-    t->ops->get_params(t->cc, s->theta);
-    optimizer_snapshot(t->opt, &s->opt);
+    if (!t->ops->on_device) {
+        // A host backend: θ and the optimizer's states are host arrays already, and nothing
+        // changes them while the file is written: borrowed, not copied (1.5 GB at GPT-2 small,
+        // the peak of a run: docs/performance.md "Memory"); trainer_checkpoint gives them back.
+        s->theta = t->ops->param_buffer(t->cc);
+        s->opt.kind = t->opt->kind, s->opt.h = t->opt->h, s->opt.steps = t->opt->steps;
+        for (int i = 0; i < optimizers[t->opt->kind].n_states; i++) s->opt.state[i] = t->opt->state[i];
+    } else {
+        s->theta = xmalloc(t->m.total * sizeof(float));
+        t->ops->get_params(t->cc, s->theta);
+        optimizer_snapshot(t->opt, &s->opt);
+    }
     s->last = t->last;  // borrowed
     // Format 4: the global sampler's windows are a pure function of (seed, train split, G, k),
     // and the file holds the digest of that (checked in O(1) on load), not the running hash of
@@ -68,6 +77,10 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     double t0 = now_seconds();
     int rc = checkpoint_save(t->comm, dir, &s);
     s.last = NULL;  // borrowed from the trainer
+    if (!t->ops->on_device) {  // θ and the states too (trainer_to_state)
+        s.theta = NULL;
+        for (int i = 0; i < OPT_MAX_STATES; i++) s.opt.state[i] = NULL;
+    }
     checkpoint_state_free(&s);
     if (rc) {  // the ranks that failed have said why; rank 0 says what it means
         if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
