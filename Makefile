@@ -128,8 +128,12 @@ check-deps:
 # of the scalar loops (-ffast-math stays off).
 $(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
-$(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h) | $(BUILD)
+$(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h cuda/layers/*.cuh) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
+
+# The models' twins run cuda/layers/'s rows, the CPU's C: uncontracted (no FMA), as gcc
+# compiles the CPU's (-std=c11: -ffp-contract=off), so a row gives the CPU's bits.
+$(BUILD)/gpt_cuda.cu.o $(BUILD)/mlp_cuda.cu.o: NVFLAGS += --fmad=false
 
 # The module and the binary check on load that they were built from the same headers
 # (cuda_api.h, DDPTOK_LAYOUT) and the same table (DDPTOK_CUDA_ABI).
