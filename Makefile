@@ -251,6 +251,11 @@ build/bench_kernels: run/bench_kernels.c $(filter-out $(BUILD)/model/gpt_cpu.o,$
 build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ) $(CU_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
+# The device layers' rows (cuda/layers/*.cuh, compiled by gcc as C) against the CPU's row
+# kernels: no GPU and no nvcc needed.
+build/test_cuda_layers: tests/test_cuda_layers.c $(BUILD)/model/cpu_kernels.o $(wildcard cuda/layers/*.cuh) $(HDR)
+	$(CC) $(CFLAGS) -ftree-vectorize -fno-trapping-math -Icuda -o $@ tests/test_cuda_layers.c $(BUILD)/model/cpu_kernels.o -lm
+
 # The CPU-only variant is built beside the CUDA one so neither can rot.
 build/ddptok-cpu: $(SRC) $(HDR)
 	$(MAKE) --no-print-directory CUDA=0 ddptok-cpu-inner
@@ -266,7 +271,7 @@ build/ddptok-asan: $(SRC) $(HDR)
 ddptok-asan-inner: $(OBJ)
 	$(CC) $(LDFLAGS) -o build/ddptok-asan $^ $(PKG_LIBS) $(LDLIBS)
 
-test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
+test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model) build/test_cuda_layers
 
 .PHONY: check-deps
 # --- Fuzzing: libFuzzer targets (clang + libclang-rt-14-dev from Debian) for the config

@@ -141,3 +141,12 @@ case_gpt_twin_in_table() {
   nm "$ROOT/build/cuda/gpt_cuda.cu.o" | grep -q ' [DR] compute_gpt_cuda$' && ok "cuda/gpt_cuda.cu defines compute_gpt_cuda" \
     || bad "cuda/gpt_cuda.cu defines compute_gpt_cuda"
 }
+# 5. The device layers' per-row math on the CPU, against the CPU reference's row kernels
+# (bit for bit; the row loss within 1e-12), each with a negative control: needs no GPU.
+case_layers_host() {
+  make -s -C "$ROOT" build/test_cuda_layers >/dev/null 2>&1 || { bad "build/test_cuda_layers builds"; return; }
+  local o; o=$("$ROOT/build/test_cuda_layers" 2>&1); local rc=$?
+  echo "$o" | sed 's/^/     /'
+  [ $rc -eq 0 ] && grep -q '^12 passed, 0 failed$' <<<"$o" && ok "device layer rows = the CPU's rows (12 checks, controls rejected)" \
+    || bad "device layer rows = the CPU's rows" "— exit $rc"
+}
