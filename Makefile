@@ -128,8 +128,12 @@ check-deps:
 # of the scalar loops (-ffast-math stays off).
 $(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
-$(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h) | $(BUILD)
+$(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h cuda/layers/*.cuh) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
+
+# The models' twins run cuda/layers/'s rows, the CPU's C: uncontracted (no FMA), as gcc
+# compiles the CPU's (-std=c11: -ffp-contract=off), so a row gives the CPU's bits.
+$(BUILD)/gpt_cuda.cu.o $(BUILD)/mlp_cuda.cu.o: NVFLAGS += --fmad=false
 
 # The module and the binary check on load that they were built from the same headers
 # (cuda_api.h, DDPTOK_LAYOUT) and the same table (DDPTOK_CUDA_ABI).
@@ -247,6 +251,11 @@ build/bench_kernels: run/bench_kernels.c $(filter-out $(BUILD)/model/gpt_cpu.o,$
 build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ) $(CU_OBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
+# The device layers' rows (cuda/layers/*.cuh, compiled by gcc as C) against the CPU's row
+# kernels: no GPU and no nvcc needed.
+build/test_cuda_layers: tests/test_cuda_layers.c $(BUILD)/model/cpu_kernels.o $(wildcard cuda/layers/*.cuh) $(HDR)
+	$(CC) $(CFLAGS) -ftree-vectorize -fno-trapping-math -Icuda -o $@ tests/test_cuda_layers.c $(BUILD)/model/cpu_kernels.o -lm
+
 # The CPU-only variant is built beside the CUDA one so neither can rot.
 build/ddptok-cpu: $(SRC) $(HDR)
 	$(MAKE) --no-print-directory CUDA=0 ddptok-cpu-inner
@@ -262,7 +271,7 @@ build/ddptok-asan: $(SRC) $(HDR)
 ddptok-asan-inner: $(OBJ)
 	$(CC) $(LDFLAGS) -o build/ddptok-asan $^ $(PKG_LIBS) $(LDLIBS)
 
-test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model)
+test-bins: ddptok $(CUDA_MODULE) $(TEST_BINS) build/ddptok-cpu build/ddptok-asan $(if $(CU_OBJ),build/test_cuda_model) build/test_cuda_layers
 
 .PHONY: check-deps
 # --- Fuzzing: libFuzzer targets (clang + libclang-rt-14-dev from Debian) for the config

@@ -35,8 +35,8 @@ def layer_of(rel):
         return parts[1]
     if rel == 'src/main.c':
         return 'main'
-    if parts[0] == 'cuda':
-        return cuda_layer.get(parts[1])
+    if parts[0] == 'cuda':  # a file of cuda/, or of its folder cuda/layers/ (the entry `layers`)
+        return cuda_layer.get(parts[1] if len(parts) == 2 else parts[1] if parts[1] == 'layers' else None)
     return None
 
 
@@ -45,7 +45,7 @@ files = []
 for top in ('src', 'include', 'cuda'):
     for d, _, names in os.walk(os.path.join(ROOT, top)):
         for n in names:
-            if n.endswith(('.c', '.h', '.cu')):
+            if n.endswith(('.c', '.h', '.cu', '.cuh')):
                 files.append(os.path.relpath(os.path.join(d, n), ROOT))
 edges = 0
 for rel in sorted(files):
@@ -67,7 +67,7 @@ for rel in sorted(files):
             if mine != 'app':
                 problems.append(f'{rel}:{ln}: includes the generated version.h (only the app layer may)')
             continue
-        if rel.startswith('cuda/') and '/' not in target:
+        if rel.startswith('cuda/') and ('/' not in target or target.startswith('layers/')):
             path = os.path.join('cuda', target)
         else:
             path = os.path.join('include', target)

@@ -14,7 +14,15 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float exp_f32_core(float x) {
+// Callable from CUDA kernels too (cuda/layers/: the GPU's rows give the CPU's bits when
+// compiled without FMA contraction, as the Makefile compiles them).
+#ifdef __CUDACC__
+#define F32_FN static inline __host__ __device__
+#else
+#define F32_FN static inline
+#endif
+
+F32_FN float exp_f32_core(float x) {
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest, no libm call
     float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
     float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
@@ -24,7 +32,7 @@ static inline float exp_f32_core(float x) {
     return p * two_n;
 }
 
-static inline float exp_f32(float x) {
+F32_FN float exp_f32(float x) {
     float e = exp_f32_core(x > -87.0f ? x : -87.0f);  // NaN takes the clamp too: no conversion of NaN to int
     return x != x ? x : x < -87.0f ? 0.0f : e;
 }

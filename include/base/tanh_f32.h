@@ -17,7 +17,7 @@
 
 #include "base/exp_f32.h"
 
-static inline float tanh_f32(float x) {
+F32_FN float tanh_f32(float x) {
     float a = fabsf(x), z = a * a;
     float small = a + a * z * (-0.33333281284113087f +
                                z * (0.13331431753509346f +
