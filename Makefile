@@ -126,7 +126,7 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/model/layers.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h cuda/layers/*.cuh) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<

@@ -25,6 +25,7 @@
 #include "base/report.h"
 #include "model/cpu_kernels.h"
 #include "model/gpt.h"
+#include "model/layers.h"
 
 struct Compute {
     ModelShape m;
@@ -150,42 +151,6 @@ static float *param(const Compute *cc, float *base, int p, int l) {
 
 // ---------------------------------------------------------------------------------------
 // The layers, forward and backward
-
-// out (n, OC) = inp (n, IC) · wᵀ (w: (OC, IC)) + bias
-static void linear_forward(float *out, const float *inp, const float *w, const float *bias, int n, int IC, int OC) {
-    for (int p = 0; p < n; p++) memcpy(out + (size_t)p * OC, bias, (size_t)OC * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, OC, IC, 1.0f, inp, IC, w, IC, 1.0f, out, OC);
-}
-
-// db[o] += Σ_rows dout[., o] (rows ascending) for o in [from, to).
-static void bias_sum(float *db, const float *dout, int n, int OC, int from, int to) {
-    for (int p = 0; p < n; p++) {
-        const float *d = dout + (size_t)p * OC;
-        for (int o = from; o < to; o++) db[o] += d[o];
-    }
-}
-
-// dw (OC, IC) += doutᵀ · inp; db (OC) += Σ_rows dout (db NULL: the caller sums it); dinp (n, IC) = dout · w.
-static void linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int n, int IC,
-                            int OC) {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, n, 1.0f, dout, OC, inp, IC, 1.0f, dw, IC);
-    if (db) bias_sum(db, dout, n, OC, 0, OC);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dinp, IC);
-}
-
-// LayerNorm of n rows through the row kernel (cpu_kernels.h: the biased variance over C, its
-// sums in double as eight partial sums); stat keeps each row's (mean, rstd) as the floats the
-// normalisation used, for the backward.
-static void layernorm_forward(Compute *cc, float *out, float *stat, const float *inp, const float *w, const float *b, int n, int C) {
-    for (int p = 0; p < n; p++) cc->kern->layernorm(out + (size_t)p * C, stat + 2 * p, inp + (size_t)p * C, w, b, C, GPT_LN_EPS);
-}
-
-// dinp (n, C) += ∂/∂x; dw, db (C) += over the rows in order.
-static void layernorm_backward(Compute *cc, float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *stat,
-                               const float *w, int n, int C) {
-    for (int p = 0; p < n; p++)
-        cc->kern->layernorm_backward(dinp + (size_t)p * C, dw, db, dout + (size_t)p * C, inp + (size_t)p * C, stat + 2 * p, w, C);
-}
 
 // The keep flags of units u0 .. u0 + n - 1 of `site` at padded position `at` (gpt.h's draws)
 // through the row kernel, from the Philox block that holds u0 (the kernel's counter words
@@ -370,19 +335,19 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
         float *res2 = cc->res2 + o1, *ln2 = cc->ln2 + o1, *ln2s = cc->ln2_stat + block_rows(cc, 2) * l;
         float *fch = cc->fch + o4, *fcg = cc->fcg + o4, *res3 = cc->res3 + o1, *proj = cc->dln;
-        layernorm_forward(cc, ln1, ln1s, h, param(cc, cc->theta, GPT_LN1W, l), param(cc, cc->theta, GPT_LN1B, l), n, C);
-        linear_forward(qkv, ln1, param(cc, cc->theta, GPT_QKVW, l), param(cc, cc->theta, GPT_QKVB, l), n, C, 3 * C);
+        layernorm_forward(ln1, ln1s, h, param(cc, cc->theta, GPT_LN1W, l), param(cc, cc->theta, GPT_LN1B, l), n, C, GPT_LN_EPS);
+        matmul_forward(qkv, ln1, param(cc, cc->theta, GPT_QKVW, l), param(cc, cc->theta, GPT_QKVB, l), n, C, 3 * C);
         attention_forward(cc, b, l);
-        linear_forward(proj, cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), param(cc, cc->theta, GPT_ATTPROJB, l), n, C, C);
+        matmul_forward(proj, cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), param(cc, cc->theta, GPT_ATTPROJB, l), n, C, C);
         for (int p = 0; p < n; p++) {
             float *y = proj + (size_t)p * C, *r = res2 + (size_t)p * C;
             drop_row(cc, b, p, gpt_site_attn_residual(l), y, cc->keep_res1 + o1 + (size_t)p * C);
             for (int i = 0; i < C; i++) r[i] = h[(size_t)p * C + i] + y[i];
         }
-        layernorm_forward(cc, ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C);
-        linear_forward(fch, ln2, param(cc, cc->theta, GPT_FCW, l), param(cc, cc->theta, GPT_FCB, l), n, C, 4 * C);
-        cc->kern->gelu(fcg, fch, (size_t)n * 4 * C);
-        linear_forward(proj, fcg, param(cc, cc->theta, GPT_FCPROJW, l), param(cc, cc->theta, GPT_FCPROJB, l), n, 4 * C, C);
+        layernorm_forward(ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C, GPT_LN_EPS);
+        matmul_forward(fch, ln2, param(cc, cc->theta, GPT_FCW, l), param(cc, cc->theta, GPT_FCB, l), n, C, 4 * C);
+        gelu_forward(fcg, fch, (size_t)n * 4 * C);
+        matmul_forward(proj, fcg, param(cc, cc->theta, GPT_FCPROJW, l), param(cc, cc->theta, GPT_FCPROJB, l), n, 4 * C, C);
         for (int p = 0; p < n; p++) {
             float *y = proj + (size_t)p * C, *r = res3 + (size_t)p * C;
             drop_row(cc, b, p, gpt_site_mlp_residual(l), y, cc->keep_res2 + o1 + (size_t)p * C);
@@ -390,7 +355,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
         }
         h = res3;
     }
-    layernorm_forward(cc, cc->lnf, cc->lnf_stat, h, cc->theta + m->offset[GPT_LNFW], cc->theta + m->offset[GPT_LNFB], n, C);
+    layernorm_forward(cc->lnf, cc->lnf_stat, h, cc->theta + m->offset[GPT_LNFW], cc->theta + m->offset[GPT_LNFB], n, C, GPT_LN_EPS);
     for (int i = 0; i < b->T; i++) memcpy(cc->sup + (size_t)i * C, cc->lnf + (size_t)b->row[i] * C, (size_t)C * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b->T, V, C, 1.0f, cc->sup, C, wte, C, 0.0f, cc->logits, V);
 }
@@ -429,7 +394,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
     for (int i = 0; i < T; i++) memcpy(cc->datty + (size_t)b->row[i] * C, cc->dln + (size_t)i * C, (size_t)C * sizeof(float));
     memset(cc->dres, 0, (size_t)n * C * sizeof(float));
     const float *h_last = m->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (m->n_layer - 1) : cc->h0;
-    layernorm_backward(cc, cc->dres, cc->grad + m->offset[GPT_LNFW], cc->grad + m->offset[GPT_LNFB], cc->datty, h_last, cc->lnf_stat,
+    layernorm_backward(cc->dres, cc->grad + m->offset[GPT_LNFW], cc->grad + m->offset[GPT_LNFB], cc->datty, h_last, cc->lnf_stat,
                        cc->theta + m->offset[GPT_LNFW], n, C);
     if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // ln_f final: the tail bucket may go
     for (int l = m->n_layer - 1; l >= 0; l--) {
@@ -438,30 +403,30 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         float *dproj = cc->dln;
         // the MLP: res3 = res2 + drop(fcg·fcprojwᵀ + fcprojb)
         drop_rows_backward(cc, b, cc->keep_res2 + o1, cc->dres, dproj);
-        linear_backward(cc->dfc, param(cc, cc->grad, GPT_FCPROJW, l), param(cc, cc->grad, GPT_FCPROJB, l), dproj, cc->fcg + o4,
+        matmul_backward(cc->dfc, param(cc, cc->grad, GPT_FCPROJW, l), param(cc, cc->grad, GPT_FCPROJB, l), dproj, cc->fcg + o4,
                         param(cc, cc->theta, GPT_FCPROJW, l), n, 4 * C, C);
 #ifndef DDPTOK_TEST_BREAK_GELU
-        cc->kern->gelu_backward(cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
+        gelu_backward(cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
 #endif  // else the negative control of tests/test_gpt.c: GELU's derivative forgotten
-        linear_backward(cc->dln, param(cc, cc->grad, GPT_FCW, l), param(cc, cc->grad, GPT_FCB, l), cc->dfc, cc->ln2 + o1,
+        matmul_backward(cc->dln, param(cc, cc->grad, GPT_FCW, l), param(cc, cc->grad, GPT_FCB, l), cc->dfc, cc->ln2 + o1,
                         param(cc, cc->theta, GPT_FCW, l), n, C, 4 * C);
-        layernorm_backward(cc, cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
+        layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
                            cc->ln2_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN2W, l), n, C);
         // attention: res2 = h + drop(atty·attprojwᵀ + attprojb)
         drop_rows_backward(cc, b, cc->keep_res1 + o1, cc->dres, dproj);
-        linear_backward(cc->datty, param(cc, cc->grad, GPT_ATTPROJW, l), param(cc, cc->grad, GPT_ATTPROJB, l), dproj, cc->atty + o1,
+        matmul_backward(cc->datty, param(cc, cc->grad, GPT_ATTPROJW, l), param(cc, cc->grad, GPT_ATTPROJB, l), dproj, cc->atty + o1,
                         param(cc, cc->theta, GPT_ATTPROJW, l), n, C, C);
         attention_backward(cc, b, l);
-        linear_backward(cc->dln, param(cc, cc->grad, GPT_QKVW, l), NULL, cc->dqkv, cc->ln1 + o1, param(cc, cc->theta, GPT_QKVW, l), n,
+        matmul_backward(cc->dln, param(cc, cc->grad, GPT_QKVW, l), NULL, cc->dqkv, cc->ln1 + o1, param(cc, cc->theta, GPT_QKVW, l), n,
                         C, 3 * C);
         // The key bias's gradient is identically zero: adding b to every key adds q·b to all of a
         // query's scores, which the softmax ignores (dropout and the causal mask act after it).
         // Its float sum would be rounding noise, which AdamW's normalisation turns into a random
         // walk of the key bias (3e-5 in 6 updates at lr 0.01, and a resume on another W would
         // walk another way): it is left at 0, exactly as the equations have it.
-        bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 0, C);
-        bias_sum(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 2 * C, 3 * C);
-        layernorm_backward(cc, cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
+        bias_backward(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 0, C);
+        bias_backward(param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 2 * C, 3 * C);
+        layernorm_backward(cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
                            cc->ln1_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN1W, l), n, C);
     }
     // the embeddings: h0 = drop(wte[input] + wpe[t]), scattered in row order (deterministic)
