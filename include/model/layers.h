@@ -2,7 +2,8 @@
 // function of explicit buffers and dimensions (no backend struct), rows of N positions stored
 // row-major, one thread, a fixed order, so the bits are a pure function of the inputs. A
 // model's forward and backward (gpt_cpu.c) is a sequence of these calls and of its own layers
-// (gpt_layers.h); a CUDA twin mirrors them function for function (cuda/layers/*.cuh). The
+// (still static in gpt_cpu.c: attention, embeddings, dropout); a CUDA twin mirrors them
+// function for function (cuda/layers/*.cuh). The
 // element-wise ones run through the CPU's row kernels (cpu_kernels.h: every instruction set
 // the same bits). src/model/layers.c.
 #ifndef DDPTOK_LAYERS_H
