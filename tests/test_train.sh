@@ -67,6 +67,34 @@ assert set(o) == {'exp_avg', 'exp_avg_sq'} and o.attrs['name'] == b'adamw' and o
 assert (o['exp_avg_sq/w1'][()] > 0).any() and (o['exp_avg_sq/w1'][()] >= 0).all()" \
     && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas"
 }
+# train.lr_schedule: cosine (nanoGPT's get_lr, `it` the 0-based update): every update's rate
+# in the JSONL is the formula's, and a resume follows it bit for bit (the rate is a function
+# of the restored step count alone). Control: the same run at a constant rate ends elsewhere.
+cosine=(--set train.lr_schedule=cosine --set train.warmup_updates=3 --set train.lr_decay_updates=10 --set train.min_lr=0.001)
+case_cosine_w3() {
+  PARTS="exp_avg" LABEL="exact resume cosine AdamW W=3" resume_case 3 "${W3[@]}" "${adamw[@]}" "${cosine[@]}" || return
+  /usr/bin/python3 - outputs/train/continuous.jsonl <<'PY' && ok "cosine: the JSONL's lr of updates 1..12 is nanoGPT's get_lr(0..11)" || bad "cosine: the JSONL's lr of updates 1..12 is nanoGPT's get_lr(0..11)"
+import json, math, sys
+def get_lr(it, lr=0.01, warmup=3, decay=10, min_lr=0.001):
+    if it < warmup: return lr * (it + 1) / (warmup + 1)
+    if it > decay: return min_lr
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * (it - warmup) / (decay - warmup))) * (lr - min_lr)
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["step"] for r in rows] == list(range(1, 13)), rows
+for r in rows:
+    want = get_lr(r["step"] - 1)
+    assert abs(r["lr"] - want) <= 1e-8 * want, (r["step"], r["lr"], want)
+PY
+  rm -rf artifacts/cosine && mv artifacts/continuous artifacts/cosine
+  expect_rc "cosine: the constant rate's continuous run" 0 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --continuous
+  d=$(cmp_ckpt artifacts/cosine/step-0012 artifacts/continuous/step-0012) \
+    && bad "cosine: negative control — the constant rate's run differs" "— it still matched" \
+    || ok "cosine: negative control — the constant rate's run differs" "(max |dtheta| = $d)"
+  expect_rc "cosine: a resume under the constant schedule is refused" 2 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --resume artifacts/checkpoints/step-0006
+  expect_grep "cosine: the refusal names train.lr_schedule" 'train.lr_schedule' "$OUT"
+  expect_rc "cosine: lr_decay_updates <= warmup_updates refused" 2 one train --config "$cfg" "${adamw[@]}" "${cosine[@]}" --set train.lr_decay_updates=3
+  expect_grep "cosine: the refusal names both keys" 'train.lr_decay_updates \(3\) must exceed train.warmup_updates \(3\)' "$OUT"
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same

@@ -68,6 +68,7 @@ typedef struct {
     double t_data;        // of t_draw, the time spent waiting for corpus reads (on disk; 0 in memory)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
+    double lr;            // trainer_update: the learning rate this update applied (train.lr_schedule)
 } WindowStats;
 
 // Sets up the trainer at step 0 from θ (P). The corpus must outlive it.

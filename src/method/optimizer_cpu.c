@@ -33,7 +33,7 @@ static inline __attribute__((always_inline)) void sgd_pass(float *theta, float *
 static void sgd_step_cpu(const Optimizer *o, float *theta, const float *grad, float div) {
     int e;
     int mul = frexpf(div, &e) == 0.5f;  // div a power of two: 1/div is exact
-    float inv = 1.0f / div, lr = (float)o->h.lr, mu = (float)o->h.momentum, wd = (float)o->h.weight_decay;
+    float inv = 1.0f / div, lr = (float)o->lr, mu = (float)o->h.momentum, wd = (float)o->h.weight_decay;
     float damp = (float)(1.0 - o->h.dampening);
     float *mom = o->state[0];
     int first = o->steps == 1;

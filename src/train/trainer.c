@@ -74,6 +74,8 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
     ops->set_params(t->cc, theta0);
     t->opt = optimizer_create(cfg->train.optimizer, &cfg->train.hyper, ops->optimizer, t->m.total);
+    t->opt->schedule = cfg->train.schedule;  // decay_updates 0: train.updates (set by now under train.epochs too)
+    if (!t->opt->schedule.decay_updates) t->opt->schedule.decay_updates = cfg->train.updates;
     // The overlap needs the backend's tail hook and a bucketed host reduction (else one
     // all-reduce after the backward, as with train.overlap: none).
     t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;
@@ -282,6 +284,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     double t0 = now_seconds();  // 6. step
     optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
     t->step++;
+    ws->lr = t->opt->lr;
     ws->t_optimizer = now_seconds() - t0;
     ws->seconds += ws->t_optimizer;
     return 0;
