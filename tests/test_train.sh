@@ -95,6 +95,25 @@ PY
   expect_rc "cosine: lr_decay_updates <= warmup_updates refused" 2 one train --config "$cfg" "${adamw[@]}" "${cosine[@]}" --set train.lr_decay_updates=3
   expect_grep "cosine: the refusal names both keys" 'train.lr_decay_updates \(3\) must exceed train.warmup_updates \(3\)' "$OUT"
 }
+# train.grad_clip: torch's clip_grad_norm_ on the all-reduced gradient. The norm before the
+# clip is in every JSONL line and the progress line; at 0.05 it is active (the norm above
+# it) and a resume stays bit-exact; control: the same run unclipped ends elsewhere.
+case_clip_w3() {
+  local clip=(--set train.grad_clip=0.05) d
+  PARTS="exp_avg" LABEL="exact resume clipped AdamW W=3" resume_case 3 "${W3[@]}" "${adamw[@]}" "${clip[@]}" || return
+  /usr/bin/python3 - outputs/train/continuous.jsonl <<'PY' && ok "clip: every JSONL line has grad_norm, above 0.05 (active) on every update" || bad "clip: every JSONL line has grad_norm, above 0.05 (active) on every update"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 12 and all(r["grad_norm"] > 0.05 for r in rows), [r.get("grad_norm") for r in rows]
+PY
+  expect_grep "clip: the progress line shows the norm" '  norm [0-9.]+  tokens' "$(ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" "${clip[@]}" --resume artifacts/checkpoints/step-0006 2>&1)"
+  rm -rf artifacts/clipped && mv artifacts/continuous artifacts/clipped
+  expect_rc "clip: the unclipped continuous run" 0 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --continuous
+  grep -q grad_norm outputs/train/continuous.jsonl && bad "clip: off, no grad_norm in the JSONL" || ok "clip: off, no grad_norm in the JSONL"
+  d=$(cmp_ckpt artifacts/clipped/step-0012 artifacts/continuous/step-0012) \
+    && bad "clip: negative control — the unclipped run differs" "— it still matched" \
+    || ok "clip: negative control — the unclipped run differs" "(max |dtheta| = $d)"
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same

@@ -68,6 +68,7 @@ typedef struct {
     double t_data;        // of t_draw, the time spent waiting for corpus reads (on disk; 0 in memory)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
+    double grad_norm;     // trainer_update: ‖g‖ of the averaged gradient before clipping (train.grad_clip > 0; else NaN)
     double lr;            // trainer_update: the learning rate this update applied (train.lr_schedule)
 } WindowStats;
 

@@ -90,6 +90,8 @@ const Field config_fields[] = {
     {"train.warmup_updates", F_INT, OFF(train.schedule.warmup), 0, 1 << 24, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative integer (cosine: updates of linear warmup)", NULL, 0, "0", NULL},
     {"train.min_lr", F_DOUBLE, OFF(train.schedule.min_lr), 0, 1e6, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative number (cosine: the rate past train.lr_decay_updates)", NULL, 0, "0", NULL},
     {"train.lr_decay_updates", F_INT, OFF(train.schedule.decay_updates), 0, 1 << 24, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative integer (cosine: the update where the decay ends; 0: train.updates)", NULL, 0, "0", NULL},
+    // torch's clip_grad_norm_ on the all-reduced gradient (trainer_update).
+    {"train.grad_clip", F_DOUBLE, OFF(train.grad_clip), 0, 1e6, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative number (the global gradient norm's ceiling; 0: off)", NULL, 0, "0", NULL},
     // Where θ0 comes from: the seed's init, or a Hugging Face GPT-2 directory (model/hf.h).
     {"train.init_from", F_PATH, OFF(train.init_from), 0, 0, F_TRAJECTORY | F_OPTIONAL, "a Hugging Face GPT-2 directory, or '' (the seed's init)", NULL, 0, "", NULL},
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
