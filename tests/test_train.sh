@@ -114,6 +114,31 @@ PY
     && bad "clip: negative control — the unclipped run differs" "— it still matched" \
     || ok "clip: negative control — the unclipped run differs" "(max |dtheta| = $d)"
 }
+# train.optimizer.decay: matrices: weight decay on the tensors of rank >= 2 only. After one
+# AdamW update from the same θ0 (the same gradient), a rank-1 tensor (bias) is bit-identical
+# to the run without weight decay and every rank-2 tensor differs from it; control: under
+# decay: all the biases differ too. Plus an exact resume under matrices.
+case_decay_matrices() {
+  local one_update=(--set train.updates=1 --set train.interrupt_at=0) g
+  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
+  for g in matrices all none; do
+    local set=(--set train.optimizer.decay=$g); [ $g = none ] && set=(--set train.optimizer.weight_decay=0)
+    rm -rf artifacts/checkpoints
+    expect_rc "decay $g: one update" 0 ddp 2 train --config "$cfg" "${adamw[@]}" "${set[@]}" "${one_update[@]}" || return
+    rm -rf "artifacts/$g" && cp -r artifacts/checkpoints/step-0001 "artifacts/$g"
+  done
+  /usr/bin/python3 - <<'PY' && ok "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs" || bad "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs"
+import h5py, numpy as np
+f = {g: h5py.File(f"artifacts/{g}/rank-0000.h5")["model"] for g in ("matrices", "all", "none")}
+names = list(f["none"])
+assert any(f["none"][n].ndim == 1 for n in names) and any(f["none"][n].ndim >= 2 for n in names), names
+for n in names:
+    same = np.array_equal(f["matrices"][n][()], f["none"][n][()])
+    assert same == (f["none"][n].ndim == 1), (n, f["none"][n].ndim, same)
+    assert not np.array_equal(f["all"][n][()], f["none"][n][()]), n
+PY
+  PARTS="exp_avg" LABEL="exact resume decay matrices W=2" resume_case 2 "${adamw[@]}" --set train.optimizer.decay=matrices
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same

@@ -125,6 +125,12 @@ typedef struct {
 // from the optimizer's restored step count alone.
 typedef enum { LR_CONSTANT = 0, LR_COSINE, LR_SCHEDULE_COUNT } LrScheduleKind;
 extern const char *const lr_schedule_names[LR_SCHEDULE_COUNT];
+// train.optimizer.decay: which elements weight decay applies to. matrices: the tensors of two
+// or more dimensions (every GEMM weight and the embeddings), not biases or LayerNorm's, as
+// nanoGPT's configure_optimizers (`p.dim() >= 2`).
+typedef enum { DECAY_ALL = 0, DECAY_MATRICES, DECAY_COUNT } DecayGroups;
+extern const char *const decay_group_names[DECAY_COUNT];
+
 typedef struct {
     LrScheduleKind kind;
     int warmup;         // train.warmup_updates
@@ -141,6 +147,7 @@ struct Optimizer {
     OptimizerHyper h;
     LrSchedule schedule;           // constant unless the trainer sets one
     double lr;                     // the rate of the update in progress (optimizer_step sets it)
+    const uint8_t *decay_mask;     // (P) host: 1 where weight decay applies (train.optimizer.decay: matrices); NULL: every element
     size_t P;
     int64_t steps;                 // updates applied (SGD: 0 = no momentum buffer yet; AdamW: bias correction's t)
     float *state[OPT_MAX_STATES];  // (P) each, in the backend's memory

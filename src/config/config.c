@@ -85,6 +85,8 @@ const Field config_fields[] = {
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
     OPTIMIZER_HYPERS(HYPER_KEY)
+    // Which tensors weight decay applies to (optimizer.h, DecayGroups): kept beside the rows above (one YAML block).
+    {"train.optimizer.decay", F_ENUM, OFF(train.decay), 0, 0, F_TRAJECTORY | F_DIGEST_DEFAULT, NULL, decay_group_names, DECAY_COUNT, "all", NULL},
     // The learning-rate schedule (optimizer.h, LrSchedule): constant by default, nanoGPT's cosine.
     {"train.lr_schedule", F_ENUM, OFF(train.schedule.kind), 0, 0, F_TRAJECTORY | F_DIGEST_DEFAULT, NULL, lr_schedule_names, LR_SCHEDULE_COUNT, "constant", NULL},
     {"train.warmup_updates", F_INT, OFF(train.schedule.warmup), 0, 1 << 24, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative integer (cosine: updates of linear warmup)", NULL, 0, "0", NULL},

@@ -14,6 +14,8 @@ const char *const optimizer_names[OPT_COUNT] = {[OPT_SGD] = "sgd", [OPT_ADAMW] =
 
 const char *const lr_schedule_names[LR_SCHEDULE_COUNT] = {[LR_CONSTANT] = "constant", [LR_COSINE] = "cosine"};
 
+const char *const decay_group_names[DECAY_COUNT] = {[DECAY_ALL] = "all", [DECAY_MATRICES] = "matrices"};
+
 double lr_schedule_rate(const LrSchedule *s, double lr, int64_t it) {
     if (s->kind == LR_CONSTANT) return lr;
     // nanoGPT's get_lr: linear warmup from lr/(warmup+1), min_lr past the decay, cosine between
