@@ -77,12 +77,12 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     if (cfg->train.grad_clip > 0 && ops->on_device && !t->staging)  // every rank's config: every rank stops
         return error("train.grad_clip (%g) needs the all-reduced gradient in host memory; under NCCL's device buffers set "
                      "it to 0", cfg->train.grad_clip), -1;
-    if (cfg->train.decay == DECAY_MATRICES) {  // the tensors of rank >= 2 (nanoGPT's p.dim() >= 2)
+    if (cfg->train.decay == DECAY_MATRICES) {  // the tensors of two or more dims of their own (model_tensor_is_matrix)
         if (ops->on_device)
             return error("train.optimizer.decay: matrices runs on the CPU backend only for now; set it to all for --backend cuda"), -1;
         t->decay_mask = xcalloc(t->m.total, 1);
         for (int k = 0; k < t->m.n_tensors; k++)
-            if (t->m.rank[k] >= 2) memset(t->decay_mask + t->m.offset[k], 1, t->m.size[k]);
+            if (model_tensor_is_matrix(&t->m, k)) memset(t->decay_mask + t->m.offset[k], 1, t->m.size[k]);
         t->opt->decay_mask = t->decay_mask;
     }
     t->opt->schedule = cfg->train.schedule;  // decay_updates 0: train.updates (set by now under train.epochs too)
