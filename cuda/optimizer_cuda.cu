@@ -46,7 +46,7 @@ static void cuda_upload(float *buf, const float *host, size_t n) {
 }
 
 static void sgd_step_cuda(const Optimizer *o, float *theta, const float *grad, float div) {
-    sgd_kernel<<<blocks(o->P, 256), 256>>>(theta, o->state[0], grad, o->P, div, (float)o->h.lr, (float)o->h.momentum,
+    sgd_kernel<<<blocks(o->P, 256), 256>>>(theta, o->state[0], grad, o->P, div, (float)o->lr, (float)o->h.momentum,
                                            (float)(1.0 - o->h.dampening), (float)o->h.weight_decay, o->steps > 1);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaDeviceSynchronize());

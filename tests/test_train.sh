@@ -67,6 +67,78 @@ assert set(o) == {'exp_avg', 'exp_avg_sq'} and o.attrs['name'] == b'adamw' and o
 assert (o['exp_avg_sq/w1'][()] > 0).any() and (o['exp_avg_sq/w1'][()] >= 0).all()" \
     && ok "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas" || bad "AdamW checkpoint: /optimizer/{exp_avg,exp_avg_sq}/<param>, attributes name, step, betas"
 }
+# train.lr_schedule: cosine (nanoGPT's get_lr, `it` the 0-based update): every update's rate
+# in the JSONL is the formula's, and a resume follows it bit for bit (the rate is a function
+# of the restored step count alone). Control: the same run at a constant rate ends elsewhere.
+cosine=(--set train.lr_schedule=cosine --set train.warmup_updates=3 --set train.lr_decay_updates=10 --set train.min_lr=0.001)
+case_cosine_w3() {
+  PARTS="exp_avg" LABEL="exact resume cosine AdamW W=3" resume_case 3 "${W3[@]}" "${adamw[@]}" "${cosine[@]}" || return
+  /usr/bin/python3 - outputs/train/continuous.jsonl <<'PY' && ok "cosine: the JSONL's lr of updates 1..12 is nanoGPT's get_lr(0..11)" || bad "cosine: the JSONL's lr of updates 1..12 is nanoGPT's get_lr(0..11)"
+import json, math, sys
+def get_lr(it, lr=0.01, warmup=3, decay=10, min_lr=0.001):
+    if it < warmup: return lr * (it + 1) / (warmup + 1)
+    if it > decay: return min_lr
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * (it - warmup) / (decay - warmup))) * (lr - min_lr)
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["step"] for r in rows] == list(range(1, 13)), rows
+for r in rows:
+    want = get_lr(r["step"] - 1)
+    assert abs(r["lr"] - want) <= 1e-8 * want, (r["step"], r["lr"], want)
+PY
+  rm -rf artifacts/cosine && mv artifacts/continuous artifacts/cosine
+  expect_rc "cosine: the constant rate's continuous run" 0 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --continuous
+  d=$(cmp_ckpt artifacts/cosine/step-0012 artifacts/continuous/step-0012) \
+    && bad "cosine: negative control — the constant rate's run differs" "— it still matched" \
+    || ok "cosine: negative control — the constant rate's run differs" "(max |dtheta| = $d)"
+  expect_rc "cosine: a resume under the constant schedule is refused" 2 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --resume artifacts/checkpoints/step-0006
+  expect_grep "cosine: the refusal names train.lr_schedule" 'train.lr_schedule' "$OUT"
+  expect_rc "cosine: lr_decay_updates <= warmup_updates refused" 2 one train --config "$cfg" "${adamw[@]}" "${cosine[@]}" --set train.lr_decay_updates=3
+  expect_grep "cosine: the refusal names both keys" 'train.lr_decay_updates \(3\) must exceed train.warmup_updates \(3\)' "$OUT"
+}
+# train.grad_clip: torch's clip_grad_norm_ on the all-reduced gradient. The norm before the
+# clip is in every JSONL line and the progress line; at 0.05 it is active (the norm above
+# it) and a resume stays bit-exact; control: the same run unclipped ends elsewhere.
+case_clip_w3() {
+  local clip=(--set train.grad_clip=0.05) d
+  PARTS="exp_avg" LABEL="exact resume clipped AdamW W=3" resume_case 3 "${W3[@]}" "${adamw[@]}" "${clip[@]}" || return
+  /usr/bin/python3 - outputs/train/continuous.jsonl <<'PY' && ok "clip: every JSONL line has grad_norm, above 0.05 (active) on every update" || bad "clip: every JSONL line has grad_norm, above 0.05 (active) on every update"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 12 and all(r["grad_norm"] > 0.05 for r in rows), [r.get("grad_norm") for r in rows]
+PY
+  expect_grep "clip: the progress line shows the norm" '  norm [0-9.]+  tokens' "$(ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" "${clip[@]}" --resume artifacts/checkpoints/step-0006 2>&1)"
+  rm -rf artifacts/clipped && mv artifacts/continuous artifacts/clipped
+  expect_rc "clip: the unclipped continuous run" 0 ddp 3 train --config "$cfg" "${W3[@]}" "${adamw[@]}" --continuous
+  grep -q grad_norm outputs/train/continuous.jsonl && bad "clip: off, no grad_norm in the JSONL" || ok "clip: off, no grad_norm in the JSONL"
+  d=$(cmp_ckpt artifacts/clipped/step-0012 artifacts/continuous/step-0012) \
+    && bad "clip: negative control — the unclipped run differs" "— it still matched" \
+    || ok "clip: negative control — the unclipped run differs" "(max |dtheta| = $d)"
+}
+# train.optimizer.decay: matrices: weight decay on the tensors of rank >= 2 only. After one
+# AdamW update from the same θ0 (the same gradient), a rank-1 tensor (bias) is bit-identical
+# to the run without weight decay and every rank-2 tensor differs from it; control: under
+# decay: all the biases differ too. Plus an exact resume under matrices.
+case_decay_matrices() {
+  local one_update=(--set train.updates=1 --set train.interrupt_at=0) g
+  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
+  for g in matrices all none; do
+    local set=(--set train.optimizer.decay=$g); [ $g = none ] && set=(--set train.optimizer.weight_decay=0)
+    rm -rf artifacts/checkpoints
+    expect_rc "decay $g: one update" 0 ddp 2 train --config "$cfg" "${adamw[@]}" "${set[@]}" "${one_update[@]}" || return
+    rm -rf "artifacts/$g" && cp -r artifacts/checkpoints/step-0001 "artifacts/$g"
+  done
+  /usr/bin/python3 - <<'PY' && ok "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs" || bad "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs"
+import h5py, numpy as np
+f = {g: h5py.File(f"artifacts/{g}/rank-0000.h5")["model"] for g in ("matrices", "all", "none")}
+names = list(f["none"])
+assert any(f["none"][n].ndim == 1 for n in names) and any(f["none"][n].ndim >= 2 for n in names), names
+for n in names:
+    same = np.array_equal(f["matrices"][n][()], f["none"][n][()])
+    assert same == (f["none"][n].ndim == 1), (n, f["none"][n].ndim, same)
+    assert not np.array_equal(f["all"][n][()], f["none"][n][()]), n
+PY
+  PARTS="exp_avg" LABEL="exact resume decay matrices W=2" resume_case 2 "${adamw[@]}" --set train.optimizer.decay=matrices
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same

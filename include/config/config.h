@@ -129,6 +129,9 @@ typedef struct {
         OverlapKind overlap;            // when the gradient all-reduce runs; the same bits either way
         OptimizerKind optimizer;        // train.optimizer.name
         OptimizerHyper hyper;           // train.optimizer.<field>: the hyper-parameter table (optimizer.h)
+        DecayGroups decay;              // train.optimizer.decay: which tensors weight decay applies to
+        double grad_clip;               // train.grad_clip: the global gradient norm's ceiling (0: off)
+        LrSchedule schedule;            // train.lr_schedule and its keys (decay_updates 0: train.updates; optimizer.h)
         FirstLayer first_layer;         // how the first layer is computed: not the trajectory's model
         char init_from[PATH_MAX_LEN];   // θ0 from a Hugging Face GPT-2 directory ("": the seed's init)
     } train;

@@ -23,6 +23,8 @@ typedef enum { F_INT, F_U32, F_DOUBLE, F_ENUM, F_BANDS, F_PATH, F_PAIR } FieldTy
                         // not in config_result_digest, so a report or a curve stays this config's whatever they are
 #define F_CORPUS 256     // in the corpus lock (corpus.h5's: the content and the rules that cut it), any data.source
 #define F_CORPUS_SYNTHETIC 512 // in the corpus lock of a synthetic corpus only (the keys that generate it)
+#define F_DIGEST_DEFAULT 1024  // a key added after digests were recorded: at its default (its value's text is
+                               // `def`) it enters no digest, so every digest recorded before it still holds
 
 typedef struct {
     const char *key;  // dotted key as in the YAML

@@ -120,10 +120,34 @@ typedef struct {
     OptimizerStepFn step[OPT_COUNT];
 } OptimizerOps;
 
+// The learning-rate schedule (train.lr_schedule and its keys; docs/config.md): the rate of
+// update `it` (0-based) is a pure function of it, so a resume, elastic or not, follows it
+// from the optimizer's restored step count alone.
+typedef enum { LR_CONSTANT = 0, LR_COSINE, LR_SCHEDULE_COUNT } LrScheduleKind;
+extern const char *const lr_schedule_names[LR_SCHEDULE_COUNT];
+// train.optimizer.decay: which elements weight decay applies to. matrices: the tensors of two
+// or more dimensions (every GEMM weight and the embeddings), not biases or LayerNorm's, as
+// nanoGPT's configure_optimizers (`p.dim() >= 2`).
+typedef enum { DECAY_ALL = 0, DECAY_MATRICES, DECAY_COUNT } DecayGroups;
+extern const char *const decay_group_names[DECAY_COUNT];
+
+typedef struct {
+    LrScheduleKind kind;
+    int warmup;         // train.warmup_updates
+    int decay_updates;  // train.lr_decay_updates, resolved (0 there: train.updates)
+    double min_lr;      // train.min_lr
+} LrSchedule;
+// The rate of update `it` under base rate lr: constant: lr itself (the same double, so the
+// bits of a run without a schedule); cosine: nanoGPT's get_lr, in double.
+double lr_schedule_rate(const LrSchedule *s, double lr, int64_t it);
+
 struct Optimizer {
     OptimizerKind kind;
     const OptimizerOps *ops;
     OptimizerHyper h;
+    LrSchedule schedule;           // constant unless the trainer sets one
+    double lr;                     // the rate of the update in progress (optimizer_step sets it)
+    const uint8_t *decay_mask;     // (P) host: 1 where weight decay applies (train.optimizer.decay: matrices); NULL: every element
     size_t P;
     int64_t steps;                 // updates applied (SGD: 0 = no momentum buffer yet; AdamW: bias correction's t)
     float *state[OPT_MAX_STATES];  // (P) each, in the backend's memory

@@ -93,6 +93,10 @@ static inline const ModelRow *model_row(const ModelShape *m) { return model_rows
 
 // The config's model (model.*, data.vocab_size, data.max_length), its row's tensors.
 void model_shape(ModelShape *m, const Config *cfg);
+// 1 when tensor k is a matrix of its own (two or more dimensions besides a stacked block
+// axis): what weight decay applies to under train.optimizer.decay: matrices (nanoGPT's
+// p.dim() >= 2: every GEMM weight and the embeddings, not biases or LayerNorm's).
+int model_tensor_is_matrix(const ModelShape *m, int k);
 // For a row's shape: appends tensor `name` (rank 1..3, dims d0 d1 d2; unused dims 1).
 void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2);
 void model_add_field(ModelShape *m, const char *key, long long value);

@@ -42,6 +42,7 @@ typedef struct {
     Batch *micro;        // (A)
     CountExchange counts;  // the count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
+    uint8_t *decay_mask; // (P) train.optimizer.decay: matrices: 1 on the tensors of rank >= 2; NULL: all
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
     int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)
     Prefetch prefetch;   // on an on-disk corpus: the next window's chunks, read while this one computes
@@ -68,6 +69,8 @@ typedef struct {
     double t_data;        // of t_draw, the time spent waiting for corpus reads (on disk; 0 in memory)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)
+    double grad_norm;     // trainer_update: ‖g‖ of the averaged gradient before clipping (train.grad_clip > 0; else NaN)
+    double lr;            // trainer_update: the learning rate this update applied (train.lr_schedule)
 } WindowStats;
 
 // Sets up the trainer at step 0 from θ (P). The corpus must outlive it.

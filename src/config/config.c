@@ -88,6 +88,15 @@ const Field config_fields[] = {
     {"train.optimizer.name", F_ENUM, OFF(train.optimizer), 0, 0, F_TRAJECTORY, NULL, optimizer_names, OPT_COUNT, "sgd", NULL},
     // train.optimizer.<field>: one row per hyper-parameter, from optimizer.h's table.
     OPTIMIZER_HYPERS(HYPER_KEY)
+    // Which tensors weight decay applies to (optimizer.h, DecayGroups): kept beside the rows above (one YAML block).
+    {"train.optimizer.decay", F_ENUM, OFF(train.decay), 0, 0, F_TRAJECTORY | F_DIGEST_DEFAULT, NULL, decay_group_names, DECAY_COUNT, "all", NULL},
+    // The learning-rate schedule (optimizer.h, LrSchedule): constant by default, nanoGPT's cosine.
+    {"train.lr_schedule", F_ENUM, OFF(train.schedule.kind), 0, 0, F_TRAJECTORY | F_DIGEST_DEFAULT, NULL, lr_schedule_names, LR_SCHEDULE_COUNT, "constant", NULL},
+    {"train.warmup_updates", F_INT, OFF(train.schedule.warmup), 0, 1 << 24, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative integer (cosine: updates of linear warmup)", NULL, 0, "0", NULL},
+    {"train.min_lr", F_DOUBLE, OFF(train.schedule.min_lr), 0, 1e6, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative number (cosine: the rate past train.lr_decay_updates)", NULL, 0, "0", NULL},
+    {"train.lr_decay_updates", F_INT, OFF(train.schedule.decay_updates), 0, 1 << 24, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative integer (cosine: the update where the decay ends; 0: train.updates)", NULL, 0, "0", NULL},
+    // torch's clip_grad_norm_ on the all-reduced gradient (trainer_update).
+    {"train.grad_clip", F_DOUBLE, OFF(train.grad_clip), 0, 1e6, F_TRAJECTORY | F_DIGEST_DEFAULT, "a non-negative number (the global gradient norm's ceiling; 0: off)", NULL, 0, "0", NULL},
     // Where θ0 comes from: the seed's init, or a Hugging Face GPT-2 directory (model/hf.h).
     {"train.init_from", F_PATH, OFF(train.init_from), 0, 0, F_TRAJECTORY | F_OPTIONAL, "a Hugging Face GPT-2 directory, or '' (the seed's init)", NULL, 0, "", NULL},
     // A computation strategy, not the model: a checkpoint resumes under either (the bits differ).
@@ -422,6 +431,11 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->train.epochs && cfg->train.sampler != SAMPLER_GLOBAL)
         return yaml_fail(&ctx, "%s: train.epochs (%d) needs train.sampler: global (the bands sampler draws with replacement: "
                          "it has no epochs; count train.updates instead)", src, cfg->train.epochs);
+    const LrSchedule *ls = &cfg->train.schedule;
+    int decay_end = ls->decay_updates ? ls->decay_updates : cfg->train.epochs ? ls->warmup + 1 : cfg->train.updates;
+    if (ls->kind == LR_COSINE && decay_end <= ls->warmup)
+        return yaml_fail(&ctx, "%s: train.lr_decay_updates (%d%s) must exceed train.warmup_updates (%d) under train.lr_schedule: "
+                         "cosine", src, decay_end, ls->decay_updates ? "" : ", from train.updates", ls->warmup);
     if (cfg->train.interrupt_at > cfg->train.updates && !cfg->train.epochs)
         return yaml_fail(&ctx, "%s: train.interrupt_at (%d) must not exceed train.updates (%d)", src, cfg->train.interrupt_at,
                     cfg->train.updates);

@@ -153,6 +153,7 @@ static void digest_fields(const Config *cfg, int except, char out[65]) {
         if (!strncmp(config_fields[i].key, "paths.", 6) || (config_fields[i].flags & except)) continue;
         char v[VALUE_MAX];
         field_value(cfg, &config_fields[i], v, sizeof v);
+        if (config_fields[i].flags & F_DIGEST_DEFAULT && !strcmp(v, config_fields[i].def)) continue;
         sha256_add(h, config_fields[i].key, strlen(config_fields[i].key) + 1);  // NUL-separated: no two texts meet
         sha256_add(h, v, strlen(v) + 1);
     }

@@ -12,6 +12,20 @@
 
 const char *const optimizer_names[OPT_COUNT] = {[OPT_SGD] = "sgd", [OPT_ADAMW] = "adamw"};
 
+const char *const lr_schedule_names[LR_SCHEDULE_COUNT] = {[LR_CONSTANT] = "constant", [LR_COSINE] = "cosine"};
+
+const char *const decay_group_names[DECAY_COUNT] = {[DECAY_ALL] = "all", [DECAY_MATRICES] = "matrices"};
+
+double lr_schedule_rate(const LrSchedule *s, double lr, int64_t it) {
+    if (s->kind == LR_CONSTANT) return lr;
+    // nanoGPT's get_lr: linear warmup from lr/(warmup+1), min_lr past the decay, cosine between
+    if (it < s->warmup) return lr * (double)(it + 1) / (double)(s->warmup + 1);
+    if (it > s->decay_updates) return s->min_lr;
+    double ratio = (double)(it - s->warmup) / (double)(s->decay_updates - s->warmup);
+    double coeff = 0.5 * (1.0 + cos(M_PI * ratio));
+    return s->min_lr + coeff * (lr - s->min_lr);
+}
+
 const OptimizerRow optimizers[OPT_COUNT] = {
     [OPT_SGD] = {.n_states = 1, .state_names = {"momentum"}, .step_is_update = 1},
     [OPT_ADAMW] = {.n_states = 2, .state_names = {"exp_avg", "exp_avg_sq"}, .nonnegative = {0, 1}, .step_is_update = 1},
@@ -69,6 +83,7 @@ void optimizer_free(Optimizer *o) {
 
 void optimizer_step(Optimizer *o, float *theta, const float *grad, float grad_div) {
     o->steps++;
+    o->lr = lr_schedule_rate(&o->schedule, o->h.lr, o->steps - 1);
     o->ops->step[o->kind](o, theta, grad, grad_div);
 }
 
@@ -100,11 +115,11 @@ int optimizer_state_index(OptimizerKind kind, const char *name) {
 
 void adamw_scalars(const Optimizer *o, AdamWScalars *s) {
     double t = (double)o->steps;
-    s->decay = (float)(1.0 - o->h.lr * o->h.weight_decay);
+    s->decay = (float)(1.0 - o->lr * o->h.weight_decay);
     double beta1 = o->h.betas[0], beta2 = o->h.betas[1];
     s->beta1 = (float)beta1, s->beta2 = (float)beta2;
     s->one_minus_beta1 = (float)(1.0 - beta1), s->one_minus_beta2 = (float)(1.0 - beta2);
-    s->step_size = (float)(o->h.lr / (1.0 - pow(beta1, t)));
+    s->step_size = (float)(o->lr / (1.0 - pow(beta1, t)));
     s->bias2_sqrt = (float)sqrt(1.0 - pow(beta2, t));
     s->eps = (float)o->h.eps;
 }

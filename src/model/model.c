@@ -25,6 +25,13 @@ void model_shape(ModelShape *m, const Config *cfg) {
     if (!m->tail) m->tail = m->total;
 }
 
+int model_tensor_is_matrix(const ModelShape *m, int k) {
+    // The GPT stacks its blocks: every tensor but wte and wpe has n_layer as its first
+    // dimension, which is not one of the tensor's own (ln1w is a vector per block).
+    int stacked = m->kind == MODEL_GPT && strcmp(m->name[k], "wte") != 0 && strcmp(m->name[k], "wpe") != 0;
+    return m->rank[k] - stacked >= 2;
+}
+
 void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2) {
     ASSERT(m->n_tensors < MODEL_MAX_TENSORS && rank >= 1 && rank <= MODEL_MAX_DIMS);
     int i = m->n_tensors++;

@@ -77,6 +77,9 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                           "token_accuracy", json_num(e->accuracy), "tokens", (json_int_t)e->tokens,
                                           "sequences", (json_int_t)e->sequences, "seconds", seconds_us(e->seconds)));
         }
+        if (record) json_object_set_new(record, "lr", json_num(ws->lr));  // the schedule's rate of this update
+        if (record && !isnan(ws->grad_norm))  // train.grad_clip: the global norm before the clip
+            json_object_set_new(record, "grad_norm", json_num(ws->grad_norm));
         if (p->config_digest[0] && record) json_object_set_new(record, "config_digest", json_string(p->config_digest));
         // A failed write shows in the stream's error flag, which the caller checks (log_check).
         json_write_line(jsonl, record, 9);
@@ -87,12 +90,13 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
         char eta_text[32];
         format_duration(eta_text, sizeof eta_text, eta);
         int width = snprintf(NULL, 0, "%d", p->updates);
-        char val[96] = "";
+        char val[96] = "", norm[40] = "";
+        if (!isnan(ws->grad_norm)) snprintf(norm, sizeof norm, "  norm %.4f", ws->grad_norm);
         if (p->eval && isnan(p->eval->bits_per_byte))
             snprintf(val, sizeof val, "  val %.5f (%.4f bits/token)", p->eval->loss, p->eval->bits_per_token);
         else if (p->eval) snprintf(val, sizeof val, "  val %.5f (%.4f bits/byte)", p->eval->loss, p->eval->bits_per_byte);
-        say("  step %*d/%d  loss %.5f  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s%s\n", width, p->step,
-            p->updates, ws->loss, (long long)ws->global.tokens, tokens_per_s, ms, eta_text, val);
+        say("  step %*d/%d  loss %.5f  lr %.3e%s  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s%s\n", width, p->step,
+            p->updates, ws->loss, ws->lr, norm, (long long)ws->global.tokens, tokens_per_s, ms, eta_text, val);
         p->last_print = now;
         p->last_print_step = p->step;
     }

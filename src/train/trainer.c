@@ -74,6 +74,19 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
     ops->set_params(t->cc, theta0);
     t->opt = optimizer_create(cfg->train.optimizer, &cfg->train.hyper, ops->optimizer, t->m.total);
+    if (cfg->train.grad_clip > 0 && ops->on_device && !t->staging)  // every rank's config: every rank stops
+        return error("train.grad_clip (%g) needs the all-reduced gradient in host memory; under NCCL's device buffers set "
+                     "it to 0", cfg->train.grad_clip), -1;
+    if (cfg->train.decay == DECAY_MATRICES) {  // the tensors of two or more dims of their own (model_tensor_is_matrix)
+        if (ops->on_device)
+            return error("train.optimizer.decay: matrices runs on the CPU backend only for now; set it to all for --backend cuda"), -1;
+        t->decay_mask = xcalloc(t->m.total, 1);
+        for (int k = 0; k < t->m.n_tensors; k++)
+            if (model_tensor_is_matrix(&t->m, k)) memset(t->decay_mask + t->m.offset[k], 1, t->m.size[k]);
+        t->opt->decay_mask = t->decay_mask;
+    }
+    t->opt->schedule = cfg->train.schedule;  // decay_updates 0: train.updates (set by now under train.epochs too)
+    if (!t->opt->schedule.decay_updates) t->opt->schedule.decay_updates = cfg->train.updates;
     // The overlap needs the backend's tail hook and a bucketed host reduction (else one
     // all-reduce after the backward, as with train.overlap: none).
     t->test.partition_drop = getenv("DDPTOK_TEST_PARTITION_DROP") != NULL;
@@ -110,6 +123,7 @@ void trainer_free(Trainer *t) {
     free(t->last);
     count_exchange_free(&t->counts);
     free(t->staging);
+    free(t->decay_mask);
     sampler_free(&t->sampler);
     memset(t, 0, sizeof *t);
 }
@@ -269,6 +283,24 @@ int all_finite(const float *x, size_t n) {
     return isfinite(sum);
 }
 
+// torch.nn.utils.clip_grad_norm_ on the averaged gradient g = grad/grad_div: ‖g‖ summed in
+// double in index order over the host copy every rank holds after the all-reduce (the same
+// bits on every rank, so the same norm and the same coefficient), then, where
+// c / (‖g‖ + 1e-6) < 1, every element scaled by it. Returns ‖g‖ before the clip.
+static double clip_global(float *grad, size_t P, float div, double c) {
+    double ss = 0;
+    for (size_t i = 0; i < P; i++) {
+        double g = (double)(grad[i] / div);
+        ss += g * g;
+    }
+    double norm = sqrt(ss), coef = c / (norm + 1e-6);
+    if (coef < 1.0) {
+        float f = (float)coef;
+        for (size_t i = 0; i < P; i++) grad[i] *= f;
+    }
+    return norm;
+}
+
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
     if (rc) return rc;
@@ -279,9 +311,15 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     const float *host_grad = t->staging ? t->staging : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
     ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
     if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
-    double t0 = now_seconds();  // 6. step
+    double t0 = now_seconds();  // 6. clip (train.grad_clip) and step
+    ws->grad_norm = NAN;
+    if (t->cfg->train.grad_clip > 0) {
+        ws->grad_norm = clip_global((float *)host_grad, t->m.total, t->grad_div, t->cfg->train.grad_clip);
+        if (t->staging) t->ops->set_grad(t->cc, t->staging);
+    }
     optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
     t->step++;
+    ws->lr = t->opt->lr;
     ws->t_optimizer = now_seconds() - t0;
     ws->seconds += ws->t_optimizer;
     return 0;
