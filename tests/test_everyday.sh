@@ -316,3 +316,39 @@ case_own_text_by_pasting() {
     && ok "own text: a figure of its training and validation loss, in its own outputs-fortunes/" || bad "own text: a figure of its training and validation loss, in its own outputs-fortunes/"
   [ -f outputs/data/corpus.h5 ] && [ ! -e outputs/figure.png ] && ok "own text: the protocol's outputs/ untouched beside it" || bad "own text: the protocol's outputs/ untouched beside it"
 }
+
+# Issue 38.2: a second config in a directory gets the way out from every command, the
+# protocol script included: its own directories (the two --set), printed; the protocol run
+# as printed passes beside the first config's results, which stay as they were; the README's
+# GPT block runs as written in a checkout where the MLP's protocol ran.
+case_second_config_way_out() {
+  local gpt="$CONFIGS/gpt-tiny.yaml" rc cmd sums
+  # The checkout as the README's commands see it: ./ddptok, run/, configs/.
+  ln -s "$ROOT/ddptok" ddptok && ln -s "$ROOT/run" run && ln -s "$ROOT/configs" configs
+  one prepare --config "$CONFIGS/minimum.yaml" >/dev/null || { bad "the MLP's prepare"; return; }
+  sums=$(sha256sum outputs/data/*)
+  expect_rc "another config's results here: clean refuses (exit 2)" 2 one clean --scope generated --dry-run --config "$gpt"
+  expect_grep "clean names this config's own directories" 'own directories instead, add `--set paths\.outputs=outputs-gpt-tiny --set paths\.artifacts=artifacts-gpt-tiny`' "$OUT"
+  expect_rc "another config's results here: export refuses (exit 2)" 2 one export --config "$gpt" --format hf
+  expect_grep "export with its own directories still empty: the way out starts at prepare" 'starting with its corpus: run `[^`]*ddptok prepare --config [^ ]*gpt-tiny\.yaml --set paths\.outputs=outputs-gpt-tiny --set paths\.artifacts=artifacts-gpt-tiny`' "$OUT"
+  expect_rc "another config's results here: protocol.sh stops (exit 2)" 2 timeout 120 bash run/protocol.sh configs/gpt-tiny.yaml
+  cmd=$(sed -n 's/^protocol.sh: give .* its own directories here: \(bash .*--set paths\.artifacts=artifacts-gpt-tiny\) (and add .*/\1/p' <<<"$OUT")
+  [ -n "$cmd" ] && ok "protocol.sh prints its own command with this config's own directories" "($cmd)" \
+    || { bad "protocol.sh prints its own command with this config's own directories" "— $(tail -2 <<<"$OUT")"; return; }
+  OUT=$(timeout 600 bash -c "$cmd" 2>&1); rc=$?
+  [ $rc -eq 0 ] && grep -q '^protocol: OK$' <<<"$OUT" && grep -qE '^  resume \(step 100\) +max \|dtheta\| = 0 +ok' <<<"$OUT" \
+    && ok "protocol.sh as printed: every proof of the GPT holds in its own directories" || { bad "protocol.sh as printed: every proof of the GPT holds in its own directories" "— exit $rc: $(tail -3 <<<"$OUT")"; return; }
+  [ -f outputs-gpt-tiny/report.json ] && [ -d outputs-gpt-tiny/matrix/W3-A2 ] && [ ! -e outputs/report.json ] && [ "$(sha256sum outputs/data/*)" = "$sums" ] \
+    && ok "the GPT's report and matrix in its own outputs-gpt-tiny/, the MLP's corpus untouched" || bad "the GPT's report and matrix in its own outputs-gpt-tiny/, the MLP's corpus untouched"
+  # The README's GPT block, as written, from the start (its own directories removed first: its
+  # protocol line would refuse the earlier run's results without --force).
+  local block; block=$(awk '/^## A GPT/{g=1} g && /^```sh$/{b=1; next} b && /^```$/{exit} b' "$ROOT/README.md")
+  grep -q 'run/protocol.sh configs/gpt-tiny.yaml \$G' <<<"$block" || { bad "the README's GPT block found" "— $block"; return; }
+  rm -rf outputs-gpt-tiny artifacts-gpt-tiny
+  OUT=$(timeout 900 bash -euc "$block" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -f outputs-gpt-tiny/hf/config.json ] && [ -f outputs-gpt-tiny/hf/model.safetensors ] && [ -f outputs-gpt-tiny/generate.json ] \
+    && grep -q '^train (interrupted): done at step 50' <<<"$OUT" \
+    && ok "the README's GPT block runs as written where the MLP's protocol ran" "($(wc -l <<<"$block") lines)" \
+    || bad "the README's GPT block runs as written where the MLP's protocol ran" "— exit $rc: $(tail -4 <<<"$OUT")"
+  expect_grep "generate names the outputs directory it wrote" '; the ids: outputs-gpt-tiny/generate\.json$' "$OUT"
+}
