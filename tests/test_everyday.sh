@@ -352,3 +352,20 @@ case_second_config_way_out() {
     || bad "the README's GPT block runs as written where the MLP's protocol ran" "— exit $rc: $(tail -4 <<<"$OUT")"
   expect_grep "generate names the outputs directory it wrote" '; the ids: outputs-gpt-tiny/generate\.json$' "$OUT"
 }
+
+# Issue 38.3: configs/fortunes-gpt.yaml trains any text imported so (the global sampler, as
+# fortunes.yaml): a folder of a few whole files trains; the control, the same import under the
+# bands sampler, is refused, and a refused import publishes nothing.
+case_fortunes_gpt_any_text() {
+  local g="$CONFIGS/fortunes-gpt.yaml" f
+  mkdir -p txt
+  for f in GPL-3 Apache-2.0 BSD; do [ -f "/usr/share/common-licenses/$f" ] || { skip "$CASE" "/usr/share/common-licenses/$f is not there (base-files)"; return; }; cp "/usr/share/common-licenses/$f" txt/; done
+  expect_rc "fortunes-gpt.yaml: a folder of three whole files imports" 0 one import --config "$g" --format bytes --input txt
+  expect_rc "fortunes-gpt.yaml: and trains (W = 2, 4 updates)" 0 ddp 2 train --config "$g" --set train.updates=4 --set train.eval_every=0
+  expect_rc "the control: the same import under the bands sampler is refused" 2 one import --config "$g" --set train.sampler=bands \
+    --set paths.outputs=bands --set paths.artifacts=bands-a --format bytes --input txt
+  expect_grep "the refusal says what the sampler needs and that nothing was published" \
+    'holds no train sequence: --set train.sampler=global.*nothing published \(bands/data/corpus\.h5 removed again\)' "$(tr '\n' ' ' <<<"$OUT")"
+  [ ! -e bands/data/corpus.h5 ] && [ ! -e bands/data/plan.h5 ] && ok "a refused import leaves no corpus.h5 nor plan.h5" \
+    || bad "a refused import leaves no corpus.h5 nor plan.h5" "— $(ls bands/data 2>&1)"
+}
