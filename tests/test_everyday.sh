@@ -369,3 +369,24 @@ case_fortunes_gpt_any_text() {
   [ ! -e bands/data/corpus.h5 ] && [ ! -e bands/data/plan.h5 ] && ok "a refused import leaves no corpus.h5 nor plan.h5" \
     || bad "a refused import leaves no corpus.h5 nor plan.h5" "— $(ls bands/data 2>&1)"
 }
+
+# Issue 38.4: shards without a test split (llm.c's: train and val): train's closing hint is
+# `evaluate --split validation`, which runs as printed; a plain evaluate, refused there, names
+# that first. The control: a corpus with a test split keeps the plain `evaluate`.
+case_no_test_split_hint() {
+  local f="$CONFIGS/fortunes.yaml" i cmd
+  [ -f /usr/share/common-licenses/GPL-3 ] || { skip "$CASE" "/usr/share/common-licenses/GPL-3 is not there (base-files)"; return; }
+  mkdir -p shards && sed -n '1,400p' /usr/share/common-licenses/GPL-3 > shards/text_train.txt && sed -n '401,600p' /usr/share/common-licenses/GPL-3 > shards/text_val.txt
+  local s=(--config "$f" --set train.updates=4)
+  expect_rc "train and val shards import with --split-from-names" 0 one import "${s[@]}" --format bytes --delimiter '\n\n' --input shards --split-from-names
+  expect_rc "and train (4 updates)" 0 ddp 2 train "${s[@]}"
+  cmd=$(sed -n 's/^train: to evaluate the step-4 model, run `\(.*\)`$/\1/p' <<<"$OUT")
+  expect_grep "no test split: train's closing hint is evaluate --split validation" 'evaluate .*--split validation' "$cmd"
+  OUT=$(timeout 120 bash -c "$cmd" 2>&1) && ok "the hint runs as printed" "($cmd)" || bad "the hint runs as printed" "— $cmd: $(tail -2 <<<"$OUT")"
+  expect_rc "a plain evaluate there is refused" 2 one evaluate "${s[@]}"
+  expect_grep "its refusal names the split the data has first" 'no test loss to report; score the validation split: run `[^`]*evaluate [^`]*--split validation`; or import again .*--split-from-names: an input named test' "$OUT"
+  rm -rf outputs artifacts
+  for i in $(seq 1 60); do printf 'document %d of a corpus that has all three splits, with enough text to learn from\n\n' "$i"; done > all.txt
+  one import "${s[@]}" --format bytes --delimiter '\n\n' --input all.txt >/dev/null && ddp 2 train "${s[@]}" >/dev/null 2>&1; OUT=$(ddp 2 train "${s[@]}" --fresh 2>&1)
+  expect_grep "the control: with a test split, the hint is the plain evaluate" '^train: to evaluate the step-4 model, run `[^`]*evaluate --config [^ ]*fortunes\.yaml --set train\.updates=4`$' "$OUT"
+}
