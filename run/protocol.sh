@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run/protocol.sh — the whole tutorial, in order, with 2 MPI ranks, ending with the
-# balance table. Usage: bash run/protocol.sh [--force] [CONFIG] (default configs/minimum.yaml).
-# Writes under outputs/ and artifacts/ of the current directory (the config's paths.*).
+# balance table. Usage: bash run/protocol.sh [--force] [CONFIG] [--set KEY=VALUE]...
+# (default configs/minimum.yaml; each --set goes to every command, as ddptok's own).
+# Writes under outputs/ and artifacts/ of the current directory (the config's paths.*): where
+# another config's results are there, it prints the two --set that give this one its own.
 # It never removes results it did not make in this run: when ddptok's generated files are
 # already there (an earlier run), it stops before doing anything and says so; --force
 # removes them first, listing each (`ddptok clean --scope generated`: only what ddptok recorded
@@ -11,10 +13,19 @@
 # bit-exact, the empty window is rejected by all ranks, and the model beats the unigram
 # baseline.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-FORCE=0
-[ "${1:-}" = --force ] && { FORCE=1; shift; }
-CONFIG=${1:-$ROOT/configs/minimum.yaml}
+ROOT=$(cd -P "$(dirname "$0")/.." && pwd)
+FORCE=0 CONFIG= SETS=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --force) FORCE=1 ;;
+    --set) [ $# -ge 2 ] || { echo "protocol.sh: --set needs KEY=VALUE" >&2; exit 2; }; SETS+=(--set "$2"); shift ;;
+    --set=*) SETS+=(--set "${1#--set=}") ;;
+    -*) echo "protocol.sh: unknown option $1 (usage: bash run/protocol.sh [--force] [CONFIG] [--set KEY=VALUE]...)" >&2; exit 2 ;;
+    *) [ -z "$CONFIG" ] || { echo "protocol.sh: one config only ($CONFIG, then $1)" >&2; exit 2; }; CONFIG=$1 ;;
+  esac
+  shift
+done
+CONFIG=${CONFIG:-$ROOT/configs/minimum.yaml}
 NP=${DDPTOK_NP:-2}
 
 bash "$ROOT/run/install-deps.sh"
@@ -36,8 +47,19 @@ step() { echo; echo "== $*"; }
 # A path where the protocol writes that ddptok did not make (a user's file, a link, an older
 # ddptok's results without a record) is never removed: clean lists it (exit 1) and the
 # protocol stops rather than write over it.
-dry_rc=0
-dry=$("$DDPTOK" clean --scope generated --dry-run --config "$CONFIG") || dry_rc=$?
+# The config's own outputs directory, as every command resolves it (the report is read there).
+OUTDIR=$("$DDPTOK" config --config "$CONFIG" "${SETS[@]}" | sed -n 's/^paths\.outputs: "\(.*\)"  *#.*/\1/p')
+[ -n "$OUTDIR" ] || exit 2  # config said why
+dry_rc=0 dry_err=$(mktemp)
+dry=$("$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" "${SETS[@]}" 2>"$dry_err") || dry_rc=$?
+cat "$dry_err" >&2
+# Another config's results here: the same protocol in directories of this config's own, as
+# clean names them (the two --set), is the way on.
+own=$(grep -oE -- "--set paths\.outputs=[^ ]+ --set paths\.artifacts=[^ \`]+" "$dry_err" | head -1 || true); rm -f "$dry_err"
+if [ "$dry_rc" = 2 ] && [ -n "$own" ]; then
+  echo "protocol.sh: give $CONFIG its own directories here: bash $0 $CONFIG ${SETS[*]:+${SETS[*]} }$own (and add those two --set to the commands after it), or run it in another directory" >&2
+  exit 2
+fi
 [ "$dry_rc" -le 1 ] || exit "$dry_rc"  # clean said why (a bad config)
 if [ "$dry_rc" = 1 ]; then
   grep '^left: ' <<<"$dry" >&2
@@ -46,7 +68,7 @@ if [ "$dry_rc" = 1 ]; then
 fi
 earlier=$(tail -1 <<<"$dry" | sed -E 's/^clean: ([0-9]+) .*/\1/')
 if [ "$earlier" != 0 ] && [ "$FORCE" = 0 ]; then
-  echo "protocol.sh: $(pwd) already holds results of an earlier run ($earlier path(s): ddptok clean --scope generated --dry-run --config $CONFIG lists them): run it in another directory, or with --force to remove them first" >&2
+  echo "protocol.sh: $(pwd) already holds results of an earlier run ($earlier path(s): ddptok clean --scope generated --dry-run --config $CONFIG${SETS[*]:+ ${SETS[*]}} lists them): run it in another directory, or with --force to remove them first" >&2
   exit 2
 fi
 # --force removes only what ddptok recorded making, each path listed before it goes (a trained
@@ -55,15 +77,15 @@ if [ "$earlier" != 0 ]; then
   echo "protocol.sh --force: removing the $earlier path(s) an earlier run of ddptok made here:" >&2
   grep '^would remove ' <<<"$dry" | sed 's/^would remove /  /' >&2
 fi
-step "clean";              "$DDPTOK" clean --scope generated --config "$CONFIG" | tail -1
-step "prepare";            "$DDPTOK" prepare --config "$CONFIG"
-step "reference";          "$DDPTOK" reference --config "$CONFIG"
-step "check-loss";         "$DDPTOK" check-loss --config "$CONFIG"
-step "check-env";          "${MPIRUN[@]}" "$DDPTOK" check-env --config "$CONFIG"
-step "parity";             "${MPIRUN[@]}" "$DDPTOK" parity --config "$CONFIG"
-step "train (interrupted)"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG"
-step "train --continuous"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --continuous
-step "train --resume";     "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" --resume latest
+step "clean";              "$DDPTOK" clean --scope generated --config "$CONFIG" "${SETS[@]}" | tail -1
+step "prepare";            "$DDPTOK" prepare --config "$CONFIG" "${SETS[@]}"
+step "reference";          "$DDPTOK" reference --config "$CONFIG" "${SETS[@]}"
+step "check-loss";         "$DDPTOK" check-loss --config "$CONFIG" "${SETS[@]}"
+step "check-env";          "${MPIRUN[@]}" "$DDPTOK" check-env --config "$CONFIG" "${SETS[@]}"
+step "parity";             "${MPIRUN[@]}" "$DDPTOK" parity --config "$CONFIG" "${SETS[@]}"
+step "train (interrupted)"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" "${SETS[@]}"
+step "train --continuous"; "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" "${SETS[@]}" --continuous
+step "train --resume";     "${MPIRUN[@]}" "$DDPTOK" train --config "$CONFIG" "${SETS[@]}" --resume latest
 # The negative-control matrix: W in {2, 3} x A in {1, 2}, the balanced case (every
 # sequence carries 10 labels, so every rank the same count) and the sequence unit; each
 # cell in outputs/matrix/<cell>/.
@@ -73,21 +95,21 @@ for cell in "W2-A1 2 --set train.accumulation=1" "W2-A2 2" \
             "balanced-W2-A2 2 --set data.max_labels=10" \
             "sequence-W2-A2 2 --set train.loss_unit=sequence --set train.normalization=global-sequence --set data.unsupervised_prefix=40"; do
   read -r name np extra <<<"$cell"
-  sets=(--set paths.outputs=outputs/matrix/$name --set paths.artifacts=outputs/matrix/$name --set train.world_size=$np $extra)
+  sets=("${SETS[@]}" --set paths.outputs=$OUTDIR/matrix/$name --set paths.artifacts=$OUTDIR/matrix/$name --set train.world_size=$np $extra)
   read -r -a run <<<"$(mpirun_np "$np")"
   "$DDPTOK" prepare --config "$CONFIG" "${sets[@]}" >/dev/null
   "$DDPTOK" reference --config "$CONFIG" "${sets[@]}" >/dev/null
   "${run[@]}" "$DDPTOK" parity --config "$CONFIG" "${sets[@]}" | tail -1 | sed "s/^/  $name: /"
 done
-step "check-empty";        "${MPIRUN[@]}" "$DDPTOK" check-empty --config "$CONFIG"
-step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG" --protocol
+step "check-empty";        "${MPIRUN[@]}" "$DDPTOK" check-empty --config "$CONFIG" "${SETS[@]}"
+step "evaluate";           "$DDPTOK" evaluate --config "$CONFIG" "${SETS[@]}" --protocol
 step "exercise";           "$DDPTOK" exercise --config "$ROOT/configs/exercise.yaml"
-step "plot";               "$DDPTOK" plot --config "$CONFIG"
-step "check-checkpoints";  "$DDPTOK" check-checkpoints --config "$CONFIG"
-step "clean --dry-run";    "$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" | tail -1
+step "plot";               "$DDPTOK" plot --config "$CONFIG" "${SETS[@]}"
+step "check-checkpoints";  "$DDPTOK" check-checkpoints --config "$CONFIG" "${SETS[@]}"
+step "clean --dry-run";    "$DDPTOK" clean --scope generated --dry-run --config "$CONFIG" "${SETS[@]}" | tail -1
 
 # The balance table, from outputs/report.json.
-python3 - outputs/report.json <<'PY'
+python3 - "$OUTDIR/report.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 p, t, e = r["parity"], r["test"], r["empty"]

@@ -324,10 +324,34 @@ case_generate() {
   expect_rc "generate on a jsonl-text corpus with no checkpoint yet" 2 one generate "${j[@]}" --prompt the
   expect_grep "generate on a jsonl-text corpus: byte-level, refused only for the missing checkpoint" '^ddptok: error: generate: no checkpoint under jt-a/checkpoints' "$OUT"
 }
+# The build line, as the Makefile can write it: the release, then the commit or "(no git)"
+# where none is known (a tarball, a tree copied without .git, a machine without git).
+BUILD_LINE_RE='^ddptok [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,}(-dirty)?|no git)\) \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+'
 case_check_env() {
   expect_rc "check-env W=2" 0 ddp 2 check-env --config "$cfg"
   expect_grep "check-env: exact test all-reduce" 'int64 sum 3 \(expected 3\), float average 1.5 \(expected 1.5\): ok' "$OUT"
-  expect_grep "check-env: the build line" '^ddptok [0-9]+\.[0-9]+\.[0-9]+( \([0-9a-f]{7,}(-dirty)?\))? \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+' "$OUT"
+  expect_grep "check-env: the build line" "$BUILD_LINE_RE" "$OUT"
+}
+# Issue 38.1: a tree without .git on a machine without git (a fresh minimal Debian has none)
+# builds, says "(no git)", and its check-env passes the same build-line check as above.
+case_build_without_git() {
+  local X="$PWD/nogit" shim="$PWD/shim" rc
+  mkdir -p "$X" "$shim"
+  tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude=./ddptok --exclude=./COMMIT --exclude=./outputs \
+    --exclude=./artifacts -cf - . | tar -C "$X" -xf -
+  # git absent: the name resolves to a command that is not there (exit 127, as the shell's own).
+  printf '#!/bin/sh\necho "git: not found" >&2\nexit 127\n' >"$shim/git" && chmod +x "$shim/git"
+  OUT=$(cd "$X" && PATH="$shim:$PATH" timeout 900 make -s CUDA=0 -j"$(nproc)" ddptok 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -x "$X/ddptok" ] && ok "a tree without .git builds where git is absent (make CUDA=0 ddptok)" \
+    || { bad "a tree without .git builds where git is absent (make CUDA=0 ddptok)" "— exit $rc"; echo "$OUT" | tail -3; return; }
+  OUT=$("$X/ddptok" --version 2>&1)
+  expect_grep "built without git: --version says (no git)" '^ddptok [0-9]+\.[0-9]+\.[0-9]+ \(no git\) \(CUDA backend: not built in\)' "$OUT"
+  OUT=$(timeout -k 5 120 mpirun -np 2 "$X/ddptok" check-env --config "$cfg" 2>&1); rc=$?
+  [ $rc -eq 0 ] && ok "built without git: check-env W=2 passes" || { bad "built without git: check-env W=2 passes" "— exit $rc"; echo "$OUT" | tail -3; }
+  expect_grep "built without git: check-env's build line passes check-env's build-line check" "$BUILD_LINE_RE" "$OUT"
+  # The control: the same check rejects a build line that is not one (no release number).
+  if grep -qE -- "$BUILD_LINE_RE" <<<"${OUT//ddptok [0-9]/ddptok x}"; then bad "the build-line check rejects a line without its release number"
+  else ok "the build-line check rejects a line without its release number"; fi
 }
 case_version() {
   expect_rc "ddptok --version" 0 one --version
@@ -494,6 +518,9 @@ case_install() {
 # make dist: the tarball builds outside git and --version shows the number and its commit;
 # without the COMMIT file, the number alone.
 case_dist() {
+  if ! command -v git >/dev/null; then
+    skip "make dist" "git is not installed (make dist archives HEAD with git; commands:build_without_git builds such a tree)"; return
+  fi
   if ! git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
     skip "make dist" "$ROOT is not a git checkout (make dist archives HEAD)"; return
   fi

@@ -316,3 +316,77 @@ case_own_text_by_pasting() {
     && ok "own text: a figure of its training and validation loss, in its own outputs-fortunes/" || bad "own text: a figure of its training and validation loss, in its own outputs-fortunes/"
   [ -f outputs/data/corpus.h5 ] && [ ! -e outputs/figure.png ] && ok "own text: the protocol's outputs/ untouched beside it" || bad "own text: the protocol's outputs/ untouched beside it"
 }
+
+# Issue 38.2: a second config in a directory gets the way out from every command, the
+# protocol script included: its own directories (the two --set), printed; the protocol run
+# as printed passes beside the first config's results, which stay as they were; the README's
+# GPT block runs as written in a checkout where the MLP's protocol ran.
+case_second_config_way_out() {
+  local gpt="$CONFIGS/gpt-tiny.yaml" rc cmd sums
+  # The checkout as the README's commands see it: ./ddptok, run/, configs/.
+  ln -s "$ROOT/ddptok" ddptok && ln -s "$ROOT/run" run && ln -s "$ROOT/configs" configs
+  one prepare --config "$CONFIGS/minimum.yaml" >/dev/null || { bad "the MLP's prepare"; return; }
+  sums=$(sha256sum outputs/data/*)
+  expect_rc "another config's results here: clean refuses (exit 2)" 2 one clean --scope generated --dry-run --config "$gpt"
+  expect_grep "clean names this config's own directories" 'own directories instead, add `--set paths\.outputs=outputs-gpt-tiny --set paths\.artifacts=artifacts-gpt-tiny`' "$OUT"
+  expect_rc "another config's results here: export refuses (exit 2)" 2 one export --config "$gpt" --format hf
+  expect_grep "export with its own directories still empty: the way out starts at prepare" 'starting with its corpus: run `[^`]*ddptok prepare --config [^ ]*gpt-tiny\.yaml --set paths\.outputs=outputs-gpt-tiny --set paths\.artifacts=artifacts-gpt-tiny`' "$OUT"
+  expect_rc "another config's results here: protocol.sh stops (exit 2)" 2 timeout 120 bash run/protocol.sh configs/gpt-tiny.yaml
+  cmd=$(sed -n 's/^protocol.sh: give .* its own directories here: \(bash .*--set paths\.artifacts=artifacts-gpt-tiny\) (and add .*/\1/p' <<<"$OUT")
+  [ -n "$cmd" ] && ok "protocol.sh prints its own command with this config's own directories" "($cmd)" \
+    || { bad "protocol.sh prints its own command with this config's own directories" "— $(tail -2 <<<"$OUT")"; return; }
+  OUT=$(timeout 600 bash -c "$cmd" 2>&1); rc=$?
+  [ $rc -eq 0 ] && grep -q '^protocol: OK$' <<<"$OUT" && grep -qE '^  resume \(step 100\) +max \|dtheta\| = 0 +ok' <<<"$OUT" \
+    && ok "protocol.sh as printed: every proof of the GPT holds in its own directories" || { bad "protocol.sh as printed: every proof of the GPT holds in its own directories" "— exit $rc: $(tail -3 <<<"$OUT")"; return; }
+  [ -f outputs-gpt-tiny/report.json ] && [ -d outputs-gpt-tiny/matrix/W3-A2 ] && [ ! -e outputs/report.json ] && [ "$(sha256sum outputs/data/*)" = "$sums" ] \
+    && ok "the GPT's report and matrix in its own outputs-gpt-tiny/, the MLP's corpus untouched" || bad "the GPT's report and matrix in its own outputs-gpt-tiny/, the MLP's corpus untouched"
+  # The README's GPT block, as written, from the start (its own directories removed first: its
+  # protocol line would refuse the earlier run's results without --force).
+  local block; block=$(awk '/^## A GPT/{g=1} g && /^```sh$/{b=1; next} b && /^```$/{exit} b' "$ROOT/README.md")
+  grep -q 'run/protocol.sh configs/gpt-tiny.yaml \$G' <<<"$block" || { bad "the README's GPT block found" "— $block"; return; }
+  rm -rf outputs-gpt-tiny artifacts-gpt-tiny
+  OUT=$(timeout 900 bash -euc "$block" 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ -f outputs-gpt-tiny/hf/config.json ] && [ -f outputs-gpt-tiny/hf/model.safetensors ] && [ -f outputs-gpt-tiny/generate.json ] \
+    && grep -q '^train (interrupted): done at step 50' <<<"$OUT" \
+    && ok "the README's GPT block runs as written where the MLP's protocol ran" "($(wc -l <<<"$block") lines)" \
+    || bad "the README's GPT block runs as written where the MLP's protocol ran" "— exit $rc: $(tail -4 <<<"$OUT")"
+  expect_grep "generate names the outputs directory it wrote" '; the ids: outputs-gpt-tiny/generate\.json$' "$OUT"
+}
+
+# Issue 38.3: configs/fortunes-gpt.yaml trains any text imported so (the global sampler, as
+# fortunes.yaml): a folder of a few whole files trains; the control, the same import under the
+# bands sampler, is refused, and a refused import publishes nothing.
+case_fortunes_gpt_any_text() {
+  local g="$CONFIGS/fortunes-gpt.yaml" f
+  mkdir -p txt
+  for f in GPL-3 Apache-2.0 BSD; do [ -f "/usr/share/common-licenses/$f" ] || { skip "$CASE" "/usr/share/common-licenses/$f is not there (base-files)"; return; }; cp "/usr/share/common-licenses/$f" txt/; done
+  expect_rc "fortunes-gpt.yaml: a folder of three whole files imports" 0 one import --config "$g" --format bytes --input txt
+  expect_rc "fortunes-gpt.yaml: and trains (W = 2, 4 updates)" 0 ddp 2 train --config "$g" --set train.updates=4 --set train.eval_every=0
+  expect_rc "the control: the same import under the bands sampler is refused" 2 one import --config "$g" --set train.sampler=bands \
+    --set paths.outputs=bands --set paths.artifacts=bands-a --format bytes --input txt
+  expect_grep "the refusal says what the sampler needs and that nothing was published" \
+    'holds no train sequence: --set train.sampler=global.*nothing published \(bands/data/corpus\.h5 removed again\)' "$(tr '\n' ' ' <<<"$OUT")"
+  [ ! -e bands/data/corpus.h5 ] && [ ! -e bands/data/plan.h5 ] && ok "a refused import leaves no corpus.h5 nor plan.h5" \
+    || bad "a refused import leaves no corpus.h5 nor plan.h5" "— $(ls bands/data 2>&1)"
+}
+
+# Issue 38.4: shards without a test split (llm.c's: train and val): train's closing hint is
+# `evaluate --split validation`, which runs as printed; a plain evaluate, refused there, names
+# that first. The control: a corpus with a test split keeps the plain `evaluate`.
+case_no_test_split_hint() {
+  local f="$CONFIGS/fortunes.yaml" i cmd
+  [ -f /usr/share/common-licenses/GPL-3 ] || { skip "$CASE" "/usr/share/common-licenses/GPL-3 is not there (base-files)"; return; }
+  mkdir -p shards && sed -n '1,400p' /usr/share/common-licenses/GPL-3 > shards/text_train.txt && sed -n '401,600p' /usr/share/common-licenses/GPL-3 > shards/text_val.txt
+  local s=(--config "$f" --set train.updates=4)
+  expect_rc "train and val shards import with --split-from-names" 0 one import "${s[@]}" --format bytes --delimiter '\n\n' --input shards --split-from-names
+  expect_rc "and train (4 updates)" 0 ddp 2 train "${s[@]}"
+  cmd=$(sed -n 's/^train: to evaluate the step-4 model, run `\(.*\)`$/\1/p' <<<"$OUT")
+  expect_grep "no test split: train's closing hint is evaluate --split validation" 'evaluate .*--split validation' "$cmd"
+  OUT=$(timeout 120 bash -c "$cmd" 2>&1) && ok "the hint runs as printed" "($cmd)" || bad "the hint runs as printed" "— $cmd: $(tail -2 <<<"$OUT")"
+  expect_rc "a plain evaluate there is refused" 2 one evaluate "${s[@]}"
+  expect_grep "its refusal names the split the data has first" 'no test loss to report; score the validation split: run `[^`]*evaluate [^`]*--split validation`; or import again .*--split-from-names: an input named test' "$OUT"
+  rm -rf outputs artifacts
+  for i in $(seq 1 60); do printf 'document %d of a corpus that has all three splits, with enough text to learn from\n\n' "$i"; done > all.txt
+  one import "${s[@]}" --format bytes --delimiter '\n\n' --input all.txt >/dev/null && ddp 2 train "${s[@]}" >/dev/null 2>&1; OUT=$(ddp 2 train "${s[@]}" --fresh 2>&1)
+  expect_grep "the control: with a test split, the hint is the plain evaluate" '^train: to evaluate the step-4 model, run `[^`]*evaluate --config [^ ]*fortunes\.yaml --set train\.updates=4`$' "$OUT"
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/fs.h"
@@ -103,7 +104,19 @@ static void claim(App *app, const Command *cmd, int roots, int write) {
         hint_word(q, sizeof q, other[r]);
         if (cmd->checks_every_root)
             die(EXIT_BAD_INPUT, "%s/ holds the results of another config, %s (%s/%s): %s removes nothing of another config (run it "
-                "with --config %s to clean them)", dirs[r], text_safe(other[r]), dirs[r], CLAIM_FILE, cmd->name, text_safe(q + 1));
+                "with --config %s to clean them); to give this config its own directories instead, add `%s` to this command and "
+                "every one after it", dirs[r], text_safe(other[r]), dirs[r], CLAIM_FILE, cmd->name, text_safe(q + 1), extra + 1);
+        // Own directories that hold nothing yet: this command would only say what to run
+        // first, and that one what comes before it; start where the data is made instead.
+        int fresh = access(fix[0], F_OK) != 0 && access(fix[1], F_OK) != 0;
+        if (fresh && app->cfg.data.source == DATA_SOURCE_SYNTHETIC && strcmp(cmd->name, "prepare")) {
+            char start[HINT_MAX];
+            die(EXIT_BAD_INPUT, "%s/ holds the results of another config, %s (%s/%s): %s's would mix with them (corpus, reports, "
+                "logs, checkpoints); give this config its own directories, starting with its corpus: run `%s` and the commands "
+                "it names (each with those two --set), then `%s`; or run them all in another directory", dirs[r],
+                text_safe(other[r]), dirs[r], CLAIM_FILE, app->config_path, hint_command(start, sizeof start, "prepare", 0, extra),
+                hint_command(hint, sizeof hint, cmd->name, cmd->distributed == 1 ? app->cfg.train.world_size : 0, words));
+        }
         die(EXIT_BAD_INPUT, "%s/ holds the results of another config, %s (%s/%s): %s's would mix with them (corpus, reports, "
             "logs, checkpoints); give this config its own directories: run `%s` (and add those two --set to the commands after "
             "it), or run it in another directory", dirs[r], text_safe(other[r]), dirs[r], CLAIM_FILE, app->config_path,

@@ -127,24 +127,28 @@ static void __attribute__((noreturn)) no_tokens(App *app, const Corpus *corpus, 
     const Config *cfg = &app->cfg;
     const char *name = split_name(split), *other = split_name(split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST);
     int imported = cfg->data.source == DATA_SOURCE_IMPORTED;
-    char fix[HINT_MAX + 400], hint[HINT_MAX];
+    char fix[HINT_MAX + 400], hint[HINT_MAX], lead[HINT_MAX + 200] = "";
     if (t->sequences == 0 && imported)
         snprintf(fix, sizeof fix, "import again with data.import.%s_fraction above 0 (%g now) and more than one document", name,
                  split == SPLIT_TEST ? cfg->data.import.test_fraction : cfg->data.import.validation_fraction);
     else if (t->sequences == 0) snprintf(fix, sizeof fix, "set data.splits.%s above 0 and prepare again", name);
     else snprintf(fix, sizeof fix, "the label rule leaves none of them a label (data.unsupervised_prefix %d, data.ignore_token %d, "
                   "data.max_labels %d)", cfg->data.unsupervised_prefix, cfg->data.ignore_token, cfg->data.max_labels);
+    if (t->sequences == 0 && imported) {  // the fraction does nothing where the split came from the inputs' names
+        size_t n = strlen(fix);
+        snprintf(fix + n, sizeof fix - n, " (imported with --split-from-names: an input named %s)", split == SPLIT_TEST ? "test" : "val");
+    }
     int other_split = split == SPLIT_TEST ? SPLIT_VALIDATION : SPLIT_TEST;
     if (corpus_split_count(corpus, other_split) > 0 && t->sequences == 0 && !((const EvaluateOptions *)app->opts)->protocol) {
+        // What works now comes first: the split the data has.
         char extra[1400] = "";
         const char *named = ((const EvaluateOptions *)app->opts)->checkpoint;
         if (named) hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, named);
         if (split == SPLIT_TEST) hint_word(extra, sizeof extra, "--split"), hint_word(extra, sizeof extra, "validation");
-        size_t n = strlen(fix);
-        snprintf(fix + n, sizeof fix - n, "; or score the %s split: run `%s`", other, hint_command(hint, sizeof hint, "evaluate", 0, extra));
+        snprintf(lead, sizeof lead, "score the %s split: run `%s`; or ", other, hint_command(hint, sizeof hint, "evaluate", 0, extra));
     }
-    die(EXIT_BAD_INPUT, "evaluate: the %s split of %s has no supervised token (%lld sequences): there is no %s loss to report; %s",
-        name, corpus_path, (long long)t->sequences, name, fix);
+    die(EXIT_BAD_INPUT, "evaluate: the %s split of %s has no supervised token (%lld sequences): there is no %s loss to report; %s%s",
+        name, corpus_path, (long long)t->sequences, name, lead, fix);
 }
 
 static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {

@@ -196,9 +196,9 @@ static int generate_run(App *app) {
                          json_string(cont.n ? cont.s : ""), "tokens", tokens, "temperature", json_num(T), "seed", o->seed,
                          "sampling", T == 0 ? "greedy" : "softmax(logits / temperature), Philox stream of the seed"));
     if (app->comm.rank == 0) {
-        fprintf(stderr, "generate: step-%d model (%s) of %s, %d %s after a prompt of %zu, %s (seed %d); the ids: outputs/generate.json\n",
+        fprintf(stderr, "generate: step-%d model (%s) of %s, %d %s after a prompt of %zu, %s (seed %d); the ids: %s/generate.json\n",
                 s.step, model_kind_names[m->kind], text_safe(dir), tokens, unit, plen, T == 0 ? "greedy (temperature 0)" : "sampled",
-                o->seed);
+                o->seed, text_safe(app->cfg.paths.outputs));
         printf("%s%s\n", text.n ? text.s : "", cont.n ? cont.s : "");
         fflush(stdout);
     }

@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/app.h"
 #include "base/buf.h"
+#include "base/made.h"
 #include "base/mem.h"
 #include "base/report.h"
 #include "data/corpus.h"
@@ -176,6 +178,18 @@ static void warn_empty_splits(const Config *cfg, const ImportSpec *spec, const I
                 spec->format == IMPORT_BYTES ? "--delimiter TEXT, e.g. '\\n\\n'" : "--eot ID");
 }
 
+// The corpus is published before its plan can be built (the plan reads it back): where the
+// config's sampler refuses it, what this run published goes again, so that a refused import
+// leaves no corpus a later command would take for the one the user asked for.
+static _Noreturn void unpublish(const char *cpath, const char *ppath) {
+    int gone = 0;
+    const char *paths[2] = {cpath, ppath};
+    for (int i = 0; i < 2; i++) gone += made_is(paths[i]) && unlink(paths[i]) == 0;
+    warning("import: refused by this config's sampler (the line above): nothing published (%s%s removed again); fix the "
+            "config as that line says, then import again", text_safe(cpath), gone > 1 ? " and the plan.h5 beside it" : "");
+    stop(EXIT_BAD_INPUT);
+}
+
 static int import_run(App *app) {
     const Config *cfg = &app->cfg;
     const ImportOptions *o = app->opts;  // import_check (check_options) ran first: data.source, inputs, budget, headers
@@ -196,9 +210,9 @@ static int import_run(App *app) {
     s.skipped = skipped;
     Corpus corpus;  // what every later command reads, read back
     if (corpus_read(&corpus, cfg, cpath)) stop(EXIT_BAD_INPUT);
-    if (sampler_resolve_epochs(&app->cfg, &corpus)) stop(EXIT_BAD_INPUT);  // train.epochs -> train.updates
+    if (sampler_resolve_epochs(&app->cfg, &corpus)) unpublish(cpath, ppath);  // train.epochs -> train.updates
     int32_t *plan = plan_build(cfg, &corpus);
-    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) stop(EXIT_BAD_INPUT);  // global: no ids to build
+    if (!plan && cfg->train.sampler != SAMPLER_GLOBAL) unpublish(cpath, ppath);  // global: no ids to build
     if (plan_write(ppath, cfg, &corpus, plan, corpus.lock)) stop(EXIT_BAD_INPUT);
 
     say("import: %d file%s, --format %s%s%s: %lld documents (%lld empty skipped), %lld tokens (ddptok id = source id + 1)\n",

@@ -189,14 +189,21 @@ static int train_run(App *app) {
     char hint[HINT_MAX];
     if (!rc && t.step < cfg->train.updates)
         say("train: to continue to step %d, run `%s`\n", cfg->train.updates, resume_hint(app, hint, sizeof hint));
-    else if (!rc && !train_options(app)->continuous)
-        say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, NULL));
-    else if (!rc) {  // the continuous lineage: evaluate's default is the main lineage's newest, so name this one
-        char step_dir[1200], extra[1400] = "";
-        snprintf(step_dir, sizeof step_dir, "%s/step-%04d", root, t.step);
-        hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, step_dir);
-        say("train: to evaluate the continuous run's step-%d model, run `%s`\n", t.step,
-            hint_command(hint, sizeof hint, "evaluate", 0, extra));
+    else if (!rc) {
+        // evaluate scores the test split; data without one (llm.c's shards: train and val) has the validation split to score.
+        char split[64] = "", step_dir[1200], extra[1400] = "";
+        if (corpus_split_count(&corpus, SPLIT_TEST) == 0 && corpus_split_count(&corpus, SPLIT_VALIDATION) > 0)
+            hint_word(split, sizeof split, "--split"), hint_word(split, sizeof split, "validation");
+        if (!train_options(app)->continuous)
+            say("train: to evaluate the step-%d model, run `%s`\n", t.step, hint_command(hint, sizeof hint, "evaluate", 0, split));
+        else {  // the continuous lineage: evaluate's default is the main lineage's newest, so name this one
+            snprintf(step_dir, sizeof step_dir, "%s/step-%04d", root, t.step);
+            hint_word(extra, sizeof extra, "--checkpoint"), hint_word(extra, sizeof extra, step_dir);
+            size_t n = strlen(extra);
+            snprintf(extra + n, sizeof extra - n, "%s", split);
+            say("train: to evaluate the continuous run's step-%d model, run `%s`\n", t.step,
+                hint_command(hint, sizeof hint, "evaluate", 0, extra));
+        }
     }
     if (eval_every) evaluator_free(&ev);
     trainer_free(&t);
