@@ -155,6 +155,35 @@ case_witness_ddp_controls() {
 }
 
 # 7. No CUDA twin of the GPT yet: --backend cuda is refused in one line (exit 2), --check too.
+# issue 37: train.optimizer.decay matrices on the GPT: nanoGPT's groups (configure_optimizers:
+# p.dim() >= 2 of the unstacked model) — the GEMM weights and both embeddings decay, every
+# bias and LayerNorm tensor is the no-decay run's bits after one AdamW update (the stacked
+# block axis is not a dimension of the tensor's own); control: under all LayerNorm's weights
+# decay too.
+case_decay_groups() {
+  local one_update=(--set train.updates=1 --set train.interrupt_at=0) g
+  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
+  for g in matrices all none; do
+    local set=(--set train.optimizer.decay=$g); [ $g = none ] && set=(--set train.optimizer.weight_decay=0)
+    rm -rf artifacts/checkpoints
+    expect_rc "decay $g: one update" 0 ddp 2 train --config "$cfg" "${adamw[@]}" "${set[@]}" "${one_update[@]}" || return
+    rm -rf "artifacts/$g" && cp -r artifacts/checkpoints/step-0001 "artifacts/$g"
+  done
+  /usr/bin/python3 - <<'PY' && ok "decay matrices: wte, wpe and the four GEMM weights decay; biases and LayerNorm keep the no-decay bits; under all LayerNorm's weights decay too" \
+    || bad "decay matrices: wte, wpe and the four GEMM weights decay; biases and LayerNorm keep the no-decay bits; under all LayerNorm's weights decay too"
+import h5py, numpy as np
+f = {g: h5py.File(f"artifacts/{g}/rank-0000.h5")["model"] for g in ("matrices", "all", "none")}
+decayed = {"wte", "wpe", "qkvw", "attprojw", "fcw", "fcprojw"}
+names = set(f["none"])
+assert decayed < names and len(names) == 16, names
+for n in names:
+    same = np.array_equal(f["matrices"][n][()], f["none"][n][()])
+    assert same == (n not in decayed), (n, same)
+# control: under all, the LayerNorm weights (which start at 1) decay too; the biases start at 0,
+# where the first update's decoupled decay is 0 whichever the group
+assert not any(np.array_equal(f["all"][n][()], f["none"][n][()]) for n in decayed | {"ln1w", "ln2w", "lnfw"})
+PY
+}
 case_cuda_refused() {  # issue 36: no longer refused where CUDA is built: one "not yet verified" line
   if "$DDPTOK" --version | grep -q 'CUDA backend: built in'; then
     expect_rc "model.kind gpt with --backend cuda: --check passes (the twin is in the module)" 0 one --check train --config "$cfg" --backend cuda

@@ -51,6 +51,7 @@ typedef struct {
     size_t dims[MODEL_MAX_TENSORS][MODEL_MAX_DIMS];
     size_t size[MODEL_MAX_TENSORS];       // elements per tensor
     size_t offset[MODEL_MAX_TENSORS];     // into θ
+    unsigned char stacked[MODEL_MAX_TENSORS];  // 1: its first dimension stacks blocks (one per layer)
     size_t total;        // P
     size_t tail;         // the overlap's tail bucket is [tail, P) (GradTailHook); P: the row has none
     int n_fields;        // the shape as named integers (export's metadata, in this order)
@@ -94,11 +95,15 @@ static inline const ModelRow *model_row(const ModelShape *m) { return model_rows
 // The config's model (model.*, data.vocab_size, data.max_length), its row's tensors.
 void model_shape(ModelShape *m, const Config *cfg);
 // 1 when tensor k is a matrix of its own (two or more dimensions besides a stacked block
-// axis): what weight decay applies to under train.optimizer.decay: matrices (nanoGPT's
-// p.dim() >= 2: every GEMM weight and the embeddings, not biases or LayerNorm's).
+// axis, ModelShape.stacked): what weight decay applies to under train.optimizer.decay:
+// matrices (nanoGPT's p.dim() >= 2: every GEMM weight and the embeddings, not biases or
+// LayerNorm's).
 int model_tensor_is_matrix(const ModelShape *m, int k);
 // For a row's shape: appends tensor `name` (rank 1..3, dims d0 d1 d2; unused dims 1).
 void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2);
+// The same for a tensor whose first dimension d0 stacks one block's tensor per layer (the
+// GPT's ln1w is n_layer vectors, not a matrix).
+void model_add_block_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2);
 void model_add_field(ModelShape *m, const char *key, long long value);
 // Tensor index of `name`, or -1.
 int model_tensor(const ModelShape *m, const char *name);

@@ -26,10 +26,13 @@ void model_shape(ModelShape *m, const Config *cfg) {
 }
 
 int model_tensor_is_matrix(const ModelShape *m, int k) {
-    // The GPT stacks its blocks: every tensor but wte and wpe has n_layer as its first
-    // dimension, which is not one of the tensor's own (ln1w is a vector per block).
-    int stacked = m->kind == MODEL_GPT && strcmp(m->name[k], "wte") != 0 && strcmp(m->name[k], "wpe") != 0;
-    return m->rank[k] - stacked >= 2;
+    // A stacked block axis is not one of the tensor's own dimensions (the row says which).
+    return m->rank[k] - m->stacked[k] >= 2;
+}
+
+void model_add_block_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2) {
+    model_add_tensor(m, name, rank, d0, d1, d2);
+    m->stacked[m->n_tensors - 1] = 1;
 }
 
 void model_add_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2) {
