@@ -249,21 +249,21 @@ case_protocol_under_three_ranks() {
 # the rows, so a logit's float sum is grouped differently in a pass of 1 or 5 sequences than of
 # 16, and the chunk's double sum is regrouped pass by pass; measured 2.8e-10 here). Control: a loop that evaluates only each chunk's first pass
 # (DDPTOK_TEST_EVAL_SKIP_PASS) is rejected by the same comparison.
-G=(--config "$CONFIGS/gpt-tiny.yaml" --set data.splits.validation=37 --set data.splits.test=45)
-fixture_ev_gpt() { one prepare "${G[@]}" >/dev/null && ddp 2 train "${G[@]}" --continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=0 >/dev/null 2>&1; }
+EVAL_GPT=(--config "$CONFIGS/gpt-tiny.yaml" --set data.splits.validation=37 --set data.splits.test=45)
+fixture_ev_gpt() { one prepare "${EVAL_GPT[@]}" >/dev/null && ddp 2 train "${EVAL_GPT[@]}" --continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=0 >/dev/null 2>&1; }
 # gpt_ev NP [ENV=VALUE...] -- ARGS...: the test split's loss (17 digits), tokens, accuracy.
 gpt_ev() {
   local np=$1; shift
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
   rm -f outputs/evaluate.json
-  if [ "$np" = 1 ]; then env "${envs[@]}" "$DDPTOK" evaluate "${G[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1
-  else env "${envs[@]}" timeout -k 5 120 mpirun -np "$np" "$DDPTOK" evaluate "${G[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1; fi \
+  if [ "$np" = 1 ]; then env "${envs[@]}" "$DDPTOK" evaluate "${EVAL_GPT[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1
+  else env "${envs[@]}" timeout -k 5 120 mpirun -np "$np" "$DDPTOK" evaluate "${EVAL_GPT[@]}" --checkpoint artifacts/continuous/step-0004 "$@" >/dev/null 2>&1; fi \
     || { echo "exit $?"; return; }
   json outputs/evaluate.json "' '.join(repr(j['test'][k]) for k in ('loss', 'tokens', 'token_accuracy'))"
 }
-# agree A B: 0 when tokens and accuracy are equal and the losses within 1e-7 relative.
-agree() { /usr/bin/python3 -c "import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); sys.exit(not (len(a) == len(b) == 3 and a[1:] == b[1:] and abs(float(a[0]) - float(b[0])) <= 1e-7 * abs(float(b[0]))))" "$1" "$2"; }
+# eval_agree A B: 0 when tokens and accuracy are equal and the losses within 1e-7 relative.
+eval_agree() { /usr/bin/python3 -c "import sys; a, b = sys.argv[1].split(), sys.argv[2].split(); sys.exit(not (len(a) == len(b) == 3 and a[1:] == b[1:] and abs(float(a[0]) - float(b[0])) <= 1e-7 * abs(float(b[0]))))" "$1" "$2"; }
 case_eval_batch_passes() {
   fixture ev_gpt || return
   local whole part np k
@@ -271,12 +271,12 @@ case_eval_batch_passes() {
     whole=$(gpt_ev $np -- --split test)
     for k in 5 1; do
       part=$(gpt_ev $np -- --split test --set train.eval_batch=$k)
-      agree "$part" "$whole" && ok "W=$np: train.eval_batch $k gives the one-pass chunk's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole" \
+      eval_agree "$part" "$whole" && ok "W=$np: train.eval_batch $k gives the one-pass chunk's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole" \
         || bad "W=$np: train.eval_batch $k gives the one-pass chunk's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole"
     done
   done
   part=$(gpt_ev 2 DDPTOK_TEST_EVAL_SKIP_PASS=1 -- --split test --set train.eval_batch=5)
-  agree "$part" "$whole" && bad "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— it passed: $part" \
+  eval_agree "$part" "$whole" && bad "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— it passed: $part" \
     || ok "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— $part vs $whole"
 }
 
@@ -288,7 +288,7 @@ case_eval_batch_passes() {
 case_eval_on_trainer_instance() {
   fixture ev_gpt || return
   local d v e run=(--continuous --set train.updates=4 --set train.interrupt_at=0 --set train.eval_every=2 --set train.eval_batch=1)
-  expect_rc "GPT train with train.eval_every 2, train.eval_batch 1 (B 4: the trainer's instance)" 0 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=on
+  expect_rc "GPT train with train.eval_every 2, train.eval_batch 1 (B 4: the trainer's instance)" 0 ddp 2 train "${EVAL_GPT[@]}" "${run[@]}" --set paths.artifacts=on
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 on/continuous/step-0004) \
     && ok "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "($d)" \
     || bad "evaluating on the trainer's instance: the step-4 model and optimizer state bit-identical to eval off" "— $d"
@@ -300,12 +300,12 @@ assert [l['step'] for l in on if 'validation' in l] == [2, 4]" outputs/train/con
     && ok "every training loss as with eval off; validation at steps 2 and 4" || bad "every training loss as with eval off; validation at steps 2 and 4"
   v=$(/usr/bin/python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][3]['validation']['loss'])" outputs/train/continuous.jsonl)
   rm -f outputs/evaluate.json
-  "$DDPTOK" evaluate "${G[@]}" --checkpoint on/continuous/step-0004 --split validation --set train.eval_batch=1 >/dev/null 2>&1
+  "$DDPTOK" evaluate "${EVAL_GPT[@]}" --checkpoint on/continuous/step-0004 --split validation --set train.eval_batch=1 >/dev/null 2>&1
   e=$(json outputs/evaluate.json "repr(j['validation']['loss'])")
   [ "$(/usr/bin/python3 -c "print(float('%.9g' % $e) == $v)")" = True ] \
     && ok "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "($v, $e)" \
     || bad "the logged step-4 validation loss is evaluate's of that checkpoint (train.eval_batch 1)" "— $v against $e"
-  DDPTOK_TEST_EVAL_DISTURB=1 ddp 2 train "${G[@]}" "${run[@]}" --set paths.artifacts=dist >/dev/null 2>&1
+  DDPTOK_TEST_EVAL_DISTURB=1 ddp 2 train "${EVAL_GPT[@]}" "${run[@]}" --set paths.artifacts=dist >/dev/null 2>&1
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" artifacts/continuous/step-0004 dist/continuous/step-0004) \
     && bad "negative control: an evaluation that advances the dropout stream is caught" "— it passed ($d)" \
     || ok "negative control: an evaluation that advances the dropout stream is caught" "($d)"
