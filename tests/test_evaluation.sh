@@ -164,12 +164,12 @@ case_empty_split_refused() {
     rm -f outputs/evaluate.json
     if [ $np = 1 ]; then expect_rc "evaluate of an empty test split: refused (1 rank)" 2 one evaluate "${T0[@]}" --checkpoint "$CK"
     else expect_rc "evaluate of an empty test split: refused (2 ranks)" 2 ddp 2 evaluate "${T0[@]}" --checkpoint "$CK"; fi
-    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -q "^ddptok: \(ranks 0-1: \)\?error: evaluate: the test split of outputs/data/corpus.h5 has no supervised token (0 sequences): there is no test loss to report; set data.splits.test above 0 and prepare again; or score the validation split: run \`.* evaluate --config .*tiny.yaml --set data.splits.test=0 --checkpoint $CK --split validation\`$" <<<"$OUT" \
+    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -q "^ddptok: \(ranks 0-1: \)\?error: evaluate: the test split of outputs/data/corpus.h5 has no supervised token (0 sequences): there is no test loss to report; score the validation split: run \`.* evaluate --config .*tiny.yaml --set data.splits.test=0 --checkpoint $CK --split validation\`; or set data.splits.test above 0 and prepare again$" <<<"$OUT" \
       && ! grep -q '^  test loss' <<<"$OUT" && [ ! -e outputs/evaluate.json ] \
       && ok "evaluate of an empty test split ($np rank(s)): one line naming the split and the fix, no loss printed, nothing written" \
       || { bad "evaluate of an empty test split ($np rank(s)): one line naming the split and the fix, no loss printed, nothing written"; echo "$OUT" | head -3; }
   done
-  local hint; hint=$(sed -n 's/.*score the validation split: run `\([^`]*\)`$/\1/p' <<<"$OUT")
+  local hint; hint=$(sed -n 's/.*score the validation split: run `\([^`]*\)`; or set data.splits.test.*$/\1/p' <<<"$OUT")
   expect_rc "negative control: the printed --split validation hint scores the split there is" 0 bash -c "$hint"
   expect_grep "negative control: the validation split's loss is a number above 0" '^  validation loss [1-9][0-9.]* per token' "$OUT"
   mkdir -p artifacts/checkpoints && cp -r "$CK" artifacts/checkpoints/  # the step-U model --protocol judges
