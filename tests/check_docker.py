@@ -74,7 +74,7 @@ for name, args, what in lines:
     if r.returncode != 0:
         fail.append(f"compose: {what}: ddptok --check exits {r.returncode}: {r.stderr.strip()}")
         continue
-    w = re.search(r"distributed: .*train.world_size (\d+)\)", r.stdout)
+    w = re.search(r"distributed: .*train.world_size (\d+)[;)]", r.stdout)  # "; peak per rank …" may follow
     if w and int(w.group(1)) != ranks_of(services[name]):
         fail.append(f"compose: {what}: train.world_size {w.group(1)} but the service starts {ranks_of(services[name])} rank(s)")
 for name, s in services.items():
