@@ -161,14 +161,7 @@ case_witness_ddp_controls() {
 # block axis is not a dimension of the tensor's own); control: under all LayerNorm's weights
 # decay too.
 case_decay_groups() {
-  local one_update=(--set train.updates=1 --set train.interrupt_at=0) g
-  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
-  for g in matrices all none; do
-    local set=(--set train.optimizer.decay=$g); [ $g = none ] && set=(--set train.optimizer.weight_decay=0)
-    rm -rf artifacts/checkpoints
-    expect_rc "decay $g: one update" 0 ddp 2 train --config "$cfg" "${adamw[@]}" "${set[@]}" "${one_update[@]}" || return
-    rm -rf "artifacts/$g" && cp -r artifacts/checkpoints/step-0001 "artifacts/$g"
-  done
+  decay_runs || return
   /usr/bin/python3 - <<'PY' && ok "decay matrices: wte, wpe and the four GEMM weights decay; biases and LayerNorm keep the no-decay bits; under all LayerNorm's weights decay too" \
     || bad "decay matrices: wte, wpe and the four GEMM weights decay; biases and LayerNorm keep the no-decay bits; under all LayerNorm's weights decay too"
 import h5py, numpy as np

@@ -118,7 +118,9 @@ PY
 # AdamW update from the same θ0 (the same gradient), a rank-1 tensor (bias) is bit-identical
 # to the run without weight decay and every rank-2 tensor differs from it; control: under
 # decay: all the biases differ too. Plus an exact resume under matrices.
-case_decay_matrices() {
+# decay_runs: one AdamW update of $cfg at W = 2 under decay matrices, all, and weight decay 0
+# ("none"), each step-1 checkpoint kept as artifacts/<group> (the GPT group's case uses it too).
+decay_runs() {
   local one_update=(--set train.updates=1 --set train.interrupt_at=0) g
   rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
   for g in matrices all none; do
@@ -127,6 +129,9 @@ case_decay_matrices() {
     expect_rc "decay $g: one update" 0 ddp 2 train --config "$cfg" "${adamw[@]}" "${set[@]}" "${one_update[@]}" || return
     rm -rf "artifacts/$g" && cp -r artifacts/checkpoints/step-0001 "artifacts/$g"
   done
+}
+case_decay_matrices() {
+  decay_runs || return
   /usr/bin/python3 - <<'PY' && ok "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs" || bad "decay matrices: after one update, rank-1 tensors equal the no-decay run's bits, rank-2 ones differ; under all every tensor differs"
 import h5py, numpy as np
 f = {g: h5py.File(f"artifacts/{g}/rank-0000.h5")["model"] for g in ("matrices", "all", "none")}
