@@ -80,7 +80,7 @@ void stop_hook_set(void (*hook)(int code));
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // error_capture(1): error() keeps its first line instead of printing it (for a caller that
 // then decides whether every rank failed the same way); error_capture(0) stops and returns
-// that line ("" when none).
+// that line ("" when none). Captures nest: an inner pair leaves the outer capture on.
 const char *error_capture(int on);
 // Prints one "warning:" line on stderr (this rank's, as error() does) and goes on.
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -78,14 +78,23 @@ static void print_report(const char *who, const char *kind, const char *line) {
     fflush(stderr);
 }
 
-// error_capture(1): error() keeps its first line here instead of printing it.
-static int g_capturing = 0;
-static char g_captured[REPORT_LEN];
+// error_capture(1): error() keeps its first line here instead of printing it. Captures nest
+// (a reader that captures inside a caller's capture, as corpus_read's remedy does): each
+// error_capture(1) opens its own level, error_capture(0) closes the innermost and returns
+// its line; the caller's capture stays on (was: the inner call switched it off and cleared
+// the caller's line, so a refusal printed once per rank plus an empty collective line).
+#define CAPTURE_DEPTH 8
+static int g_capturing = 0;  // open levels
+static char g_captured[CAPTURE_DEPTH][REPORT_LEN];
 
 const char *error_capture(int on) {
-    g_capturing = on;
-    if (on) g_captured[0] = 0;
-    return g_captured;
+    if (on) {
+        ASSERT(g_capturing < CAPTURE_DEPTH);
+        g_captured[g_capturing++][0] = 0;
+        return g_captured[g_capturing - 1];
+    }
+    ASSERT(g_capturing > 0);  // error_capture(0) closes a level error_capture(1) opened
+    return g_captured[--g_capturing];
 }
 
 // One "error:" line (kept instead while error_capture is on) or "warning:" line of this rank.
@@ -93,7 +102,8 @@ static void vreport(const char *kind, const char *fmt, va_list ap) {
     char line[REPORT_LEN], who[32] = "";
     vsnprintf(line, sizeof line, fmt, ap);
     if (g_capturing && !strcmp(kind, "error")) {
-        if (!g_captured[0]) snprintf(g_captured, sizeof g_captured, "%s", line);
+        char *level = g_captured[g_capturing - 1];
+        if (!level[0]) snprintf(level, REPORT_LEN, "%s", line);
         return;
     }
     if (g_id.world > 1) snprintf(who, sizeof who, "rank %d", g_id.rank);
@@ -173,5 +183,6 @@ void say(const char *fmt, ...) {
 }
 
 void bug_at(const char *file, int line, const char *cond) {
+    g_capturing = 0;  // a broken invariant is said, inside a capture too
     die_abort(EXIT_INTERNAL, "BUG at %s:%d on %s: assertion '%s' failed", file, line, g_id.host, cond);
 }
