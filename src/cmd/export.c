@@ -93,6 +93,9 @@ static void export_check(const App *app) {
     const ExportOptions *o = app->opts;
     if (o->checkpoint && strlen(o->checkpoint) > EXPORT_PATH_MAX)
         die(EXIT_BAD_INPUT, "export --checkpoint %s: path too long (at most %d bytes)", o->checkpoint, EXPORT_PATH_MAX);
+    if (o->out && !o->out[0])  // was two lines from the HF writer ("": cannot create directory, then cannot create the directory)
+        die(EXIT_BAD_INPUT, "export --out '': an empty path: expected the %s to write", o->format && !strcmp(o->format, "hf")
+            ? "Hugging Face directory" : "safetensors file");
     if (o->out && strlen(o->out) > EXPORT_PATH_MAX)
         die(EXIT_BAD_INPUT, "export --out %s: path too long (at most %d bytes)", o->out, EXPORT_PATH_MAX);
     if (o->format && !strcmp(o->format, "hf") && app->cfg.model.kind != MODEL_GPT)
