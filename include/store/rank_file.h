@@ -72,6 +72,10 @@ int checkpoint_check_draws(const char *path, const CheckpointState *s, const Cor
 // Checks the SHA-256 of a rank file's bytes (image, len) against its entry in the manifest
 // of its directory (path's directory/SHA256SUMS). 0, or -1 with one line naming the file.
 int checkpoint_verify_manifest(const char *path, const char *image, size_t len);
+// Where every rank reads rank 0's file (the global sampler), the other files of `dir` (ranks
+// 1 .. files - 1) are still verified against the manifest: this rank (`rank` of W) checks
+// files rank, rank + W, ... 0, or -1 with one line naming the first that does not match.
+int checkpoint_verify_share(const char *dir, int files, int rank, int W);
 // Path of rank r's file in a checkpoint directory.
 void checkpoint_rank_path(char *out, size_t len, const char *dir, int rank);
 

@@ -206,8 +206,11 @@ int checkpoint_latest(Comm *comm, const char *root, int file_rank, char *out, si
         CheckpointState s;
         error_capture(1);  // a damaged file is a warning here, not an error
         int bad = checkpoint_load(path, &s) != 0;
+        if (!bad) {  // read from rank 0's file alone (the global sampler): every other rank file is intact too
+            if (file_rank >= 0) bad = checkpoint_verify_share(dir, s.world_size, comm->rank, comm->world) != 0;
+            checkpoint_state_free(&s);
+        }
         snprintf(why, sizeof why, "%s", error_capture(0));
-        if (!bad) checkpoint_state_free(&s);
         // The lowest rank with a damaged file says why, in one line; all go to the next.
         int first_bad = comm_agree(comm, bad ? comm->world - comm->rank : 0);
         if (!first_bad) {

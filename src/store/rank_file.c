@@ -191,16 +191,30 @@ int checkpoint_verify_manifest(const char *path, const char *image, size_t len) 
     // One line per rank file (~80 bytes): room for MAX_WORLD of them, not a fixed 1 MiB (13 000 ranks).
     char *text = file_read_regular(manifest, ((size_t)MAX_WORLD + 16) * 128, &mlen, why, sizeof why);
     if (!text) return error("%s: cannot read (%s): an incomplete or damaged checkpoint", manifest, why);
-    char hex[65], name[1200];
-    int conflict = 0;
+    char hex[65], name[1200], other[1200], stray[1400] = "";
+    int conflict = 0, no = 0, r;
+    struct stat st;
     for (char *line = text, *end = text + mlen, *next; line < end; line = next) {
         next = memchr(line, '\n', (size_t)(end - line));
         next = next ? (*next = 0, next + 1) : end;  // a line holding a NUL byte ends there
-        if (sscanf(line, "%64s %1199s", hex, name) != 2 || strcmp(name, base) != 0) continue;
+        no++;
+        int fields = sscanf(line, "%64s %1199s", hex, name);
+        if (fields <= 0) continue;  // a blank line
+        // Every other line is an entry for a rank file that is there: a line naming another
+        // file, one that is not there or a malformed one is refused (it was ignored).
+        if (!stray[0] && (fields != 2 || !is_sha256_hex(hex)))
+            snprintf(stray, sizeof stray, "line %d is not \"SHA-256  rank-NNNN.h5\"", no);
+        else if (!stray[0] && (sscanf(name, "rank-%4d.h5", &r) != 1 || r < 0 || (checkpoint_rank_path(other, sizeof other, dir, r),
+                                                                         strcmp(other + strlen(dir) + 1, name) != 0)))
+            snprintf(stray, sizeof stray, "line %d names %.80s, not a rank file", no, text_safe(name));
+        else if (!stray[0] && stat(other, &st) != 0)
+            snprintf(stray, sizeof stray, "line %d names %.80s, which is not there", no, text_safe(name));
+        if (fields != 2 || strcmp(name, base) != 0) continue;
         conflict |= want[0] && strcmp(want, hex) != 0;
         snprintf(want, sizeof want, "%s", hex);
     }
     free(text);
+    if (stray[0]) return error("%s: %s: a damaged or altered manifest", manifest, stray);
     if (!want[0]) return error("%s: no entry for %s", manifest, base);
     if (conflict) return error("%s: two entries for %s that differ: a damaged manifest", manifest, base);
     Sha256 *h = sha256_begin();
@@ -208,6 +222,21 @@ int checkpoint_verify_manifest(const char *path, const char *image, size_t len) 
     sha256_hex(h, got);
     if (strcmp(want, got) != 0)
         return error("%s: SHA-256 %.12s… differs from %s's %.12s…: the file is damaged", path, got, CHECKPOINT_MANIFEST, want);
+    return 0;
+}
+
+int checkpoint_verify_share(const char *dir, int files, int rank, int W) {
+    for (int r = rank; r < files; r += W) {
+        if (r == 0) continue;  // read and verified whole by every rank
+        char path[1200], why[256];
+        size_t len;
+        checkpoint_rank_path(path, sizeof path, dir, r);
+        char *image = file_read_regular(path, (size_t)memory_available(), &len, why, sizeof why);
+        if (!image) return error("%s: cannot open: %s", path, why);
+        int bad = checkpoint_verify_manifest(path, image, len);
+        free(image);
+        if (bad) return -1;
+    }
     return 0;
 }
 
@@ -503,6 +532,52 @@ int checkpoint_check_draws(const char *path, const CheckpointState *s, const Cor
     return rc;
 }
 
+// Every object of a rank file is one the format defines (docs/file-formats.md): the groups,
+// /model/<tensor>, /optimizer/<state>/<tensor>, /rng/<stream>/{key,counter} and the sampler's
+// window(s). Another one (an extra dataset or group, however it got there) is refused, named:
+// nothing ddptok would read is in it, so a file holding it is not one ddptok wrote.
+typedef struct {
+    const char *path;
+    const CheckpointState *s;
+    int bad;
+} ObjectVisit;
+
+static int defined_object(const CheckpointState *s, const char *name) {
+    static const char *const fixed[] = {"model", "optimizer", "rng", "rng/sampler", "rng/dropout", "sampler",
+                                        "rng/sampler/key", "rng/sampler/counter", "rng/dropout/key", "rng/dropout/counter"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        if (!strcmp(name, fixed[i])) return 1;
+    if (!strcmp(name, s->version < 3 ? "sampler/history" : "sampler/last")) return 1;
+    const char *rest = NULL;
+    if (!strncmp(name, "model/", 6)) rest = name + 6;
+    for (int i = 0; !rest && i < optimizers[s->opt.kind].n_states; i++) {
+        size_t n = strlen(optimizers[s->opt.kind].state_names[i]);
+        if (!strncmp(name, "optimizer/", 10) && !strncmp(name + 10, optimizers[s->opt.kind].state_names[i], n)) {
+            if (!name[10 + n]) return 1;  // the state's group
+            if (name[10 + n] == '/') rest = name + 11 + n;
+        }
+    }
+    for (int t = 0; rest && t < s->m.n_tensors; t++)
+        if (!strcmp(rest, s->m.name[t])) return 1;
+    return 0;
+}
+
+static herr_t object_visit(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    (void)g, (void)info;
+    ObjectVisit *v = data;
+    if (defined_object(v->s, name)) return 0;
+    v->bad = error("%s: /%s is not an object of checkpoint format %d (an extra dataset or group: not a file ddptok wrote)",
+                   v->path, text_safe(name), v->s->version);
+    return 1;
+}
+
+static int check_objects(hid_t f, const char *path, const CheckpointState *s) {
+    ObjectVisit v = {path, s, 0};
+    if (H5Lvisit(f, H5_INDEX_NAME, H5_ITER_INC, object_visit, &v) < 0 && !v.bad)
+        return error("%s: its objects cannot be listed (damaged)", path);
+    return v.bad ? -1 : 0;
+}
+
 int checkpoint_load(const char *path, CheckpointState *s) {
     memset(s, 0, sizeof *s);
     struct stat st;
@@ -582,6 +657,7 @@ int checkpoint_load(const char *path, CheckpointState *s) {
         error("%s: checksum mismatch (stored %.12s…, computed %.12s…): the file is damaged", path, sum, want);
         goto out;
     }
+    if (check_objects(f, path, s)) goto out;
     if (history) history_to_bounded(s, history);
     s->cfg = cc;
     if (check_derived(path, s)) goto out;

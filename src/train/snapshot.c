@@ -100,6 +100,8 @@ void trainer_resume(Trainer *t, const char *dir, const char *lock, const char *r
     checkpoint_rank_path(path, sizeof path, dir, elastic ? 0 : t->rank);
     CheckpointState s;
     int bad = checkpoint_load(path, &s) != 0;
+    // Rank 0's file is what every rank reads; the others' bytes are still verified (docs/checkpoints.md "intact").
+    if (!bad && elastic) bad = checkpoint_verify_share(dir, s.world_size, t->rank, t->W) != 0;
     if (!bad) {
         Config stored;
         char err[512], what[512];
