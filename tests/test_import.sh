@@ -485,6 +485,30 @@ case_input_changed() {
     && ok "/import_files holds the input's SHA-256 as sha256sum computes it" || bad "/import_files holds the input's SHA-256 as sha256sum computes it"
 }
 
+# An input changed between the passes is the one named (issue 39.7): with two inputs, the last
+# non-empty line of one removed while the import is held after its first pass (fewer documents, each
+# the same). Was: the first's change named the second (where the shifted records disagreed),
+# the second's named no file ("the inputs hold fewer documents").
+case_changed_input_named() {
+  own_ompi; fixture w || return
+  local which other pid rc i
+  for which in a b; do
+    rm -rf in outputs held && mkdir -p in && cp w/jsonl/a.jsonl in/a.jsonl && cp w/jsonl/a.jsonl in/b.jsonl
+    DDPTOK_TEST_PAUSE_AT=import-counted:"$PWD/held" "$DDPTOK" import --config t.yaml --format jsonl --input in > run.out 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do [ -e held ] && break; sleep 0.02; done
+    i=$(grep -n '[0-9]' in/$which.jsonl | tail -1 | cut -d: -f1) && sed -i "${i}d" in/$which.jsonl  # its last non-empty document
+    rm -f held; wait $pid; rc=$?
+    other=$([ $which = a ] && echo b || echo a)
+    [ $rc -eq 2 ] && [ "$(grep -c . run.out)" -eq 1 ] && grep -qE "^ddptok: error: in/$which.jsonl: .*changed while importing" run.out && ! grep -q "in/$other.jsonl" run.out \
+      && ok "two inputs, in/$which.jsonl changed between the passes: refused naming it, not in/$other.jsonl (exit 2, one line)" \
+      || { bad "two inputs, in/$which.jsonl changed between the passes: refused naming it, not in/$other.jsonl (exit 2, one line)" "— exit $rc:"; head -3 run.out | sed 's/^/       /'; }
+    [ ! -e outputs/data/corpus.h5 ] && ! ls outputs/data/corpus.h5.tmp.* >/dev/null 2>&1 \
+      && ok "two inputs, in/$which.jsonl changed: nothing published, nothing left" || bad "two inputs, in/$which.jsonl changed: nothing published, nothing left"
+  done
+  expect_rc "control: the two inputs as they are now, unchanged: imported" 0 one import --config t.yaml --format jsonl --input in
+}
+
 # Lists that grow with the inputs are datasets (issue 30.7): 800 inputs import (the 64 KiB
 # attribute cap refused ~770 on d22e7a6, after reading them all); --check import refuses what
 # the run refuses, here shard 700 of 800 with another magic, with the run's own line.

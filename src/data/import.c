@@ -862,7 +862,7 @@ static int placer_end(DocSink *s) {
 
 // One pass over every file through `sink`; the file's SHA-256s into sha (files x 2).
 static int one_pass(const Config *cfg, const ImportSpec *spec, const ImportInput *files, int n_files, DocSink *sink,
-                    Counter *counter, Placer *placer, char (*sha)[2][65], ImportSummary *sum) {
+                    Counter *counter, Placer *placer, char (*sha)[2][65], ImportSummary *sum, int64_t *docs_at) {
     const ImportReader *reader = &import_readers[spec->format];
     int stream = reader->ends == DOCS_STREAM && spec->eot >= 0, rc = 0;
     (void)cfg;
@@ -878,6 +878,12 @@ static int one_pass(const Config *cfg, const ImportSpec *spec, const ImportInput
             if (counter && stream && counter->L > 0) sum->cut_at_split++;
             rc = sink->end(sink);
         }
+        // The documents ended by the end of each file: the second pass names the file whose
+        // count changed (was: the next file, where the shifted records first disagreed).
+        if (!rc && counter) docs_at[i] = sum->documents;
+        if (!rc && placer && placer->doc != docs_at[i])
+            rc = error("%s: %lld documents end by its end, %lld in the first pass: the file changed while importing (nothing "
+                       "written; import it when it no longer changes)", files[i].path, (long long)placer->doc, (long long)docs_at[i]);
     }
     if (!rc && stream) rc = sink->end(sink);
     return rc;
@@ -945,7 +951,8 @@ int import_write(const Config *cfg, const ImportSpec *spec_in, const ImportInput
     Counter counter = {.sink = {counter_add, counter_end}, .cfg = cfg, .sum = sum, .rec = &rec, .by_hash = !spec.split_from_names};
     ImportSpec first = spec;
     first.no_file_sha = 1, first.hasher = NULL;  // the second pass hashes the inputs (the bytes the corpus is cut from)
-    int rc = one_pass(cfg, &first, files, n_files, &counter.sink, &counter, NULL, sha1, sum);
+    int64_t *docs_at = xcalloc((size_t)n_files, sizeof *docs_at);  // (files) documents ended by each file's end, first pass
+    int rc = one_pass(cfg, &first, files, n_files, &counter.sink, &counter, NULL, sha1, sum, docs_at);
     if (counter.h) {  // a document left open by a reader that failed
         unsigned char drop[32];
         sha256_digest(counter.h, drop);
@@ -983,7 +990,7 @@ int import_write(const Config *cfg, const ImportSpec *spec_in, const ImportInput
         placer.piece = xmalloc((size_t)cfg->data.max_length * sizeof *placer.piece);
         ImportSummary again;
         memset(&again, 0, sizeof again);
-        rc = one_pass(cfg, &spec, files, n_files, &placer.sink, NULL, &placer, sha2, &again);
+        rc = one_pass(cfg, &spec, files, n_files, &placer.sink, NULL, &placer, sha2, &again, docs_at);
         free(placer.piece);
         unsigned char extra;
         if (!rc && fread(&extra, 1, 1, rec.f) == 1)
@@ -1003,6 +1010,6 @@ int import_write(const Config *cfg, const ImportSpec *spec_in, const ImportInput
     hasher_stop(spec.hasher);
     buf_free(&text);
     fclose(rec.f);
-    free(sha1), free(sha2);
+    free(sha1), free(sha2), free(docs_at);
     return rc;
 }
