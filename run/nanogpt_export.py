@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """ddptok's train/validation split as nanoGPT's train.bin / val.bin (run/nanogpt-compare.sh).
 
-  nanogpt_export.py export CORPUS_H5 DIR [--block T]
+  nanogpt_export.py export CORPUS_H5 DIR [--block T] [--shifts K]
       reads an import's corpus.h5 (docs/file-formats.md) and writes, for the train and the
       validation split, one stream of ddptok ids: each document's pieces back to back (the
       document's text, less any piece the import dropped), the documents in corpus order with
@@ -9,11 +9,15 @@
       train.bin, val.bin (uint16, the ids as they are: byte b is id b + 1, nanoGPT's
       meta.pkl vocab_size 257), meta.pkl, and the same streams as bytes (id - 1),
       fortunes_train.bytes and fortunes_val.bytes, for ddptok to import again as one document
-      per split (--split-from-names) cut into pieces of exactly T ids.
-  nanogpt_export.py check CORPUS_H5 DIR [--block T] [--pieces CORPUS2_H5]
+      per split (--split-from-names) cut into pieces of exactly T ids. With --shifts K
+      (a divisor of T) the train bytes are K files, fortunes_train_s000.bytes ..., the stream
+      from id k·T/K on (cut to a multiple of T): ddptok's train pieces then start at K offsets
+      of the stream, not one (nanoGPT's blocks start at any).
+  nanogpt_export.py check CORPUS_H5 DIR [--block T] [--shifts K] [--pieces CORPUS2_H5]
       exit 0 when DIR's bins hold exactly what export makes of CORPUS_H5 (and, with --pieces,
       when the second import's train and validation splits are those bins cut into pieces of
-      exactly T ids, nothing else in it); else one line saying what differs, exit 1.
+      exactly T ids, nothing else in it; under --shifts K its train split the K shifted
+      streams in turn); else one line saying what differs, exit 1.
 """
 import os
 import pickle
@@ -48,11 +52,21 @@ def streams(corpus, block):
     return out
 
 
+def shifted(ids, k, block):
+    """the stream from id k, cut to a multiple of the block: its pieces start k ids later"""
+    return ids[k:k + (len(ids) - k) // block * block]
+
+
 def main():
     a = sys.argv[1:]
     block = 128
     if "--block" in a:
         i = a.index("--block"); block = int(a[i + 1]); del a[i:i + 2]
+    shifts = 1
+    if "--shifts" in a:
+        i = a.index("--shifts"); shifts = int(a[i + 1]); del a[i:i + 2]
+        if shifts < 1 or block % shifts:
+            sys.exit(f"--shifts {shifts}: expected a divisor of the block {block}")
     pieces = None
     if "--pieces" in a:
         i = a.index("--pieces"); pieces = a[i + 1]; del a[i:i + 2]
@@ -67,7 +81,11 @@ def main():
                 sys.exit(f"{corpus}: the {name} split holds {len(ids)} ids, fewer than 2 blocks of {block}")
             assert ids.min() >= 1 and ids.max() <= 256
             ids.astype(np.uint16).tofile(os.path.join(d, f"{name}.bin"))
-            (ids - 1).astype(np.uint8).tofile(os.path.join(d, f"fortunes_{name}.bytes"))
+            if name == "train" and shifts > 1:
+                for k in range(shifts):
+                    (shifted(ids, k * block // shifts, block) - 1).astype(np.uint8).tofile(os.path.join(d, f"fortunes_train_s{k:03d}.bytes"))
+            else:
+                (ids - 1).astype(np.uint8).tofile(os.path.join(d, f"fortunes_{name}.bytes"))
             print(f"{name}.bin: {len(ids)} ids ({len(ids) // block} blocks of {block})")
         with open(os.path.join(d, "meta.pkl"), "wb") as f:
             pickle.dump({"vocab_size": 257}, f)
@@ -91,7 +109,10 @@ def main():
             print(f"{pieces}: not pieces of exactly {block} ids with no test split"); sys.exit(1)
         for (s, name), begin, count in zip(SPLITS, (0, n[0]), n[:2]):
             ids = tok[off[begin]:off[begin + count]]
-            if not np.array_equal(ids, want[name]):
+            w = want[name]
+            if name == "train" and shifts > 1:
+                w = np.concatenate([shifted(w, k * block // shifts, block) for k in range(shifts)])
+            if not np.array_equal(ids, w):
                 print(f"{pieces}: its {name} split is not {name}.bin's ids"); sys.exit(1)
     print(f"{d}: train.bin and val.bin hold ddptok's split of {corpus}" + (f", and {pieces} the same ids in pieces of {block}" if pieces else ""))
 

@@ -606,6 +606,15 @@ import numpy as np; a = np.fromfile('bins/train.bin', np.uint16); (a - 1).astype
     --format bytes --split-from-names --input bins/fortunes_train.bytes --input bins/fortunes_val.bytes >/dev/null 2>&1 || { bad "nanogpt bins: re-import at max_length 30"; return; }
   expect_rc "nanogpt bins: negative control: a re-import in pieces of 30, not 32, rejected" 1 \
     nanogpt_x check sp/data/corpus.h5 bins --block 32 --pieces pc30/data/corpus.h5
+  # --shifts 4: the train pieces start at 4 offsets of the stream (0, 8, 16, 24), the check
+  # passes them and rejects the same corpus taken for 2 offsets.
+  nanogpt_x export sp/data/corpus.h5 bins4 --block 32 --shifts 4 >/dev/null &&
+    one import --config ng.yaml --set paths.outputs=pc4 --format bytes --split-from-names \
+      --input 'bins4/fortunes_train_s*.bytes' --input bins4/fortunes_val.bytes >/dev/null 2>&1 || { bad "nanogpt bins: --shifts 4 export and import"; return; }
+  expect_rc "nanogpt bins: --shifts 4: the re-import's train pieces start at 4 offsets" 0 \
+    nanogpt_x check sp/data/corpus.h5 bins4 --block 32 --shifts 4 --pieces pc4/data/corpus.h5
+  expect_rc "nanogpt bins: negative control: --shifts 4's re-import checked as 2 offsets rejected" 1 \
+    nanogpt_x check sp/data/corpus.h5 bins4 --block 32 --shifts 2 --pieces pc4/data/corpus.h5
   if [ -z "${NANOGPT_DIR:-}" ] || [ ! -f "${NANOGPT_DIR}/train.py" ]; then
     skip "nanogpt bins: nanoGPT's train.py reads them" "no nanoGPT checkout (set NANOGPT_DIR to a clone of karpathy/nanoGPT); the bin checks above need none"
   elif ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
