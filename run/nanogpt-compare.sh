@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run/nanogpt-compare.sh — ddptok's GPT side by side with nanoGPT's own train.py on the same text.
-#   bash run/nanogpt-compare.sh --nanogpt DIR [--updates U] [--every E] [--seeds "1 2 3"] [--eval-iters N]
+#   bash run/nanogpt-compare.sh --nanogpt DIR [--updates U] [--every E] [--seeds "1 2 3"] [--eval-iters N] [--shifts "K..."]
 #     (defaults 2000 updates, the validation loss every 200, seeds 1 2 3, nanoGPT's estimate
-#     from 50 batches of 16 random blocks)
+#     from 50 batches of 16 random blocks; and for each K of --shifts, "4 128" ("" none), one
+#     more ddptok run of the first seed whose train pieces start at K offsets of the stream)
 #   bash run/nanogpt-compare.sh --report        (the table and figure again, from nanogpt-compare/)
 # DIR: a checkout of karpathy/nanoGPT (train.py, model.py, configurator.py; nothing is written
 # in it). Writes nanogpt-compare/ in the current directory; refuses to start where it exists.
@@ -21,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3  # Debian's: numpy, h5py, python3-torch
 CFG="$ROOT/configs/fortunes-gpt-nanogpt.yaml"
-NANOGPT= U=2000 EVERY=200 EVAL_ITERS=50 SEEDS="1 2 3" REPORT=0
+NANOGPT= U=2000 EVERY=200 EVAL_ITERS=50 SEEDS="1 2 3" SHIFTS="4 128" REPORT=0
 while [ $# -gt 0 ]; do
   case $1 in
     --nanogpt) NANOGPT=$2; shift 2 ;;
@@ -29,8 +30,9 @@ while [ $# -gt 0 ]; do
     --every) EVERY=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
     --eval-iters) EVAL_ITERS=$2; shift 2 ;;
+    --shifts) SHIFTS=$2; shift 2 ;;
     --report) REPORT=1; shift ;;
-    *) echo "nanogpt-compare.sh: unknown argument $1 (--nanogpt DIR [--updates U] [--every E] [--seeds \"1 2 3\"] [--eval-iters N] | --report)" >&2; exit 2 ;;
+    *) echo "nanogpt-compare.sh: unknown argument $1 (--nanogpt DIR [--updates U] [--every E] [--seeds \"1 2 3\"] [--eval-iters N] [--shifts "4 128"] | --report)" >&2; exit 2 ;;
   esac
 done
 O=nanogpt-compare
@@ -105,6 +107,20 @@ PYCFG
   grep '^step' $n/train.log | tail -1
   echo "   $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee $n/seconds
 done
+first=${SEEDS%% *}
+for k in $SHIFTS; do
+  d=$O/ddptok-k$k
+  set_=(--set seed=$first --set paths.outputs=$d --set paths.artifacts=$d/artifacts --set train.updates=$U
+        --set train.eval_every=$EVERY --set train.checkpoint_every=$U --set train.lr_decay_updates=$U)
+  $PY "$ROOT/run/nanogpt_export.py" export $O/split/data/corpus.h5 $O/data-k$k --shifts $k >/dev/null
+  "$DDPTOK" import --config "$CFG" "${set_[@]}" --format bytes --split-from-names \
+    --input "$O/data-k$k/fortunes_train_s*.bytes" --input $O/data-k$k/fortunes_val.bytes 2>/dev/null | grep -- '->'
+  $PY "$ROOT/run/nanogpt_export.py" check $O/split/data/corpus.h5 $O/data-k$k --shifts $k --pieces $d/data/corpus.h5
+  echo "== ddptok, seed $first, train pieces at $k offsets: $U updates, W = 2"
+  t0=$(date +%s%N)
+  "${MPIRUN[@]}" "$DDPTOK" train --config "$CFG" "${set_[@]}" --continuous | tail -1
+  echo "   $(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee $d/seconds
+done
 fi
 cd $O
 $PY - <<'PYREP'
@@ -119,9 +135,18 @@ def ddptok(d):  # step -> (tokens seen, validation loss): an epoch's last window
     return out
 def nanogpt(d):  # every iteration is batch_size x block_size tokens
     return {int(m.group(1)): (int(m.group(1)) * T, float(m.group(2))) for m in re.finditer(r"^step (\d+): train loss [\d.]+, val loss ([\d.]+)", open(f"{d}/train.log").read(), re.M)}
+shifted = {}
+for d in sorted(x.rstrip("/") for x in glob.glob("ddptok-k*/")):  # the shifted runs, one seed each
+    r = ddptok(d)
+    shifted[d] = {"updates": max(r), "tokens": r[max(r)][0], "final_val_loss": r[max(r)][1]}
+    with open(f"{d}.dat", "w") as f:
+        for s in sorted(r):
+            f.write(f"{r[s][0]} {r[s][1]} {s}\n")
+    last = max(r)
+    print(f"  {d}: validation loss {r[last][1]:.4f} after {last} updates")
 runs = {"ddptok": {int(d.split("-s")[-1]): ddptok(d) for d in sorted(glob.glob("ddptok-s*"))},
         "nanogpt": {int(d.split("-s")[-1]): nanogpt(d) for d in sorted(glob.glob("nanogpt-s*"))}}
-out = {"tokens_per_update": T}
+out = {"tokens_per_update": T, "ddptok_shifted": shifted}
 for name, r in runs.items():
     steps = sorted(set.intersection(*(set(v) for v in r.values())) - {0})
     with open(f"{name}.dat", "w") as f:
@@ -154,7 +179,10 @@ set format x '%.0s%c'
 plot 'nanogpt.dat' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#fdae6b' title 'nanoGPT: min-max of seeds', \\
      'ddptok.dat' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#9ecae1' title 'ddptok: min-max of seeds', \\
      'nanogpt.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d94801' title "nanoGPT train.py (eval_iters $(cat eval_iters) x 16 random blocks): mean", \\
-     'ddptok.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#08519c' title 'ddptok (exact validation loss): mean'
+     'ddptok.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#08519c' title 'ddptok (exact validation loss): mean'$(
+  for f in ddptok-k*.dat; do [ -f "$f" ] || continue; k=${f#ddptok-k}; k=${k%.dat}
+    printf ", \\\\\n     '%s' using 1:2 with linespoints dt 2 lw 1.5 pt 6 ps 0.5 lc rgb '#%s' title 'ddptok, train pieces at %s offsets of the stream (one seed)'" "$f" "$([ "$k" -ge 100 ] && echo 41ab5d || echo 6a51a3)" "$k"
+  done)
 GP
 LC_ALL=C.UTF-8 gnuplot figure.gp
 echo "nanogpt-compare.sh: $O/summary.json, $O/figure.png"
