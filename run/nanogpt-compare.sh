@@ -168,20 +168,20 @@ for name in ("ddptok", "nanogpt"):
     print(f"  {name:8s} " + "  ".join(f"s{k} {v:.4f}" for k, v in m["final_val_loss"].items()) + f"   mean {m['mean']:.4f} ± {m['sd']:.4f} (sd)"
           + "   " + " ".join(f"{v:.0f}" for v in m["seconds"].values()) + " s")
 print(f"  difference ddptok - nanoGPT {out['difference']:+.4f} ± {out['difference_sd']:.4f} (sd of the difference of the means)")
-open("title.txt", "w").write(f"difference of the final means {out['difference']:+.4f} nats, its sd from the seeds {out['difference_sd']:.4f}")
+open("title.txt", "w").write(f"final validation loss ddptok {d['mean']:.4f} ± {d['sd']:.4f}, nanoGPT {n['mean']:.4f} ± {n['sd']:.4f} (mean ± sd of {len(d['final_val_loss'])} and {len(n['final_val_loss'])} seeds)\\n"
+                              f" difference {out['difference']:+.4f} ± {out['difference_sd']:.4f}; bands: min-max of the seeds")
 PYREP
 cat > figure.gp <<GP
 set terminal pngcairo size 1000,560 font 'sans,10'
 set output 'figure.png'
-set title "fortunes-min, byte-level GPT (3 blocks, C 32, context 128): ddptok vs nanoGPT's train.py, same data, shape, batch, schedule\n$(cat title.txt); band: min-max of 3 seeds" noenhanced
-set xlabel 'tokens seen'; set ylabel 'validation loss (nats per token)'; set grid; set key top right noenhanced
-set format x '%.0s%c'
-plot 'nanogpt.dat' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#fdae6b' title 'nanoGPT: min-max of seeds', \\
-     'ddptok.dat' using 1:3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#9ecae1' title 'ddptok: min-max of seeds', \\
-     'nanogpt.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d94801' title "nanoGPT train.py (eval_iters $(cat eval_iters) x 16 random blocks): mean", \\
-     'ddptok.dat' using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#08519c' title 'ddptok (exact validation loss): mean'$(
+set title "fortunes-min, byte-level GPT (3 blocks, C 32, context 128): ddptok vs nanoGPT's train.py, same data, shape, batch, schedule\n$(cat title.txt)" noenhanced
+set xlabel 'tokens seen (millions)'; set ylabel 'validation loss (nats per token)'; set grid; set key top right noenhanced
+plot 'nanogpt.dat' using (\$1/1e6):3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#fdae6b' title 'nanoGPT: min-max of seeds', \\
+     'ddptok.dat' using (\$1/1e6):3:4 with filledcurves fs transparent solid 0.25 noborder lc rgb '#9ecae1' title 'ddptok: min-max of seeds', \\
+     'nanogpt.dat' using (\$1/1e6):2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#d94801' title "nanoGPT train.py (eval_iters $(cat eval_iters) x 16 random blocks): mean", \\
+     'ddptok.dat' using (\$1/1e6):2 with linespoints lw 2 pt 7 ps 0.5 lc rgb '#08519c' title 'ddptok (exact validation loss): mean'$(
   for f in ddptok-k*.dat; do [ -f "$f" ] || continue; k=${f#ddptok-k}; k=${k%.dat}
-    printf ", \\\\\n     '%s' using 1:2 with linespoints dt 2 lw 1.5 pt 6 ps 0.5 lc rgb '#%s' title 'ddptok, train pieces at %s offsets of the stream (one seed)'" "$f" "$([ "$k" -ge 100 ] && echo 41ab5d || echo 6a51a3)" "$k"
+    printf ", \\\\\n     '%s' using (\$1/1e6):2 with linespoints dt 2 lw 1.5 pt 6 ps 0.5 lc rgb '#%s' title 'ddptok, train pieces at %s offsets of the stream (one seed)'" "$f" "$([ "$k" -ge 100 ] && echo 41ab5d || echo 6a51a3)" "$k"
   done)
 GP
 LC_ALL=C.UTF-8 gnuplot figure.gp
