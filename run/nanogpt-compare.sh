@@ -2,7 +2,7 @@
 # run/nanogpt-compare.sh — ddptok's GPT side by side with nanoGPT's own train.py on the same text.
 #   bash run/nanogpt-compare.sh --nanogpt DIR [--updates U] [--every E] [--seeds "1 2 3"] [--eval-iters N] [--shifts "K..."]
 #     (defaults 2000 updates, the validation loss every 200, seeds 1 2 3, nanoGPT's estimate
-#     from 50 batches of 16 random blocks; and for each K of --shifts, "4 128" ("" none), one
+#     from 50 batches of 16 random blocks, --warmup 100 updates; and for each K of --shifts, "4 128" ("" none), one
 #     more ddptok run of the first seed whose train pieces start at K offsets of the stream)
 #   bash run/nanogpt-compare.sh --report        (the table and figure again, from nanogpt-compare/)
 # DIR: a checkout of karpathy/nanoGPT (train.py, model.py, configurator.py; nothing is written
@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=python3  # Debian's: numpy, h5py, python3-torch
 CFG="$ROOT/configs/fortunes-gpt-nanogpt.yaml"
-NANOGPT= U=2000 EVERY=200 EVAL_ITERS=50 SEEDS="1 2 3" SHIFTS="4 128" REPORT=0
+NANOGPT= U=2000 EVERY=200 EVAL_ITERS=50 SEEDS="1 2 3" SHIFTS="4 128" WARMUP=100 REPORT=0
 while [ $# -gt 0 ]; do
   case $1 in
     --nanogpt) NANOGPT=$2; shift 2 ;;
@@ -31,8 +31,9 @@ while [ $# -gt 0 ]; do
     --seeds) SEEDS=$2; shift 2 ;;
     --eval-iters) EVAL_ITERS=$2; shift 2 ;;
     --shifts) SHIFTS=$2; shift 2 ;;
+    --warmup) WARMUP=$2; shift 2 ;;
     --report) REPORT=1; shift ;;
-    *) echo "nanogpt-compare.sh: unknown argument $1 (--nanogpt DIR [--updates U] [--every E] [--seeds \"1 2 3\"] [--eval-iters N] [--shifts "4 128"] | --report)" >&2; exit 2 ;;
+    *) echo "nanogpt-compare.sh: unknown argument $1 (--nanogpt DIR [--updates U] [--every E] [--seeds \"1 2 3\"] [--eval-iters N] [--shifts \"4 128\"] [--warmup W] | --report)" >&2; exit 2 ;;
   esac
 done
 O=nanogpt-compare
@@ -48,6 +49,7 @@ for f in "${FILES[@]}"; do
   [ -f "$f" ] || { echo "nanogpt-compare.sh: $f is missing: install Debian's fortunes-min (apt-get install fortunes-min)" >&2; exit 2; }
 done
 command -v gnuplot >/dev/null || { echo "nanogpt-compare.sh: gnuplot is missing: apt-get install gnuplot-nox" >&2; exit 2; }
+[ "$U" -gt "$WARMUP" ] || { echo "nanogpt-compare.sh: --updates $U must exceed --warmup $WARMUP (the cosine's warmup, train.warmup_updates and warmup_iters)" >&2; exit 2; }
 [ $((U % EVERY)) = 0 ] || { echo "nanogpt-compare.sh: --updates $U is not a multiple of --every $EVERY" >&2; exit 2; }
 [ -e $O ] && { echo "nanogpt-compare.sh: $(pwd)/$O already exists: move it away, or run in another directory (or --report)" >&2; exit 2; }
 make -C "$ROOT" --no-print-directory -s
@@ -62,9 +64,9 @@ $PY "$ROOT/run/nanogpt_export.py" export $O/split/data/corpus.h5 $O/data
 for s in $SEEDS; do
   d=$O/ddptok-s$s
   set_=(--set seed=$s --set paths.outputs=$d --set paths.artifacts=$d/artifacts --set train.updates=$U
-        --set train.eval_every=$EVERY --set train.checkpoint_every=$U --set train.lr_decay_updates=$U)
+        --set train.eval_every=$EVERY --set train.checkpoint_every=$U --set train.lr_decay_updates=$U --set train.warmup_updates=$WARMUP)
   "$DDPTOK" import --config "$CFG" "${set_[@]}" --format bytes --split-from-names \
-    --input $O/data/fortunes_train.bytes --input $O/data/fortunes_val.bytes 2>/dev/null | grep -- '->'
+    --input $O/data/fortunes_train.bytes --input $O/data/fortunes_val.bytes 2>&1 | grep -v 'the test split is empty' | grep -- '->'
   $PY "$ROOT/run/nanogpt_export.py" check $O/split/data/corpus.h5 $O/data --pieces $d/data/corpus.h5
   echo "== ddptok, seed $s: $U updates, W = 2"
   t0=$(date +%s%N)
@@ -91,7 +93,7 @@ bias = True
 learning_rate = 3e-3
 max_iters = $U
 lr_decay_iters = $U
-warmup_iters = 100
+warmup_iters = $WARMUP
 min_lr = 3e-4
 beta1 = 0.9
 beta2 = 0.99
@@ -111,10 +113,10 @@ first=${SEEDS%% *}
 for k in $SHIFTS; do
   d=$O/ddptok-k$k
   set_=(--set seed=$first --set paths.outputs=$d --set paths.artifacts=$d/artifacts --set train.updates=$U
-        --set train.eval_every=$EVERY --set train.checkpoint_every=$U --set train.lr_decay_updates=$U)
+        --set train.eval_every=$EVERY --set train.checkpoint_every=$U --set train.lr_decay_updates=$U --set train.warmup_updates=$WARMUP)
   $PY "$ROOT/run/nanogpt_export.py" export $O/split/data/corpus.h5 $O/data-k$k --shifts $k >/dev/null
   "$DDPTOK" import --config "$CFG" "${set_[@]}" --format bytes --split-from-names \
-    --input "$O/data-k$k/fortunes_train_s*.bytes" --input $O/data-k$k/fortunes_val.bytes 2>/dev/null | grep -- '->'
+    --input "$O/data-k$k/fortunes_train_s*.bytes" --input $O/data-k$k/fortunes_val.bytes 2>&1 | grep -v 'the test split is empty' | grep -- '->'
   $PY "$ROOT/run/nanogpt_export.py" check $O/split/data/corpus.h5 $O/data-k$k --shifts $k --pieces $d/data/corpus.h5
   echo "== ddptok, seed $first, train pieces at $k offsets: $U updates, W = 2"
   t0=$(date +%s%N)
