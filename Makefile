@@ -371,15 +371,24 @@ test:
 	$(MAKE) test-bins fuzz-bins clang-bins
 	bash tests/run.sh
 
-# The Hugging Face round trip (tests/test_hf.sh) with transformers itself: transformers and a
-# torch it supports come from PyPI into build/hf-venv (a few GB, once); Debian has neither.
+# The Hugging Face round trip (tests/test_hf.sh) with transformers itself. transformers is not
+# in Debian; the venv it goes into (build/hf-venv, ~180 MB, once) sees Debian's own torch,
+# numpy, h5py and yaml (--system-site-packages: CPU-only, nothing of CUDA), and takes only
+# transformers and safetensors from PyPI. transformers is pinned to 4.46.3, the release these
+# tests were run with on Debian 12's torch 1.13 (transformers 5 disables torch < 2.6, and
+# `pip install torch` would pull ~5.6 GB of CUDA wheels onto a CPU machine).
+# `make hf-venv` builds it; `make test-hf` builds it and runs the hf group with it; the
+# README's Python snippets run with build/hf-venv/bin/python. DDPTOK_HF_PYTHON=path/to/python
+# points the hf group at a python of your own instead.
 HF_VENV := build/hf-venv
+HF_PIP := transformers==4.46.3 safetensors
 $(HF_VENV)/.ready:
 	bash run/install-deps.sh --hf
-	rm -rf $(HF_VENV) && /usr/bin/python3 -m venv $(HF_VENV)
-	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check torch transformers safetensors numpy h5py pyyaml
+	rm -rf $(HF_VENV) && /usr/bin/python3 -m venv --system-site-packages $(HF_VENV)
+	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check $(HF_PIP)
 	$(HF_VENV)/bin/python -c "import torch, transformers; print('hf venv: torch', torch.__version__, 'transformers', transformers.__version__)"
 	touch $@
+hf-venv: $(HF_VENV)/.ready
 test-hf: ddptok $(HF_VENV)/.ready
 	DDPTOK_HF_PYTHON=$(abspath $(HF_VENV))/bin/python bash tests/run.sh hf
 
@@ -397,4 +406,4 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test-deps install uninstall dist test test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test hf-venv test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda

@@ -18,8 +18,9 @@
 #   ddptok train at W = 2 and W = 1 (CPU backend, mpirun; W = 1 with train.rank_bands: auto);
 #   PyTorch DDP at W = 2 (run/bench_gpt_torch.py: nanoGPT's GPT class, gloo, one thread per
 #     rank) under two torches: Debian's python3-torch (/usr/bin/python3) and a current one,
-#     TORCH_PYTHON=path/to/python (default build/hf-venv/bin/python from `make test-hf`, or
-#     build/torch-venv/bin/python); each skipped with the reason when absent;
+#     TORCH_PYTHON=path/to/python (default build/torch-venv/bin/python: `/usr/bin/python3 -m venv
+#     build/torch-venv && build/torch-venv/bin/pip install torch h5py numpy pyyaml`, or
+#     build/hf-venv's where its torch is not Debian's); each skipped with the reason when absent;
 #   llm.c's CPU reference train_gpt2.c (run/bench_llmc.c: its layers, AdamW and DataLoader
 #     unchanged) with OMP_NUM_THREADS = 2 and 1, fed a checkpoint and a token file in llm.c's
 #     formats written from the same outputs: LLMC_DIR=path to a checkout of
@@ -74,9 +75,9 @@ if [ $torch = 1 ]; then
   if $PY -c "import torch, h5py, numpy" 2>/dev/null; then torch_old=$PY
   else skip_old="Debian's python3-torch or python3-h5py missing (run/install-deps.sh --tests installs them)"; fi
   cand=${TORCH_PYTHON:-}
-  if [ -z "$cand" ]; then for c in "$ROOT/build/hf-venv/bin/python" "$ROOT/build/torch-venv/bin/python"; do [ -x "$c" ] && { cand=$c; break; }; done; fi
+  if [ -z "$cand" ]; then for c in "$ROOT/build/torch-venv/bin/python" "$ROOT/build/hf-venv/bin/python"; do [ -x "$c" ] && { cand=$c; break; }; done; fi
   if [ -n "$cand" ] && "$cand" -c "import torch, h5py, numpy, yaml" 2>/dev/null; then torch_new=$cand
-  else skip_new="no current torch: TORCH_PYTHON=path/to/python of a venv with torch, h5py, numpy, pyyaml (make test-hf builds build/hf-venv)"; fi
+  else skip_new="no current torch: TORCH_PYTHON=path/to/python of a venv with torch, h5py, numpy, pyyaml (/usr/bin/python3 -m venv build/torch-venv && build/torch-venv/bin/pip install torch h5py numpy pyyaml)"; fi
   if [ -n "$torch_new" ] && [ -n "$torch_old" ] && [ "$("$torch_new" -c 'import torch; print(torch.__version__)')" = "$("$PY" -c 'import torch; print(torch.__version__)')" ]; then
     skip_new="TORCH_PYTHON's torch is Debian's"; torch_new=""; fi
 else skip_old="--no-torch" skip_new="--no-torch"; fi

@@ -19,9 +19,9 @@ pkgs=(build-essential pkg-config openmpi-bin libopenmpi-dev libhdf5-dev libyaml-
 # import (tests/test_import.sh), xz-utils and zstd for its compression baselines.
 tests=0
 hf=0
-if [ "${1:-}" = --hf ]; then  # make test-hf: a venv for transformers from PyPI
+if [ "${1:-}" = --hf ]; then  # make hf-venv: a venv over Debian's torch for transformers from PyPI
   hf=1
-  pkgs+=(python3-venv)
+  pkgs+=(python3-venv python3-torch python3-numpy python3-h5py python3-yaml)
 fi
 if [ "${1:-}" = --tests ]; then
   tests=1
@@ -46,7 +46,7 @@ fi
 known=$(apt-cache policy "${missing[@]}" 2>/dev/null | grep -c '^  Candidate: [^(]') || true
 install="apt-get install -y --no-install-recommends ${missing[*]}"
 [ "$known" -ge ${#missing[@]} ] || install="apt-get update && $install"
-target=deps; [ "$tests" = 1 ] && target=test-deps; [ "$hf" = 1 ] && target=test-hf
+target=deps; [ "$tests" = 1 ] && target=test-deps; [ "$hf" = 1 ] && target=hf-venv
 # The command is printed alone on its line, so that the line pasted whole into a shell is
 # that command and nothing else (a remark after it was a syntax error); what it needs is
 # said on the lines around it.

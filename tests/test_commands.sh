@@ -353,6 +353,28 @@ case_build_without_git() {
   if grep -qE -- "$BUILD_LINE_RE" <<<"${OUT//ddptok [0-9]/ddptok x}"; then bad "the build-line check rejects a line without its release number"
   else ok "the build-line check rejects a line without its release number"; fi
 }
+# Issue 38.5: `make hf-venv` is CPU-sized: a venv over Debian's torch (--system-site-packages,
+# the --hf packages bring python3-torch), PyPI giving transformers pinned and safetensors, never a
+# torch (a plain `pip install torch` is ~5.6 GB of CUDA wheels). Read from make's own dry run.
+hf_venv_sized() {  # RECIPE PACKAGES: 0 where the recipe is CPU-sized
+  local pip
+  grep -q -- '-m venv --system-site-packages' <<<"$1" || return 1
+  pip=$(grep -m1 'pip install' <<<"$1") || return 1
+  grep -qE '(^| )torch([=<> ]|$)' <<<"${pip#*install}" && return 1
+  grep -qE 'transformers==[0-9]' <<<"$pip" || return 1
+  grep -qw python3-torch <<<"$2" && grep -qw python3-venv <<<"$2"
+}
+case_hf_venv_cpu_sized() {
+  local recipe pkgs
+  recipe=$(make -C "$ROOT" -n -B build/hf-venv/.ready 2>&1)
+  pkgs=$(sed -n '/= --hf ]/,/^fi/p' "$ROOT/run/install-deps.sh")
+  hf_venv_sized "$recipe" "$pkgs" && ok "make hf-venv: a venv over Debian's torch, transformers pinned from PyPI, no torch wheel"     || bad "make hf-venv: a venv over Debian's torch, transformers pinned from PyPI, no torch wheel" "— $(grep -m2 'venv\|pip' <<<"$recipe")"
+  # The control: the recipe it replaced (a bare venv, torch from PyPI) is not CPU-sized.
+  hf_venv_sized "rm -rf build/hf-venv && /usr/bin/python3 -m venv build/hf-venv
+build/hf-venv/bin/pip install --quiet torch transformers safetensors numpy h5py pyyaml" "$pkgs" \
+    && bad "negative control: a venv that pip-installs torch is refused" || ok "negative control: a venv that pip-installs torch is refused"
+  grep -q 'make hf-venv' "$ROOT/README.md" && ok "the README names make hf-venv" || bad "the README names make hf-venv"
+}
 case_version() {
   expect_rc "ddptok --version" 0 one --version
   expect_grep "ddptok --version names the release, the commit, the backends and the libraries" '^ddptok [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,}(-dirty)?|no git)\) \(CUDA backend: (built in, (NCCL [0-9.]+, )?module [^ ]+(, opened on use| missing)?|not built in)\); Open MPI' "$OUT"

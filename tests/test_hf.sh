@@ -1,6 +1,6 @@
 # The GPT in and out of Hugging Face transformers (docs/model.md "Hugging Face"), with
 # transformers itself (tests/hf_check.py): transformers and the torch it needs are on PyPI,
-# not in Debian, so these cases need the python `make test-hf` builds (build/hf-venv, or
+# not in Debian, so these cases need the python `make hf-venv` builds (build/hf-venv, or
 # DDPTOK_HF_PYTHON); `make test` skips them with that reason.
 # - export --format hf: GPT2LMHeadModel.from_pretrained loads the directory as it is and its
 #   test loss (HF ids, the begin id first) equals evaluate's; fed unrotated ids it does not;
@@ -14,7 +14,7 @@ cfg="$CONFIGS/tiny-gpt.yaml"
 HF_PY=${DDPTOK_HF_PYTHON:-$ROOT/build/hf-venv/bin/python}
 has_hf() {
   [ -x "$HF_PY" ] && "$HF_PY" -c "import transformers, torch, h5py" 2>/dev/null && return 0
-  skip "$CASE" "no python with transformers ($HF_PY): transformers and a torch it supports are on PyPI, not in Debian; make test-hf builds one"
+  skip "$CASE" "no python with transformers ($HF_PY): transformers is on PyPI, not in Debian; make hf-venv builds one over Debian's torch (~180 MB), or DDPTOK_HF_PYTHON=path/to/python"
   return 1
 }
 hf() { timeout -k 5 600 "$HF_PY" "$ROOT/tests/hf_check.py" "$@"; }
@@ -71,6 +71,36 @@ refused_hf() {  # NAME PATTERN SETS...: train --check and reference refuse it in
   local name=$1 pat=$2; shift 2
   expect_rc "$name: --check train refuses it" 2 one --check train --config "$cfg" "$@"
   [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && expect_grep "$name: one line saying why" "$pat" "$OUT" || bad "$name: one line saying why" "— $OUT"
+}
+# Issue 38.5: the README's Python line, as it stands there (the venv's python it names replaced
+# by this group's), loads an export and prints its blocks and its parameters, which are the
+# export's own (config.json's n_layer; the tensors of model.safetensors, the tied lm_head once).
+case_readme_snippet() {
+  has_hf || return
+  fixture trained_hf || return
+  local line want
+  line=$(grep -m1 '^build/hf-venv/bin/python -c ' "$ROOT/README.md")
+  [ -n "$line" ] && ok "the README has the venv's Python line" || { bad "the README has the venv's Python line"; return; }
+  line=${line//outputs-gpt-tiny\/hf/hf}
+  want=$(/usr/bin/python3 -c "
+import json, struct, sys
+d = sys.argv[1]
+raw = open(d + '/model.safetensors', 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+h = json.loads(raw[8:8 + n])
+p = 0
+for k, v in h.items():
+    if k == '__metadata__' or k.endswith('lm_head.weight') or '.attn.bias' in k or '.attn.masked_bias' in k: continue
+    q = 1
+    for x in v['shape']: q *= x
+    p += q
+print(json.load(open(d + '/config.json'))['n_layer'], 'blocks,', p, 'parameters')" hf)
+  OUT=$(eval "\"\$HF_PY\"${line#build/hf-venv/bin/python}" 2>&1 | tail -1)
+  [ "$OUT" = "$want" ] && ok "the README's Python line loads the export: $OUT" || bad "the README's Python line loads the export" "— got: $OUT | want: $want"
+  cp -r hf hf-cut && rm hf-cut/model.safetensors
+  line=${line//\"hf\"/\"hf-cut\"}
+  if eval "\"\$HF_PY\"${line#build/hf-venv/bin/python}" >/dev/null 2>&1; then bad "negative control: the line fails on a directory without model.safetensors"
+  else ok "negative control: the line fails on a directory without model.safetensors"; fi
 }
 case_refusals() {
   has_hf || return

@@ -575,3 +575,80 @@ PY
     "holds no train sequence: --set train.sampler=global .*or bands that hold its lengths: --set 'train.rank_bands=\[\[16, " "$OUT"
   expect_rc "the bands it names train as printed" 0 ddp 2 train --config "$C" "${R[@]}" --set train.sampler=bands --set "$fix" --fresh
 }
+
+# run/nanogpt-compare.sh's alignment (docs/nanogpt.md): run/nanogpt_export.py writes ddptok's
+# train and validation split as nanoGPT's train.bin / val.bin (ddptok ids, byte b = b + 1),
+# and the same text as bytes that ddptok imports again as pieces of exactly the block. Its
+# check must pass the export and reject an off-by-one id mapping, another split (split_seed
+# 1), swapped splits and a re-import cut to another length. With NANOGPT_DIR (a checkout of
+# karpathy/nanoGPT) and python3-torch, nanoGPT's train.py also reads the bins (eval_only);
+# without them that check is skipped, saying why (the bin checks need neither).
+NANOGPT_X="$ROOT/run/nanogpt_export.py"
+nanogpt_x() { timeout -k 5 120 /usr/bin/python3 "$NANOGPT_X" "$@"; }
+case_nanogpt_bins() {
+  own_ompi
+  cat > ng.yaml <<'YML'
+seed: 1
+data:
+  vocab_size: 257
+  min_length: 4
+  max_length: 32
+  source: imported
+  import: {split_seed: 0, validation_fraction: 0.2, test_fraction: 0.2}
+model: {context: 3, embed_dim: 4, hidden: 8, dropout: 0.0}
+train: {world_size: 2, sampler: global, global_batch: 4, rank_bands: auto, batch_size_per_rank: 2, accumulation: 1, updates: 3, interrupt_at: 0}
+YML
+  /usr/bin/python3 - <<'PY'
+words = "the quick brown fox jumps over the lazy dog while rivers run to the sea".split()
+x, docs = 7, []
+for d in range(300):
+    n = 1 + (d * 7919) % 23
+    out = []
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) % 2**31
+        out.append(words[x % len(words)])
+    docs.append(" ".join(out))
+open("ng.txt", "w").write("\n%\n".join(docs))
+PY
+  local I=(--format bytes --delimiter '\n%\n' --input ng.txt)
+  expect_rc "nanogpt bins: ddptok's split imported" 0 one import --config ng.yaml --set paths.outputs=sp "${I[@]}" || return
+  expect_rc "nanogpt bins: export of the split" 0 nanogpt_x export sp/data/corpus.h5 bins --block 32 || return
+  expect_rc "nanogpt bins: the bytes imported again, one document per split" 0 one import --config ng.yaml --set paths.outputs=pc \
+    --format bytes --split-from-names --input bins/fortunes_train.bytes --input bins/fortunes_val.bytes || return
+  expect_rc "nanogpt bins: train.bin and val.bin are ddptok's split, the re-import its pieces" 0 \
+    nanogpt_x check sp/data/corpus.h5 bins --block 32 --pieces pc/data/corpus.h5
+  # Controls: each a deliberately wrong variant the same check must reject.
+  mkdir -p obo && cp bins/meta.pkl bins/val.bin obo/ && /usr/bin/python3 -c "
+import numpy as np; a = np.fromfile('bins/train.bin', np.uint16); (a - 1).astype(np.uint16).tofile('obo/train.bin')"
+  expect_rc "nanogpt bins: negative control: byte b as id b (off by one) rejected" 1 nanogpt_x check sp/data/corpus.h5 obo --block 32
+  one import --config ng.yaml --set paths.outputs=sp1 --set data.import.split_seed=1 "${I[@]}" >/dev/null &&
+    nanogpt_x export sp1/data/corpus.h5 bins1 --block 32 >/dev/null || { bad "nanogpt bins: the split_seed 1 import and export"; return; }
+  expect_rc "nanogpt bins: negative control: another split (split_seed 1) rejected" 1 nanogpt_x check sp/data/corpus.h5 bins1 --block 32
+  mkdir -p swap && cp bins/meta.pkl swap/ && cp bins/train.bin swap/val.bin && cp bins/val.bin swap/train.bin
+  expect_rc "nanogpt bins: negative control: train and validation swapped rejected" 1 nanogpt_x check sp/data/corpus.h5 swap --block 32
+  one import --config ng.yaml --set paths.outputs=pc30 --set data.max_length=30 \
+    --format bytes --split-from-names --input bins/fortunes_train.bytes --input bins/fortunes_val.bytes >/dev/null 2>&1 || { bad "nanogpt bins: re-import at max_length 30"; return; }
+  expect_rc "nanogpt bins: negative control: a re-import in pieces of 30, not 32, rejected" 1 \
+    nanogpt_x check sp/data/corpus.h5 bins --block 32 --pieces pc30/data/corpus.h5
+  # --shifts 4: the train pieces start at 4 offsets of the stream (0, 8, 16, 24), the check
+  # passes them and rejects the same corpus taken for 2 offsets.
+  nanogpt_x export sp/data/corpus.h5 bins4 --block 32 --shifts 4 >/dev/null &&
+    one import --config ng.yaml --set paths.outputs=pc4 --format bytes --split-from-names \
+      --input 'bins4/fortunes_train_s*.bytes' --input bins4/fortunes_val.bytes >/dev/null 2>&1 || { bad "nanogpt bins: --shifts 4 export and import"; return; }
+  expect_rc "nanogpt bins: --shifts 4: the re-import's train pieces start at 4 offsets" 0 \
+    nanogpt_x check sp/data/corpus.h5 bins4 --block 32 --shifts 4 --pieces pc4/data/corpus.h5
+  expect_rc "nanogpt bins: negative control: --shifts 4's re-import checked as 2 offsets rejected" 1 \
+    nanogpt_x check sp/data/corpus.h5 bins4 --block 32 --shifts 2 --pieces pc4/data/corpus.h5
+  if [ -z "${NANOGPT_DIR:-}" ] || [ ! -f "${NANOGPT_DIR}/train.py" ]; then
+    skip "nanogpt bins: nanoGPT's train.py reads them" "no nanoGPT checkout (set NANOGPT_DIR to a clone of karpathy/nanoGPT); the bin checks above need none"
+  elif ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+    skip "nanogpt bins: nanoGPT's train.py reads them" "python3-torch is not installed"
+  else
+    local here=$PWD
+    expect_rc "nanogpt bins: nanoGPT's train.py reads them (eval_only)" 0 env OMP_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1 \
+      sh -c "cd '$NANOGPT_DIR' && timeout -k 5 120 /usr/bin/python3 train.py --dataset='$here/bins' --out_dir='$here/ngout' \
+        --device=cpu --compile=False --dtype=float32 --block_size=32 --batch_size=4 --n_layer=1 --n_head=1 --n_embd=8 \
+        --eval_iters=2 --eval_only=True --bias=True" || return
+    expect_grep "nanogpt bins: nanoGPT found meta.pkl's vocab_size 257" 'found vocab_size = 257' "$OUT"
+  fi
+}
