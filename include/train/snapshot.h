@@ -8,6 +8,8 @@
 // file, then the directory). Nothing non-finite is published: the run stops (exit 1); a
 // failed write stops every rank (exit 2).
 void trainer_checkpoint(Trainer *t, const char *root, const char *lock);
+// The same checkpoint published as `dir` itself (replacing a checkpoint there): the best one.
+void trainer_checkpoint_to(Trainer *t, const char *dir, const char *lock);
 
 // Collective: loads this rank's file of `dir` (rank 0's under the global sampler: the
 // elastic resume) after checking that it belongs to this run (world size, rank, data lock,

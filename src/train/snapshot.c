@@ -62,6 +62,10 @@ static void trainer_restore(Trainer *t, const CheckpointState *s) {
 void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);  // checkpoint_save creates it
+    trainer_checkpoint_to(t, dir, lock);
+}
+
+void trainer_checkpoint_to(Trainer *t, const char *dir, const char *lock) {
     CheckpointState s;
     trainer_to_state(t, lock, &s);
     // Nothing non-finite is published: an update can overflow the parameters even when
