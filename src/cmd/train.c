@@ -183,17 +183,7 @@ static int train_run(App *app) {
             progress.best = val.loss < best_loss;  // the same bits on every rank (the exact evaluation)
         }
         train_progress_step(&progress, &ws, t.W, jsonl);
-        if (progress.eval && progress.best) {  // checkpointing reads the state, the trajectory is the same
-            best_loss = val.loss;
-            trainer_checkpoint_to(&t, best_dir, corpus.lock);
-            if (app->comm.rank == 0) {
-                json_t *b = json_pack("{s:i, s:o, s:s}", "step", t.step, "validation_loss", json_num(val.loss), "checkpoint",
-                                      best_dir);
-                char *text = b ? json_dumps(b, JSON_SORT_KEYS) : NULL;
-                if (!text || write_file_atomic(best_json, text, strlen(text))) log_bad = 1;
-                free(text), json_decref(b);
-            }
-        }
+        int best_due = progress.eval && progress.best;
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
         if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
@@ -208,6 +198,21 @@ static int train_run(App *app) {
         }
         if (t.step == stop_at || (every && t.step % every == 0))
             trainer_checkpoint(&t, root, corpus.lock);
+        // The best validation checkpoint, after the lineage's own (which a failure must not
+        // cost): checkpointing reads the state, the trajectory is the same. Not written (a
+        // full disk): one warning, the run goes on, the best stays the one before.
+        if (best_due && trainer_checkpoint_to(&t, best_dir, corpus.lock) == 0) {
+            best_loss = val.loss;
+            if (app->comm.rank == 0) {
+                json_t *b = json_pack("{s:i, s:o, s:s}", "step", t.step, "validation_loss", json_num(val.loss), "checkpoint",
+                                      best_dir);
+                char *text = b ? json_dumps(b, JSON_SORT_KEYS) : NULL;
+                if (!text || write_file_atomic(best_json, text, strlen(text)))
+                    warning("%s: not written; %s is step %d's", best_json, best_dir, t.step);
+                free(text), json_decref(b);
+            }
+        } else if (best_due && app->comm.rank == 0)
+            warning("step %d: the best validation checkpoint %s not written; the run goes on", t.step, best_dir);
     }
     if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
     if (runlog_close(log, log_path) && !log_bad) log_bad = 1;
