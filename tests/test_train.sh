@@ -144,7 +144,7 @@ for n in names:
 PY
   PARTS="exp_avg" LABEL="exact resume decay matrices W=2" resume_case 2 "${adamw[@]}" --set train.optimizer.decay=matrices
 }
-# The best validation checkpoint: with train.eval_every, artifacts/best is published whenever an
+# The best validation checkpoint: with train.keep_best and train.eval_every, artifacts/best is published whenever an
 # evaluation is the lowest validation loss so far (the JSONL's "best": true, best.json its
 # step and loss). At lr 3 tiny.yaml's validation loss turns up after step 8: best's step and
 # loss are the logged minimum's, its θ and optimizer state are those of a run's own step-8
@@ -153,7 +153,7 @@ PY
 case_best_checkpoint() {
   local run=(--set train.optimizer.lr=3 --set train.interrupt_at=0) s d
   rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
-  expect_rc "best: train W=2 with train.eval_every 2" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=2 || return
+  expect_rc "best: train W=2 with train.eval_every 2, train.keep_best true" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=2 --set train.keep_best=true || return
   expect_grep "best: the progress line marks an improving evaluation" 'val [0-9.]+ \([0-9.]+ bits/token\)  best$' "$OUT"
   s=$(/usr/bin/python3 - <<'PY'
 import json, h5py
@@ -174,8 +174,9 @@ PY
   expect_rc "best: evaluate --checkpoint artifacts/best --split validation" 0 one evaluate --config "$cfg" "${run[@]}" --checkpoint artifacts/best --split validation
   /usr/bin/python3 -c "import json; e = json.load(open('outputs/evaluate.json')); b = json.load(open('artifacts/best.json')); l = e.get('loss', e.get('validation', {}).get('loss')); g = lambda x: float(f'{x:.9g}'); assert g(l) == g(b['validation_loss']), (l, b)" \
     && ok "best: evaluate scores the best checkpoint at best.json's loss" || bad "best: evaluate scores the best checkpoint at best.json's loss" "— $(head -c 300 outputs/evaluate.json)"
-  expect_rc "best: the continuous run without evaluations, checkpoints every 2" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=0 --set train.checkpoint_every=2 --continuous || return
-  [ ! -e artifacts/continuous-best ] && ok "best: none without evaluations" || bad "best: none without evaluations"
+  expect_rc "best: the continuous run with the same evaluations, train.keep_best at its default, checkpoints every 2" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=2 --set train.checkpoint_every=2 --continuous || return
+  [ ! -e artifacts/continuous-best ] && [ ! -e artifacts/continuous-best.json ] && ! grep -q '  best$' <<<"$OUT" \
+    && ok "best: none kept where train.keep_best is false (the default)" || bad "best: none kept where train.keep_best is false (the default)"
   d=$(cmp_ckpt artifacts/best "artifacts/continuous/step-$(printf %04d "$s")") \
     && ok "best: its model and optimizer state are the step-$s checkpoint's, bit for bit" "(max |dtheta| = $d)" \
     || bad "best: its model and optimizer state are the step-$s checkpoint's, bit for bit" "— max |dtheta| = $d"
@@ -183,8 +184,8 @@ PY
     && bad "best: negative control — the step-$((s + 2)) checkpoint differs" "— it still matched" \
     || ok "best: negative control — the step-$((s + 2)) checkpoint differs" "(max |dtheta| = $d)"
   d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
-    && ok "best: the trajectory is unchanged: step 12 bit-identical to the run without evaluations" "(max |dtheta| = $d)" \
-    || bad "best: the trajectory is unchanged: step 12 bit-identical to the run without evaluations" "— max |dtheta| = $d"
+    && ok "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "(max |dtheta| = $d)" \
+    || bad "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "— max |dtheta| = $d"
 }
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the

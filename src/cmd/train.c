@@ -153,7 +153,7 @@ static int train_run(App *app) {
     art_path(app, best_dir, sizeof best_dir, train_options(app)->continuous ? "continuous-best" : "best");
     snprintf(best_json, sizeof best_json, "%s.json", best_dir);
     double best_loss = INFINITY;
-    if (eval_every && resuming && app->comm.rank == 0) {
+    if (cfg->train.keep_best && eval_every && resuming && app->comm.rank == 0) {
         json_t *b = access(best_json, F_OK) == 0 ? json_read_file(best_json, 1) : NULL;
         json_t *step = b ? json_object_get(b, "step") : NULL, *loss = b ? json_object_get(b, "validation_loss") : NULL;
         if (json_is_integer(step) && json_is_number(loss) && json_integer_value(step) <= t.step) best_loss = json_number_value(loss);
@@ -180,10 +180,10 @@ static int train_run(App *app) {
             evaluator_set_trainer(&ev, &t);
             evaluator_run(&ev, SPLIT_VALIDATION, &val);
             progress.eval = &val;
-            progress.best = val.loss < best_loss;  // the same bits on every rank (the exact evaluation)
+            progress.best = cfg->train.keep_best && val.loss < best_loss;  // the same bits on every rank (the exact evaluation)
         }
         train_progress_step(&progress, &ws, t.W, jsonl);
-        int best_due = progress.eval && progress.best;
+        int best_due = cfg->train.keep_best && progress.eval && progress.best;
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
         if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
