@@ -324,6 +324,33 @@ case_generate() {
   expect_rc "generate on a jsonl-text corpus with no checkpoint yet" 2 one generate "${j[@]}" --prompt the
   expect_grep "generate on a jsonl-text corpus: byte-level, refused only for the missing checkpoint" '^ddptok: error: generate: no checkpoint under jt-a/checkpoints' "$OUT"
 }
+# generate --top-k K (nanoGPT's top_k): only the K most likely ids are drawn from. K = 1 is the
+# argmax whatever the temperature and seed (= --temperature 0); control: K = 2 samples another
+# text for some seed of 0..9; 0 and K >= the vocabulary are off (the plain draw's text).
+case_generate_top_k() {
+  fixture bytes_trained || return
+  local b=(--config bytes.yaml --prompt "the" --tokens 40) greedy s T k1=0 k2=0 plain
+  greedy=$(one generate "${b[@]}" --temperature 0 2>/dev/null)
+  for T in 1 3; do for s in 0 1 2 3 4; do
+    [ "$(one generate "${b[@]}" --temperature $T --seed $s --top-k 1 2>/dev/null)" = "$greedy" ] && k1=$((k1 + 1))
+  done; done
+  [ -n "$greedy" ] && [ $k1 -eq 10 ] && ok "generate --top-k 1: the greedy text at temperatures 1 and 3, seeds 0..4" "(10 of 10)" \
+    || bad "generate --top-k 1: the greedy text at temperatures 1 and 3, seeds 0..4" "— $k1 of 10"
+  for s in 0 1 2 3 4 5 6 7 8 9; do
+    [ "$(one generate "${b[@]}" --seed $s --top-k 2 2>/dev/null)" != "$greedy" ] && k2=$((k2 + 1))
+  done
+  [ $k2 -gt 0 ] && ok "negative control: generate --top-k 2 differs from greedy for some seed of 0..9" "($k2 of 10)" \
+    || bad "negative control: generate --top-k 2 differs from greedy for some seed of 0..9" "— none did"
+  grep -q '"top_k": 2' outputs/generate.json && ok "generate.json records top_k" || bad "generate.json records top_k"
+  plain=$(one generate "${b[@]}" --seed 7 2>/dev/null)
+  [ "$(one generate "${b[@]}" --seed 7 --top-k 0 2>/dev/null)" = "$plain" ] && [ "$(one generate "${b[@]}" --seed 7 --top-k 100000 2>/dev/null)" = "$plain" ] \
+    && ok "generate --top-k 0 and --top-k 100000 (>= V): the plain draw's text" || bad "generate --top-k 0 and --top-k 100000 (>= V): the plain draw's text"
+  [ "$(one generate "${b[@]}" --seed 7 --top-k 3 2>/dev/null)" != "$plain" ] && ok "negative control: --top-k 3 at seed 7 is another text than the plain draw" \
+    || bad "negative control: --top-k 3 at seed 7 is another text than the plain draw"
+  expect_rc "generate --top-k -1" 2 one generate "${b[@]}" --top-k -1
+  [ "$(grep -c . <<<"$OUT")" -eq 1 ] && grep -q -- '--top-k' <<<"$OUT" && ok "generate --top-k -1: one line naming the option" "($OUT)" \
+    || bad "generate --top-k -1: one line naming the option" "— $OUT"
+}
 # The build line, as the Makefile can write it: the release, then the commit or "(no git)"
 # where none is known (a tarball, a tree copied without .git, a machine without git).
 BUILD_LINE_RE='^ddptok [0-9]+\.[0-9]+\.[0-9]+ \(([0-9a-f]{7,}(-dirty)?|no git)\) \(CUDA backend: .*\); Open MPI v[0-9.]+, HDF5 [0-9.]+, libyaml [0-9.]+, jansson [0-9.]+, OpenBLAS [0-9.]+'

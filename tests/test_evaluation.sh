@@ -100,7 +100,7 @@ case_train_eval_every() {
   expect_rc "train --continuous with train.eval_every=5" 0 ddp 2 train "${E[@]}" --continuous --set train.eval_every=5 \
     --set paths.artifacts=on --set train.checkpoint_every=5
   local printed=$OUT
-  [ "$(grep -cE '^  step +(5|10|12)/12  loss .*  val [0-9.]+ \([0-9.]+ bits/token\)$' <<<"$printed")" -eq 3 ] \
+  [ "$(grep -cE '^  step +(5|10|12)/12  loss .*  val [0-9.]+ \([0-9.]+ bits/token\)(  best)?$' <<<"$printed")" -eq 3 ] \
     && [ "$(grep -c '  val ' <<<"$printed")" -eq 3 ] && ok "progress lines of steps 5, 10 and 12 carry the validation loss and bits/token" \
     || bad "progress lines of steps 5, 10 and 12 carry the validation loss and bits/token" "— $(grep step <<<"$printed" | head -12)"
   d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" "$CK" on/continuous/step-0012) \

@@ -153,6 +153,39 @@ case_witness_ddp_controls() {
   witness_says "negative control: GELU's erf form falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as gelu-erf
   witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
 }
+# issue 37: the recipe witnessed. A smaller GPT (1 block, C 32, 2 heads, B 2; dropout 0) trained
+# 100 AdamW updates with nanoGPT's cosine (warmup 10, min_lr 3e-4), clip_grad_norm_(0.5) (active
+# on every update: the norms are above it) and decay matrices, at W = 2 and 3; the witness
+# replays all three (LambdaLR, clip_grad_norm_ after DDP's all-reduce, two param groups) within
+# the AdamW bounds, and each one left out of it falls outside the same bounds.
+fixture_recipe() {  # W: NP of the recipe's run, its files under recipe-wW
+  local np=$1
+  /usr/bin/python3 - "$TUTORIAL" "recipe-w$np.yaml" "$np" <<'PY' && prep_ref "recipe-w$np.yaml" && ddp "$np" train --config "recipe-w$np.yaml" --continuous >/dev/null 2>&1
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1])); np_ = int(sys.argv[3])
+c["model"].update(dropout=0.0, n_layer=1, n_embd=32, n_head=2)
+t = c["train"]; t.update(batch_size_per_rank=2, lr_schedule="cosine", warmup_updates=10, min_lr=0.0003, grad_clip=0.5)
+t["optimizer"]["decay"] = "matrices"
+if np_ != 2: t.update(world_size=np_, rank_bands="auto")
+c["paths"] = {"outputs": f"recipe-w{np_}", "artifacts": f"recipe-w{np_}-a"}
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+}
+fixture_recipe2() { fixture_recipe 2; }
+fixture_recipe3() { fixture_recipe 3; }
+recipe_witness() {  # NP
+  local np=$1 ctl y="recipe-w$1.yaml" o="recipe-w$1" k="recipe-w$1-a/continuous/step-0100"
+  has_torch || return
+  fixture "recipe$np" || return
+  /usr/bin/python3 -c "import json, sys; r = [json.loads(l) for l in open('$o/train/continuous.jsonl')]; sys.exit(not (len(r) == 100 and all(x['grad_norm'] > 0.5 for x in r)))" \
+    && ok "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)" || bad "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)"
+  witness_says "torch gloo DDP W=$np: AdamW (two param groups) + LambdaLR cosine + clip_grad_norm_, 100 updates, agrees with ddptok's GPT" 0 '-> agrees' ddp "$y" "$o" "$k"
+  for ctl in no-schedule no-clip no-decay-groups; do
+    witness_says "negative control W=$np: the witness with $ctl falls outside the same bounds" 1 '-> DISAGREES' ddp "$y" "$o" "$k" --as $ctl
+  done
+}
+case_witness_recipe_w2() { recipe_witness 2; }
+case_witness_recipe_w3() { recipe_witness 3; }
 
 # 7. No CUDA twin of the GPT yet: --backend cuda is refused in one line (exit 2), --check too.
 # issue 37: train.optimizer.decay matrices on the GPT: nanoGPT's groups (configure_optimizers:

@@ -95,6 +95,30 @@ elastic() {  # NP
   expect_rc "W=2 -> W=$np: check-checkpoints on W=$np accepts the W=2 and W=$np checkpoints" 0 \
     one check-checkpoints --config "$cfg" "${G[@]}" --set train.world_size=$np --set paths.artifacts="e-w$np"
 }
+# The schedule across an elastic resume: an AdamW cosine run (warmup 3, decay 10) interrupted at
+# 6 on W = 2 and resumed on W = 3 applies, update by update, the uninterrupted W = 2 run's rate
+# (the JSONL's lr of steps 7..12, exactly) and ends within the bound; control: the same
+# comparison one update off (the continuous run's steps 6..11) differs.
+case_schedule_w3() {
+  local sched=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.01 --set train.lr_schedule=cosine
+               --set train.warmup_updates=3 --set train.lr_decay_updates=10 --set train.min_lr=0.001) bound d
+  rm -rf outputs artifacts; one prepare --config "$cfg" "${G[@]}" >/dev/null
+  expect_rc "schedule: W=2 train --continuous" 0 ddp 2 train --config "$cfg" "${G[@]}" "${sched[@]}" --continuous || return
+  expect_rc "schedule: W=2 train (interrupted at 6)" 0 ddp 2 train --config "$cfg" "${G[@]}" "${sched[@]}" || return
+  expect_rc "schedule: resume W=2 -> W=3" 0 ddp 3 train --config "$cfg" "${G[@]}" "${sched[@]}" --set train.world_size=3 --resume latest || return
+  /usr/bin/python3 - <<'PY' && ok "schedule: W=2 -> W=3 resumed lr of updates 7..12 equal the uninterrupted run's, and one update off they differ (control)" \
+    || bad "schedule: W=2 -> W=3 resumed lr of updates 7..12 equal the uninterrupted run's, and one update off they differ (control)"
+import json
+rd = lambda p: {r["step"]: r["lr"] for r in map(json.loads, open(p))}
+c, r = rd("outputs/train/continuous.jsonl"), rd("outputs/train/resumed.jsonl")
+assert sorted(r) == list(range(7, 13)) and all(r[s] == c[s] for s in r), (r, c)
+assert any(r[s] != c[s - 1] for s in r), (r, c)
+PY
+  bound=$(bound)
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" --rank0 artifacts/checkpoints/step-0012 artifacts/continuous/step-0012)
+  /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))" && ok "schedule: W=2 -> W=3 step 12 within the bound" "(max |dtheta| = $d <= $bound)" \
+    || bad "schedule: W=2 -> W=3 step 12 within the bound" "— max |dtheta| = $d > $bound"
+}
 case_resume_w1() { elastic 1; }
 case_resume_w3() { elastic 3; }
 case_resume_w2() {

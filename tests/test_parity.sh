@@ -37,6 +37,25 @@ case_a1() {
   [ "$m" = "coincides rejected" ] && ok "parity A=1: extra-accumulation-division coincides, mean of means still rejected" \
     || bad "parity A=1: extra-accumulation-division coincides, mean of means still rejected" "— $m"
 }
+# train.grad_clip > 0 adds parity's clip rows: the product clips the all-reduced gradient by
+# its norm (global-norm, the trainer's), the control per-rank-clip clips each rank's own
+# gradient before the all-reduce (a naive port). At 0.05 the clip is active (the window's
+# norm ~0.5): the product passes against the reference clipped by its norm, the control is
+# rejected by the same check; at 1000 nothing is clipped and the control must coincide.
+case_clip_w3() {
+  local w3=(--set train.world_size=3 --set train.rank_bands=auto) m
+  parity_case "W=3 train.grad_clip 0.05" 3 "${w3[@]}" --set train.grad_clip=0.05 || return
+  expect_grep "parity clip: the clip rows are printed" 'per-rank-clip +[0-9.e-]+ +[0-9]+ +rejected' "$OUT"
+  m=$(json outputs/parity.json "' '.join(map(str, (j['clip']['reference_clipped'], j['clip']['rows']['global-norm']['violations'], j['clip']['rows']['per-rank-clip']['pass'], j['clip']['rows']['per-rank-clip']['expected'])))")
+  [ "$m" = "True 0 False rejected" ] && ok "parity clip 0.05: active, global-norm passes (0 violations), per-rank-clip rejected (negative control)" \
+    || bad "parity clip 0.05: active, global-norm passes (0 violations), per-rank-clip rejected (negative control)" "— $m"
+  expect_rc "parity W=3 train.grad_clip 1000 (inactive)" 0 ddp 3 parity --config "$cfg" "${w3[@]}" --set train.grad_clip=1000
+  m=$(json outputs/parity.json "' '.join(map(str, (j['clip']['reference_clipped'], j['clip']['rank_clipped'], j['clip']['rows']['per-rank-clip']['expected'], j['clip']['rows']['per-rank-clip']['pass'])))")
+  [ "$m" = "False False coincides True" ] && ok "parity clip 1000: nothing clipped, per-rank-clip coincides" || bad "parity clip 1000: nothing clipped, per-rank-clip coincides" "— $m"
+  expect_rc "parity W=3 without train.grad_clip" 0 ddp 3 parity --config "$cfg" "${w3[@]}"
+  m=$(json outputs/parity.json "'clip' in j")
+  [ "$m" = False ] && ok "parity without train.grad_clip: no clip rows (the protocol's table unchanged)" || bad "parity without train.grad_clip: no clip rows (the protocol's table unchanged)" "— $m"
+}
 # train.first_layer: factored (per-slot tables, gradients once per window) against the same
 # dense reference, at the same tolerance; a factored backward that sums slot j under slot
 # j+1's id (build/ddptok-factored-broken) must be rejected by the same check, while its

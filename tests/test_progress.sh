@@ -8,7 +8,7 @@ case_train_progress() {
   fixture prepared || return
   local n last step6
   expect_rc "progress: train (6 steps)" 0 ddp 2 train --config "$cfg"
-  n=$(grep -cE '^  step +[0-9]+/12  loss [0-9.]+  lr [0-9.]+e[-+][0-9]+  tokens +[0-9]+ +[0-9]+ tokens/s +[0-9.]+ ms/step  ETA [0-9:.]+s?(  val [0-9.]+ \([0-9.]+ bits/token\))?$' <<<"$OUT")
+  n=$(grep -cE '^  step +[0-9]+/12  loss [0-9.]+  lr [0-9.]+e[-+][0-9]+  tokens +[0-9]+ +[0-9]+ tokens/s +[0-9.]+ ms/step  ETA [0-9:.]+s?(  val [0-9.]+ \([0-9.]+ bits/token\)(  best)?)?$' <<<"$OUT")
   [ "$n" -eq 6 ] && ok "a short run prints a progress line for every step: step/U, loss, tokens, tokens/s, ms/step, ETA" "($n lines)" \
     || { bad "a short run prints a progress line for every step: step/U, loss, tokens, tokens/s, ms/step, ETA" "— $n of 6 lines match:"; echo "$OUT" | head -8 | sed 's/^/       /'; }
   expect_grep "progress: step 6 of 12 is shown as 6/12" '^  step  6/12  loss ' "$OUT"

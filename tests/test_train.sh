@@ -144,6 +144,49 @@ for n in names:
 PY
   PARTS="exp_avg" LABEL="exact resume decay matrices W=2" resume_case 2 "${adamw[@]}" --set train.optimizer.decay=matrices
 }
+# The best validation checkpoint: with train.keep_best and train.eval_every, artifacts/best is published whenever an
+# evaluation is the lowest validation loss so far (the JSONL's "best": true, best.json its
+# step and loss). At lr 3 tiny.yaml's validation loss turns up after step 8: best's step and
+# loss are the logged minimum's, its θ and optimizer state are those of a run's own step-8
+# checkpoint (control: its step 10 differs), evaluate --checkpoint artifacts/best scores the
+# same loss, and the run's step 12 is bit-identical to one without evaluations (no best).
+case_best_checkpoint() {
+  local run=(--set train.optimizer.lr=3 --set train.interrupt_at=0) s d
+  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
+  expect_rc "best: train W=2 with train.eval_every 2, train.keep_best true" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=2 --set train.keep_best=true || return
+  expect_grep "best: the progress line marks an improving evaluation" 'val [0-9.]+ \([0-9.]+ bits/token\)  best$' "$OUT"
+  s=$(/usr/bin/python3 - <<'PY'
+import json, h5py
+rows = [json.loads(l) for l in open("outputs/train/interrupted.jsonl")]
+ev = [(r["step"], r["validation"]["loss"], r.get("best", False)) for r in rows if "validation" in r]
+low, marks = float("inf"), []
+for step, loss, best in ev:
+    marks.append(best == (loss < low)); low = min(low, loss)
+step, loss = min(((s, l) for s, l, _ in ev), key=lambda x: x[1])
+b = json.load(open("artifacts/best.json"))
+assert all(marks), ev
+assert b["step"] == step and float(f'{b["validation_loss"]:.9g}') == loss and step < 12, (b, ev)  # the JSONL's 9 digits
+for r in range(2): assert h5py.File(f"artifacts/best/rank-{r:04d}.h5").attrs["step"] == step
+print(step)
+PY
+) && ok "best: best.json's step and loss are the logged minimum (before the last step), its rank files' step too, \"best\" on each improving line" "(step $s)" \
+    || { bad "best: best.json's step and loss are the logged minimum (before the last step), its rank files' step too, \"best\" on each improving line" "— $s"; return; }
+  expect_rc "best: evaluate --checkpoint artifacts/best --split validation" 0 one evaluate --config "$cfg" "${run[@]}" --checkpoint artifacts/best --split validation
+  /usr/bin/python3 -c "import json; e = json.load(open('outputs/evaluate.json')); b = json.load(open('artifacts/best.json')); l = e.get('loss', e.get('validation', {}).get('loss')); g = lambda x: float(f'{x:.9g}'); assert g(l) == g(b['validation_loss']), (l, b)" \
+    && ok "best: evaluate scores the best checkpoint at best.json's loss" || bad "best: evaluate scores the best checkpoint at best.json's loss" "— $(head -c 300 outputs/evaluate.json)"
+  expect_rc "best: the continuous run with the same evaluations, train.keep_best at its default, checkpoints every 2" 0 ddp 2 train --config "$cfg" "${run[@]}" --set train.eval_every=2 --set train.checkpoint_every=2 --continuous || return
+  [ ! -e artifacts/continuous-best ] && [ ! -e artifacts/continuous-best.json ] && ! grep -q '  best$' <<<"$OUT" \
+    && ok "best: none kept where train.keep_best is false (the default)" || bad "best: none kept where train.keep_best is false (the default)"
+  d=$(cmp_ckpt artifacts/best "artifacts/continuous/step-$(printf %04d "$s")") \
+    && ok "best: its model and optimizer state are the step-$s checkpoint's, bit for bit" "(max |dtheta| = $d)" \
+    || bad "best: its model and optimizer state are the step-$s checkpoint's, bit for bit" "— max |dtheta| = $d"
+  d=$(cmp_ckpt artifacts/best "artifacts/continuous/step-$(printf %04d $((s + 2)))") \
+    && bad "best: negative control — the step-$((s + 2)) checkpoint differs" "— it still matched" \
+    || ok "best: negative control — the step-$((s + 2)) checkpoint differs" "(max |dtheta| = $d)"
+  d=$(cmp_ckpt artifacts/checkpoints/step-0012 artifacts/continuous/step-0012) \
+    && ok "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "(max |dtheta| = $d)" \
+    || bad "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "— max |dtheta| = $d"
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same

@@ -151,6 +151,10 @@ int64_t plot_jsonl_to_dat(const char *jsonl, const char *dat);
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank). Collective.
 int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode, float *grad,
                     WindowStats *ws, WindowFacts *f, Counts *rank);
+// The same; per_rank_clip: parity's per-rank-clip control (train.grad_clip > 0): each rank
+// clips its own gradient by its own norm before the all-reduce (ws->grad_norm: this rank's).
+int window_gradient_clipped(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
+                            int per_rank_clip, float *grad, WindowStats *ws, WindowFacts *f, Counts *rank);
 
 // Per-tensor comparison |g − ref| ≤ atol + rtol·|ref| over P components.
 typedef struct {

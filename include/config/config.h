@@ -121,6 +121,7 @@ typedef struct {
         int log_every;                  // rank 0's progress line every n steps (0: automatic)
         int eval_every;                 // the validation loss every n steps and at the last (0: off; CONFIG_AUTO: config_eval_every)
         int eval_batch;                 // sequences per evaluation pass, 1..EVALUATE_BATCH (the chunks stay EVALUATE_BATCH)
+        int keep_best;                  // train.keep_best: 1 keeps the best validation checkpoint (artifacts/best)
         Normalization normalization;
         LossUnit loss_unit;
         SamplerKind sampler;

@@ -8,6 +8,10 @@
 // file, then the directory). Nothing non-finite is published: the run stops (exit 1); a
 // failed write stops every rank (exit 2).
 void trainer_checkpoint(Trainer *t, const char *root, const char *lock);
+// The same checkpoint published as `dir` itself (replacing a checkpoint there): the best one.
+// Returns 0, or -1 on every rank when it was not written (nothing published; the ranks that
+// failed said why); a non-finite state stops the run as above.
+int trainer_checkpoint_to(Trainer *t, const char *dir, const char *lock);
 
 // Collective: loads this rank's file of `dir` (rank 0's under the global sampler: the
 // elastic resume) after checking that it belongs to this run (world size, rank, data lock,

@@ -50,6 +50,10 @@ typedef struct {
     // Negative controls of the tests, read from the environment once at trainer_init:
     // DDPTOK_TEST_PARTITION_DROP, DDPTOK_TEST_DROPOUT_PER_RANK, DDPTOK_TEST_BUCKET_GAP.
     struct { int partition_drop, dropout_per_rank, bucket_gap; } test;
+    // parity's per-rank-clip control (train.grad_clip > 0): each rank clips its own gradient
+    // before the all-reduce (trainer_window), with the overlap off; set after trainer_init by
+    // window_gradient (src/app/app.c) for parity only, never by train.
+    int clip_per_rank;
 } Trainer;
 
 typedef struct {
@@ -88,6 +92,9 @@ void trainer_gradient(const Trainer *t, float *grad);
 // A whole update: window + optimizer step; advances t->step. Returns EXIT_CHECK_FAILED on every
 // rank, with nothing applied, when the window's loss or averaged gradient is not finite.
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws);
+// torch's clip_grad_norm_(c) on g = grad/div (P): where c/(‖g‖ + 1e-6) < 1 every element is
+// scaled by it; ‖g‖ summed in double in index order. Returns ‖g‖ before the clip.
+double trainer_clip(float *grad, size_t P, float div, double c);
 // 1 when all n values are finite.
 int all_finite(const float *x, size_t n);
 

@@ -257,11 +257,12 @@ Compare compare_vectors(const float *g, const float *ref, size_t n, double atol,
 // Runs window 1 from θ0 with `mode` through the distributed path; returns the averaged
 // gradient (P) in `grad`, the statistics in `ws` and, if `f`, the facts (whose per-rank
 // counts go to `rank` (W)). Returns 0 or EXIT_EMPTY_WINDOW (on every rank).
-int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
-                    float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
+int window_gradient_clipped(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode,
+                            int per_rank_clip, float *grad, WindowStats *ws, WindowFacts *f, Counts *rank) {
     Trainer t;
     comm_stop_if_any(&app->comm, trainer_init(&t, cfg, corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up the window");
+    if (per_rank_clip) t.clip_per_rank = 1, t.overlap = 0;
     int rc = trainer_window(&t, mode, 0, ws);
     if (!rc) {
         float *g = xmalloc((t.m.total + 1) * sizeof *g);
@@ -279,6 +280,11 @@ int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const flo
     ws->rank_counts = ws->rank_seqs = NULL;
     trainer_free(&t);
     return rc;
+}
+
+int window_gradient(App *app, const Config *cfg, const Corpus *corpus, const float *theta0, Normalization mode, float *grad,
+                    WindowStats *ws, WindowFacts *f, Counts *rank) {
+    return window_gradient_clipped(app, cfg, corpus, theta0, mode, 0, grad, ws, f, rank);
 }
 
 void build_info(char *out, size_t len) {

@@ -4,7 +4,8 @@
 // source's token ids (--ids, each id s is ddptok's s + 1) and so is the output. Each next id
 // comes from the row's logits of the sequence so far (the begin id 0 before its first token,
 // as in training; the MLP reads its last k ids, the GPT up to its context): the most likely
-// one at --temperature 0, else drawn from softmax(logits / T) with a Philox stream of --seed.
+// one at --temperature 0, else drawn from softmax(logits / T) with a Philox stream of --seed,
+// over the --top-k K most likely ids only where K is given.
 // The begin id (and, byte-level, any id that is no byte) is never drawn. Prints the prompt and
 // its continuation (text escaped where not printable); writes the ids to outputs/generate.json.
 #include <errno.h>
@@ -33,6 +34,7 @@ typedef struct {
     int tokens;              // --tokens N
     const char *temperature; // --temperature T (0: greedy; default 1)
     int seed;                // --seed S
+    int top_k;               // --top-k K (0: off)
 } GenerateOptions;
 
 // Bytes as text: printable ASCII as it is, newline and tab as they are, a backslash doubled,
@@ -46,22 +48,39 @@ static void escape_bytes(Buf *b, const unsigned char *s, size_t n) {
     }
 }
 
+static int by_value_descending(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
 // The next id after the k ids ctx: argmax (T = 0; the lowest id of equal logits) or a draw
-// from softmax(logits / T) over ids 1..n_ids - 1, at the stream's block `step`.
-static int32_t next_id(const double *logits, int n_ids, double T, const RngStream *rng, uint64_t step) {
+// from softmax(logits / T) over ids 1..n_ids - 1, at the stream's block `step`. With top_k
+// K (0 < K < n_ids - 1) only the ids whose logit is at least the K-th largest take part
+// (nanoGPT's: the others' logits -inf before the softmax); `scratch` (n_ids) for the sort.
+static int32_t next_id(const double *logits, int n_ids, double T, int top_k, double *scratch, const RngStream *rng,
+                       uint64_t step) {
     int32_t best = 1;
     for (int32_t v = 2; v < n_ids; v++)
         if (logits[v] > logits[best]) best = v;
     if (T == 0) return best;
-    double z = 0, top = logits[best];
-    for (int32_t v = 1; v < n_ids; v++) z += exp((logits[v] - top) / T);
+    double z = 0, top = logits[best], floor = -INFINITY;
+    if (top_k > 0 && top_k < n_ids - 1) {
+        memcpy(scratch, logits + 1, (size_t)(n_ids - 1) * sizeof *scratch);
+        qsort(scratch, (size_t)(n_ids - 1), sizeof *scratch, by_value_descending);
+        floor = scratch[top_k - 1];
+    }
+    for (int32_t v = 1; v < n_ids; v++)
+        if (logits[v] >= floor) z += exp((logits[v] - top) / T);
     Philox4 r = rng_block(rng, step, 0, 0);
     double u = (double)((((uint64_t)r.v[0] << 32) | r.v[1]) >> 11) * 0x1p-53, at = u * z, sum = 0;  // [0, 1)
+    int32_t last = best;
     for (int32_t v = 1; v < n_ids; v++) {
+        if (logits[v] < floor) continue;
         sum += exp((logits[v] - top) / T);
+        last = v;
         if (at < sum) return v;
     }
-    return n_ids - 1;  // rounding: the last one
+    return last;  // rounding: the last one taking part
 }
 
 static int is_import_format(const char *name, void *ctx) {
@@ -170,11 +189,11 @@ static int generate_run(App *app) {
     int32_t *ids = xmalloc(total * sizeof *ids);
     memcpy(ids, prompt_ids, plen * sizeof *ids);
     free(prompt_ids);
-    double *logits = xmalloc((size_t)m->V * sizeof *logits);
+    double *logits = xmalloc((size_t)m->V * sizeof *logits), *scratch = xmalloc((size_t)m->V * sizeof *scratch);
     RngStream rng = rng_stream((uint32_t)o->seed, RNG_GENERATE, 0);
     for (size_t t = plen; t < total; t++) {
         model_row(m)->logits(m, s.theta, ids, (int)t, logits);
-        ids[t] = next_id(logits, n_ids, T, &rng, t - plen);
+        ids[t] = next_id(logits, n_ids, T, o->top_k, scratch, &rng, t - plen);
     }
     Buf text = {0}, cont = {0};  // byte-level: the bytes, escaped; else the source ids, space-separated
     unsigned char *bytes = xmalloc(total + 1);
@@ -190,10 +209,10 @@ static int generate_run(App *app) {
     int exact;  // a checkpoint path that is not UTF-8 is kept repaired: it names, it is not read back
     for (size_t i = 0; i < total; i++) i64[i] = ids[i];
     write_json(app, "generate.json",
-               json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:i, s:o, s:i, s:s}", "checkpoint",
+               json_pack("{s:o, s:i, s:o, s:o, s:o, s:o, s:i, s:o, s:i, s:i, s:s}", "checkpoint",
                          json_text(dir, &exact), "step", s.step, "prompt", json_string(text.n ? text.s : ""),
                          "prompt_ids", json_int_array(i64, (int)plen), "ids", json_int_array(i64 + plen, tokens), "text",
-                         json_string(cont.n ? cont.s : ""), "tokens", tokens, "temperature", json_num(T), "seed", o->seed,
+                         json_string(cont.n ? cont.s : ""), "tokens", tokens, "temperature", json_num(T), "seed", o->seed, "top_k", o->top_k,
                          "sampling", T == 0 ? "greedy" : "softmax(logits / temperature), Philox stream of the seed"));
     if (app->comm.rank == 0) {
         fprintf(stderr, "generate: step-%d model (%s) of %s, %d %s after a prompt of %zu, %s (seed %d); the ids: %s/generate.json\n",
@@ -203,7 +222,7 @@ static int generate_run(App *app) {
         fflush(stdout);
     }
     buf_free(&text), buf_free(&cont);
-    free(i64), free(bytes), free(logits), free(ids);
+    free(i64), free(bytes), free(logits), free(scratch), free(ids);
     checkpoint_state_free(&s);
     corpus_free(&corpus);
     return 0;
@@ -227,6 +246,9 @@ const Command cmd_generate = {
                       "from 0 to 100; 0: the most likely byte each time, else softmax(logits / T) (default 1)"),
         OPTION_INT("--seed", GenerateOptions, seed, "S", 0, 1000000000, "a seed from 0 to 1000000000",
                    "the sampling stream's seed (default 0)"),
+        OPTION_INT("--top-k", GenerateOptions, top_k, "K", 0, 1000000000, "a number of ids from 0 to 1000000000 (0: off)",
+                   "sample from the K most likely ids only (nanoGPT's top_k: the rest -inf before the softmax); 0 or at "
+                   "least the vocabulary: off (default 0)"),
         OPTION_END,
     },
     .opts_size = sizeof(GenerateOptions),

@@ -71,6 +71,37 @@ static int parity_run(App *app) {
     int ok = 1;
     for (int mode = 0; mode < NORM_COUNT; mode++) ok &= good[mode];
 
+    // train.grad_clip > 0: where the clip happens. The product (global-norm) is the trainer's:
+    // the all-reduced gradient clipped by its own norm; the control per-rank-clip clips each
+    // rank's own gradient by its own norm before the all-reduce (a naive port). Both against
+    // the reference's gradient clipped by its norm. They must coincide only where nothing is
+    // clipped (or W = 1).
+    double clip = cfg->train.grad_clip, ref_norm = 0;
+    float *clipped[2] = {NULL, NULL}, *ref_clipped = NULL;
+    Compare clip_cmp[2];
+    int clip_good[2] = {1, 1}, clip_coincide = 0, ref_active = 0, rank_active = 0;
+    static const char *const clip_names[2] = {"global-norm", "per-rank-clip"};
+    if (clip > 0) {
+        ref_clipped = xmalloc(m.total * sizeof *ref_clipped);
+        memcpy(ref_clipped, ref, m.total * sizeof *ref);
+        ref_norm = trainer_clip(ref_clipped, m.total, 1.0f, clip);
+        ref_active = clip / (ref_norm + 1e-6) < 1.0;
+        clipped[0] = xmalloc(m.total * sizeof *clipped[0]);
+        memcpy(clipped[0], grads[product], m.total * sizeof *clipped[0]);
+        trainer_clip(clipped[0], m.total, 1.0f, clip);
+        clipped[1] = xmalloc(m.total * sizeof *clipped[1]);
+        WindowStats cws;
+        window_gradient_clipped(app, cfg, &corpus, theta0, product, 1, clipped[1], &cws, NULL, NULL);
+        rank_active = comm_agree(&app->comm, clip / (cws.grad_norm + 1e-6) < 1.0);
+        clip_coincide = W == 1 || (!ref_active && !rank_active);
+        for (int i = 0; i < 2; i++) {
+            clip_cmp[i] = compare_vectors(clipped[i], ref_clipped, m.total, cfg->parity.atol, cfg->parity.rtol);
+            int pass = clip_cmp[i].violations == 0;
+            clip_good[i] = i == 0 || clip_coincide ? pass : !pass;
+            ok &= clip_good[i];
+        }
+    }
+
     if (app->comm.rank == 0) {
         say("parity: window 1, %s unit, W = %d, A = %d, N = %lld (", loss_unit_names[unit], W, A, (long long)ws.global.tokens);
         for (int r = 0; r < W; r++) say("%s%lld", r ? " + " : "", (long long)rank[r].tokens);
@@ -107,6 +138,28 @@ static int parity_run(App *app) {
                              (json_int_t)ws.global.tokens, "global_sequences", (json_int_t)f.global.sequences, "padded",
                              (json_int_t)f.global.padded, "rank_counts", rank_counts, "rank_sequences", rank_sequences,
                              "dropout", json_num(cfg->model.dropout), "modes", modes, "ok", ok);
+        if (clip > 0) {
+            say("  clip: train.grad_clip = %g, the reference's norm %.6g (%s), some rank's own norm above it: %s\n", clip,
+                ref_norm, ref_active ? "clipped" : "not clipped", rank_active ? "yes" : "no");
+            json_t *rows = json_object();
+            for (int i = 0; i < 2; i++) {
+                int pass = clip_cmp[i].violations == 0;
+                const char *verdict = i == 0 ? (pass ? "passes" : "FAILS")
+                                      : clip_coincide ? (pass ? "coincides (nothing clipped)" : "FAILS (should coincide)")
+                                                      : (pass ? "NOT REJECTED" : "rejected");
+                say("  %-28s %12.4g %12lld  %s\n", clip_names[i], clip_cmp[i].max_abs_err, (long long)clip_cmp[i].violations,
+                    verdict);
+                json_object_set_new(rows, clip_names[i],
+                                    json_pack("{s:o, s:I, s:b, s:s, s:b}", "max_abs_err", json_num(clip_cmp[i].max_abs_err),
+                                              "violations", (json_int_t)clip_cmp[i].violations, "pass", pass, "expected",
+                                              i == 0 ? "passes" : clip_coincide ? "coincides" : "rejected", "ok",
+                                              clip_good[i]));
+            }
+            json_object_set_new(report, "clip",
+                                json_pack("{s:o, s:o, s:b, s:b, s:o}", "grad_clip", json_num(clip), "reference_norm",
+                                          json_num(ref_norm), "reference_clipped", ref_active, "rank_clipped", rank_active,
+                                          "rows", rows));
+        }
         report_identity_add(app, &corpus, report);  // which config and data it is the verdict of (evaluate, plot)
         write_json(app, "parity.json", report);
         char gpath[1024], digest[65];
@@ -116,6 +169,7 @@ static int parity_run(App *app) {
         say("parity: %s\n", ok ? "OK (the product passes, every control that must differ is rejected)" : "FAILED");
     }
     for (int mode = 0; mode < NORM_COUNT; mode++) free(grads[mode]);
+    free(clipped[0]), free(clipped[1]), free(ref_clipped);
     free(rank), free(theta0), free(ref);
     corpus_free(&corpus);
     return ok ? 0 : EXIT_CHECK_FAILED;

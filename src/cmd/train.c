@@ -5,9 +5,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/app.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
 #include "data/corpus.h"
@@ -143,6 +145,21 @@ static int train_run(App *app) {
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
+    // The best validation checkpoint: artifacts/best (the continuous run's: continuous-best),
+    // published whenever a train.eval_every evaluation is the lowest validation loss so far;
+    // best.json beside it records its step and loss, and a resume carries the best on from it
+    // (a fresh start, or a best of a later step than the resumed one, starts over).
+    char best_dir[1024], best_json[1100];
+    art_path(app, best_dir, sizeof best_dir, train_options(app)->continuous ? "continuous-best" : "best");
+    snprintf(best_json, sizeof best_json, "%s.json", best_dir);
+    double best_loss = INFINITY;
+    if (cfg->train.keep_best && eval_every && resuming && app->comm.rank == 0) {
+        json_t *b = access(best_json, F_OK) == 0 ? json_read_file(best_json, 1) : NULL;
+        json_t *step = b ? json_object_get(b, "step") : NULL, *loss = b ? json_object_get(b, "validation_loss") : NULL;
+        if (json_is_integer(step) && json_is_number(loss) && json_integer_value(step) <= t.step) best_loss = json_number_value(loss);
+        json_decref(b);
+    }
+    comm_bcast(&app->comm, &best_loss, sizeof best_loss, 0);
     // train.checkpoint_every (auto: about every tenth of the run, at least 50 updates apart):
     // what a crash can lose; a stop request (SIGUSR1, Ctrl-C) checkpoints the window it ends.
     int every = config_checkpoint_every(cfg);
@@ -163,8 +180,10 @@ static int train_run(App *app) {
             evaluator_set_trainer(&ev, &t);
             evaluator_run(&ev, SPLIT_VALIDATION, &val);
             progress.eval = &val;
+            progress.best = cfg->train.keep_best && val.loss < best_loss;  // the same bits on every rank (the exact evaluation)
         }
         train_progress_step(&progress, &ws, t.W, jsonl);
+        int best_due = cfg->train.keep_best && progress.eval && progress.best;
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
         if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
@@ -179,6 +198,21 @@ static int train_run(App *app) {
         }
         if (t.step == stop_at || (every && t.step % every == 0))
             trainer_checkpoint(&t, root, corpus.lock);
+        // The best validation checkpoint, after the lineage's own (which a failure must not
+        // cost): checkpointing reads the state, the trajectory is the same. Not written (a
+        // full disk): one warning, the run goes on, the best stays the one before.
+        if (best_due && trainer_checkpoint_to(&t, best_dir, corpus.lock) == 0) {
+            best_loss = val.loss;
+            if (app->comm.rank == 0) {
+                json_t *b = json_pack("{s:i, s:o, s:s}", "step", t.step, "validation_loss", json_num(val.loss), "checkpoint",
+                                      best_dir);
+                char *text = b ? json_dumps(b, JSON_SORT_KEYS) : NULL;
+                if (!text || write_file_atomic(best_json, text, strlen(text)))
+                    warning("%s: not written; %s is step %d's", best_json, best_dir, t.step);
+                free(text), json_decref(b);
+            }
+        } else if (best_due && app->comm.rank == 0)
+            warning("step %d: the best validation checkpoint %s not written; the run goes on", t.step, best_dir);
     }
     if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
     if (runlog_close(log, log_path) && !log_bad) log_bad = 1;
@@ -234,5 +268,7 @@ const Command cmd_train = {
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, ".ddptok-config", 0}, {UNDER_ARTIFACTS, ".ddptok-config", 0},
                                        {UNDER_OUTPUTS, "train", 1}, {UNDER_OUTPUTS, "logs", 1},
                                        {UNDER_ARTIFACTS, "checkpoints", 1}, {UNDER_ARTIFACTS, "continuous", 1},
+                                       {UNDER_ARTIFACTS, "best", 1}, {UNDER_ARTIFACTS, "continuous-best", 1},
+                                       {UNDER_ARTIFACTS, "best.json", 0}, {UNDER_ARTIFACTS, "continuous-best.json", 0},
                                        {UNDER_ARTIFACTS, "checkpoints.old-*", 1}, {UNDER_ARTIFACTS, "continuous.old-*", 1}, {0}},
 };

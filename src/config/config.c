@@ -28,6 +28,7 @@ const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
 const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
 const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer"};
+static const char *const switch_names[2] = {"false", "true"};
 
 // ---------------------------------------------------------------------------------------
 // The key table: one row per key (config_keys.h): type, range, flags, what is expected,
@@ -79,6 +80,7 @@ const Field config_fields[] = {
     {"train.eval_every", F_INT, OFF(train.eval_every), 0, 1 << 24, F_AUTO | F_RUN_ONLY, "a non-negative integer (0: off), or auto (with the checkpoints)", NULL, 0, "auto", NULL},
     // How many of a chunk's 16 sequences one evaluation pass holds: memory, not the figures (evaluation.h).
     {"train.eval_batch", F_INT, OFF(train.eval_batch), 1, EVALUATE_BATCH, F_RUN_ONLY, "an integer in [1, 16] (sequences per evaluation pass)", NULL, 0, "16", NULL},
+    {"train.keep_best", F_ENUM, OFF(train.keep_best), 0, 0, F_RUN_ONLY, NULL, switch_names, 2, "false", NULL},
     {"train.normalization", F_ENUM, OFF(train.normalization), 0, 0, F_TRAJECTORY, NULL, normalization_names, NORM_COUNT, "global-token", NULL},
     {"train.loss_unit", F_ENUM, OFF(train.loss_unit), 0, 0, F_TRAJECTORY, NULL, loss_unit_names, UNIT_COUNT, "token", NULL},
     {"train.sampler", F_ENUM, OFF(train.sampler), 0, 0, F_TRAJECTORY | F_LOCK_GLOBAL, NULL, sampler_names, SAMPLER_COUNT, "bands", "sampler"},

@@ -62,6 +62,13 @@ static void trainer_restore(Trainer *t, const CheckpointState *s) {
 void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
     char dir[1100];
     snprintf(dir, sizeof dir, "%s/step-%04d", root, t->step);  // checkpoint_save creates it
+    if (trainer_checkpoint_to(t, dir, lock)) {  // the ranks that failed have said why; rank 0 says what it means
+        if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
+        stop(EXIT_BAD_INPUT);
+    }
+}
+
+int trainer_checkpoint_to(Trainer *t, const char *dir, const char *lock) {
     CheckpointState s;
     trainer_to_state(t, lock, &s);
     // Nothing non-finite is published: an update can overflow the parameters even when
@@ -82,11 +89,9 @@ void trainer_checkpoint(Trainer *t, const char *root, const char *lock) {
         for (int i = 0; i < OPT_MAX_STATES; i++) s.opt.state[i] = NULL;
     }
     checkpoint_state_free(&s);
-    if (rc) {  // the ranks that failed have said why; rank 0 says what it means
-        if (t->rank == 0) error("step %d: checkpoint %s not written; nothing was published", t->step, dir);
-        stop(EXIT_BAD_INPUT);
-    }
+    if (rc) return -1;
     say("checkpoint: %s (%d rank files, %.4f s)\n", text_safe(dir), t->W, now_seconds() - t0);
+    return 0;
 }
 
 // Loads this rank's file of `dir` into the trainer after checking that it belongs to this

@@ -148,6 +148,24 @@ static void tail_bucket_start(void *ctx, double loss) {
     t->comm->ops->sum_f32_start(t->comm, tail->grad + from, t->m.total + 1 - from);
 }
 
+// torch.nn.utils.clip_grad_norm_ on g = grad/div (see trainer.h): ‖g‖ summed in double in
+// index order over the host copy every rank holds after the all-reduce (the same bits on
+// every rank, so the same norm and the same coefficient), then, where c / (‖g‖ + 1e-6) < 1,
+// every element scaled by it. Returns ‖g‖ before the clip.
+double trainer_clip(float *grad, size_t P, float div, double c) {
+    double ss = 0;
+    for (size_t i = 0; i < P; i++) {
+        double g = (double)(grad[i] / div);
+        ss += g * g;
+    }
+    double norm = sqrt(ss), coef = c / (norm + 1e-6);
+    if (coef < 1.0) {
+        float f = (float)coef;
+        for (size_t i = 0; i < P; i++) grad[i] *= f;
+    }
+    return norm;
+}
+
 int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *ws) {
     double t0 = now_seconds();
     const Config *cfg = t->cfg;
@@ -255,6 +273,10 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     } else {
         t->ops->set_grad_extra(t->cc, (float)(W * S_r));
         if (t->staging) t->ops->get_grad(t->cc, t->staging);  // GPU compute, host reduction: stage through host memory
+        // The negative control of train.grad_clip (parity's per-rank-clip): each rank clips its
+        // own gradient W·∇S_r/N (the one the average averages) by its own norm before the
+        // all-reduce, as a naive port does; ws->grad_norm is then this rank's own norm.
+        if (t->clip_per_rank && host) ws->grad_norm = trainer_clip(buf, t->m.total, 1.0f, cfg->train.grad_clip);
         (sum ? co->allreduce_sum_f32 : co->allreduce_avg_f32)(t->comm, buf, t->m.total + 1);
         if (t->staging) t->ops->set_grad(t->cc, t->staging);
     }
@@ -283,24 +305,6 @@ int all_finite(const float *x, size_t n) {
     return isfinite(sum);
 }
 
-// torch.nn.utils.clip_grad_norm_ on the averaged gradient g = grad/grad_div: ‖g‖ summed in
-// double in index order over the host copy every rank holds after the all-reduce (the same
-// bits on every rank, so the same norm and the same coefficient), then, where
-// c / (‖g‖ + 1e-6) < 1, every element scaled by it. Returns ‖g‖ before the clip.
-static double clip_global(float *grad, size_t P, float div, double c) {
-    double ss = 0;
-    for (size_t i = 0; i < P; i++) {
-        double g = (double)(grad[i] / div);
-        ss += g * g;
-    }
-    double norm = sqrt(ss), coef = c / (norm + 1e-6);
-    if (coef < 1.0) {
-        float f = (float)coef;
-        for (size_t i = 0; i < P; i++) grad[i] *= f;
-    }
-    return norm;
-}
-
 int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     int rc = trainer_window(t, t->cfg->train.normalization, stop_local, ws);
     if (rc) return rc;
@@ -314,7 +318,7 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     double t0 = now_seconds();  // 6. clip (train.grad_clip) and step
     ws->grad_norm = NAN;
     if (t->cfg->train.grad_clip > 0) {
-        ws->grad_norm = clip_global((float *)host_grad, t->m.total, t->grad_div, t->cfg->train.grad_clip);
+        ws->grad_norm = trainer_clip((float *)host_grad, t->m.total, t->grad_div, t->cfg->train.grad_clip);
         if (t->staging) t->ops->set_grad(t->cc, t->staging);
     }
     optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);

@@ -15,7 +15,10 @@ F.softmax, float64 autograd), one sequence at a time, reading only ddptok's docu
       loss W*S_r/N with N all-reduced as int64 before the first backward, no_sync() on all but the
       last microbatch, torch.optim.AdamW (or SGD) as the config says; final parameters vs
       ddptok's checkpoint within stated bounds; --as adam-l2 (torch Adam with coupled L2
-      decay), across and gelu-erf (the model controls of grad) must fall outside them.
+      decay), across and gelu-erf (the model controls of grad) must fall outside them. The
+      config's train.lr_schedule (LambdaLR of nanoGPT's get_lr), train.grad_clip (clip_grad_norm_
+      after DDP's all-reduce) and train.optimizer.decay: matrices (AdamW with two param groups)
+      are replayed; --as no-schedule, no-clip, no-decay-groups leave one of them out.
   gpt_witness.py generate CONFIG CHECKPOINT_DIR GENERATE_JSON [--as CONTROL]
       the greedy continuation (temperature 0) of generate.json's prompt ids from the checkpoint's
       weights, position by position, each next id the argmax over ids 1..n_ids - 1 of this
@@ -53,7 +56,28 @@ def load_config(path):
                 optimizer=o.get("name", "sgd"), lr=float(o["lr"]), mu=float(o.get("momentum", 0.9)),
                 wd=float(o.get("weight_decay", 0.0)), betas=tuple(float(b) for b in o.get("betas", (0.9, 0.999))),
                 eps=float(o.get("eps", 1e-8)), dampening=float(o.get("dampening", 0.0)),
-                atol=float(c["parity"]["atol"]), rtol=float(c["parity"]["rtol"]))
+                atol=float(c["parity"]["atol"]), rtol=float(c["parity"]["rtol"]),
+                schedule=t.get("lr_schedule", "constant"), warmup=int(t.get("warmup_updates", 0)),
+                decay_updates=int(t.get("lr_decay_updates", 0)) or t["updates"], min_lr=float(t.get("min_lr", 0.0)),
+                clip=float(t.get("grad_clip", 0.0)), decay=o.get("decay", "all"))
+
+
+# nanoGPT's get_lr (train.py), `it` the 0-based update: the factor on lr LambdaLR applies.
+def lr_factor(cfg, it):
+    lr, warmup, decay, min_lr = cfg["lr"], cfg["warmup"], cfg["decay_updates"], cfg["min_lr"]
+    if cfg["schedule"] != "cosine":
+        return 1.0
+    if it < warmup:
+        return (it + 1) / (warmup + 1)
+    if it > decay:
+        return min_lr / lr
+    ratio = (it - warmup) / (decay - warmup)
+    return (min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)) / lr
+
+
+# nanoGPT's configure_optimizers: weight decay on the tensors of two or more dimensions of the
+# unstacked model (every GEMM weight and both embeddings), none on biases and LayerNorm.
+MATRICES = {"wte", "wpe", "qkvw", "attprojw", "fcw", "fcprojw"}
 
 
 def load_data(out):
@@ -253,7 +277,11 @@ def ddp_worker(rank, cfg, out, result_path, port):
     model = torch.nn.parallel.DistributedDataParallel(Model())
     ps = [model.module.theta[p] for p in PARAMS]
     o = cfg["optimizer"]
-    if o == "adamw":
+    if o == "adamw" and cfg["decay"] == "matrices":  # two param groups, as nanoGPT's configure_optimizers
+        groups = [{"params": [model.module.theta[p] for p in PARAMS if p in MATRICES], "weight_decay": cfg["wd"]},
+                  {"params": [model.module.theta[p] for p in PARAMS if p not in MATRICES], "weight_decay": 0.0}]
+        opt = torch.optim.AdamW(groups, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"])
+    elif o == "adamw":
         opt = torch.optim.AdamW(ps, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"], weight_decay=cfg["wd"])
     elif o == "adam-l2":  # negative control only
         opt = torch.optim.Adam(ps, lr=cfg["lr"], betas=cfg["betas"], eps=cfg["eps"], weight_decay=cfg["wd"])
@@ -261,6 +289,7 @@ def ddp_worker(rank, cfg, out, result_path, port):
         opt = torch.optim.SGD(ps, lr=cfg["lr"], momentum=cfg["mu"], dampening=cfg["dampening"], weight_decay=cfg["wd"])
     else:
         raise SystemExit(f"gpt_witness: no optimizer {o}")
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda it: lr_factor(cfg, it))  # constant: factor 1
     W, A = cfg["W"], cfg["A"]
     for u in range(cfg["U"]):
         ids = [plan[u, rank, a] for a in range(A)]
@@ -280,7 +309,10 @@ def ddp_worker(rank, cfg, out, result_path, port):
                     (W * model(i)[0] / C).backward()
             else:
                 (W * model(i)[0] / C).backward()
+        if cfg["clip"] > 0:  # after DDP's all-reduce: the global gradient's norm
+            torch.nn.utils.clip_grad_norm_(ps, cfg["clip"])
         opt.step()
+        sched.step()
     if rank == 0:
         np.savez(result_path, **{p: model.module.theta[p].detach().numpy() for p in PARAMS})
     dist.destroy_process_group()
@@ -295,6 +327,9 @@ def witness_ddp(cfg_path, out, ckpt, replace=None):
     algorithm, cfg["variant"] = cfg["optimizer"], None
     if replace in ("across", "gelu-erf"):  # a model control (untied would need its own output layer's update)
         cfg["variant"] = replace
+    elif replace in ("no-schedule", "no-clip", "no-decay-groups"):  # the recipe's features, each left out
+        key, value = {"no-schedule": ("schedule", "constant"), "no-clip": ("clip", 0.0), "no-decay-groups": ("decay", "all")}[replace]
+        cfg[key] = value
     elif replace:
         cfg["optimizer"] = replace
     if cfg["p"] != 0:
@@ -323,7 +358,9 @@ def witness_ddp(cfg_path, out, ckpt, replace=None):
     # coupled L2 decay at 0.52 and 45.
     bounds = {"sgd": (2e-5, 3e-6), "adamw": (2e-4, 5e-5)}[algorithm]
     ok = worst <= bounds[0] and rel_worst <= bounds[1]
-    print(f"gpt witness ddp: {cfg['W']} gloo ranks x {cfg['U']} updates of torch {cfg['optimizer']}"
+    recipe = [f"{cfg['schedule']} schedule"] + ([f"clip_grad_norm_({cfg['clip']:g})"] if cfg["clip"] > 0 else []) + \
+             ([f"decay {cfg['decay']}"] if cfg["optimizer"] == "adamw" else [])
+    print(f"gpt witness ddp: {cfg['W']} gloo ranks x {cfg['U']} updates of torch {cfg['optimizer']} ({', '.join(recipe)})"
           f"{' with ' + cfg['variant'] if cfg['variant'] else ''} (FP64) vs ddptok {algorithm} {ckpt} (FP32): max |dtheta| "
           f"{worst:.3e}, worst relative L2 per tensor {rel_worst:.3e} ({worst_at}) -> {'agrees' if ok else 'DISAGREES'} "
           f"(bounds {bounds[0]:g}, {bounds[1]:g})")
