@@ -216,6 +216,22 @@ case_shipped_configs() {
   grep -q '^seed: 1 .*minimum.yaml:1$' <<<"$OUT" && ok "negative control: a file of that name here is the one read" || bad "negative control: a file of that name here is the one read" "— $(grep '^seed' <<<"$OUT")"
 }
 
+# --help listed 4 of the 7 shipped configs (a list written by hand): now it is read from the
+# folder, so it is `ls configs/*.yaml`. Negative controls: the same comparison rejects that list
+# with one name dropped, and a binary beside another configs/ lists that folder's names.
+case_help_lists_every_config() {
+  local want got
+  want=$(cd "$ROOT/configs" && ls *.yaml | sort | paste -sd, | sed 's/,/, /g')
+  got=$("$DDPTOK" --help 2>&1 | sed -n 's/^configs shipped with ddptok: [^ ]* (\(.*\); --config NAME .*/\1/p')
+  [ -n "$want" ] && [ "$got" = "$want" ] && ok "--help lists every shipped config (ls configs/*.yaml)" || bad "--help lists every shipped config (ls configs/*.yaml)" "— --help: $got; ls: $want"
+  [ "$got" != "$(sed 's/, [^,]*$//' <<<"$want")" ] && ok "negative control: a list with one config dropped differs" || bad "negative control: a list with one config dropped differs"
+  OUT=$("$DDPTOK" --check train --config nosuch.yaml 2>&1)
+  expect_grep "a config that is nowhere: the error lists every shipped config" "the configs shipped with ddptok are in .*: --config NAME finds $want\\)" "$OUT"
+  mkdir -p other/configs && cp "$DDPTOK" other/ && cp "$ROOT/configs/tiny.yaml" other/configs/zz-extra.yaml
+  OUT=$(other/ddptok --help 2>&1)
+  expect_grep "negative control: another binary's configs/ is what its --help lists" "configs shipped with ddptok: .*other/configs \\(zz-extra.yaml; --config NAME" "$OUT"
+}
+
 # The exported model in Python: docs/file-formats.md's snippet, run as it stands there, reads
 # every tensor with its shape and values as tests/export_check.py's reader does. Negative
 # controls: one element changed is seen; a truncated file is an error.
