@@ -232,6 +232,22 @@ case_help_lists_every_config() {
   expect_grep "negative control: another binary's configs/ is what its --help lists" "configs shipped with ddptok: .*other/configs \\(zz-extra.yaml; --config NAME" "$OUT"
 }
 
+# configs/tiny-gpt.yaml beside configs/gpt-tiny.yaml: two names a reader cannot tell apart
+# (the test suite's fast GPT, the tutorial's GPT); the first is now gpt-tests.yaml. No two
+# shipped configs are named with the same words in another order. Negative control: that pair
+# is what the same check rejects.
+everyday_same_words() {  # the names (one a line) whose words, sorted, another name has too
+  sed 's/\.yaml$//' | while read -r n; do printf '%s %s\n' "$(tr -- '-_' '\n\n' <<<"$n" | sort | paste -sd-)" "$n"; done |
+    sort | awk '{ if ($1 == k) print p " " $2; k = $1; p = $2 }'
+}
+case_config_names_distinct() {
+  local same
+  same=$(ls "$ROOT/configs" | grep '\.yaml$' | everyday_same_words)
+  [ -z "$same" ] && ok "no two shipped configs are named with the same words" || bad "no two shipped configs are named with the same words" "— $same"
+  same=$(printf 'gpt-tiny.yaml\ntiny.yaml\ntiny-gpt.yaml\n' | everyday_same_words)
+  [ "$same" = "gpt-tiny tiny-gpt" ] && ok "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" || bad "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" "— $same"
+}
+
 # The exported model in Python: docs/file-formats.md's snippet, run as it stands there, reads
 # every tensor with its shape and values as tests/export_check.py's reader does. Negative
 # controls: one element changed is seen; a truncated file is an error.
