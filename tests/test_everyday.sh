@@ -248,6 +248,22 @@ case_config_names_distinct() {
   [ "$same" = "gpt-tiny tiny-gpt" ] && ok "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" || bad "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" "— $same"
 }
 
+# train.world_size: auto under the global sampler: import's hint was `ddprun -np 1 train`, as if W
+# had to be 1 (one process resolves auto to 1). Now it is `-np W` and says what W is. Negative
+# control: a world_size given (2) is the hint's -np, with no such note.
+case_import_hint_world_auto() {
+  /usr/bin/python3 -c "
+import random
+random.seed(1)
+print(chr(10).join(''.join(random.choice('abcdefgh ') for _ in range(60)) + chr(10) + '%' for _ in range(300)))" > text.txt
+  local F=(--config "$CONFIGS/fortunes.yaml" --format bytes --delimiter '\n%\n' --input text.txt)
+  OUT=$("$DDPTOK" import "${F[@]}" --set train.world_size=auto 2>&1)
+  expect_grep "world_size: auto: import's hint is -np W and says what W is" 'to train on it, run `[^`]* -np W train [^`]*train\.world_size=auto` \(train\.world_size: auto: W is the ranks you launch' "$OUT"
+  grep -q -- '-np 1 train' <<<"$OUT" && bad "world_size: auto: no -np 1 hint" "— $OUT" || ok "world_size: auto: no -np 1 hint"
+  OUT=$("$DDPTOK" import "${F[@]}" --set train.world_size=2 --set paths.outputs=o2 --set paths.artifacts=a2 2>&1)
+  expect_grep "negative control: world_size 2: the hint's -np 2, no auto note" 'to train on it, run `[^`]* -np 2 train [^`]*`$' "$OUT"
+}
+
 # The exported model in Python: docs/file-formats.md's snippet, run as it stands there, reads
 # every tensor with its shape and values as tests/export_check.py's reader does. Negative
 # controls: one element changed is seen; a truncated file is an error.

@@ -169,7 +169,12 @@ int report_identity_check(const App *app, const Corpus *corpus, const json_t *re
 
 void say_next_train(const App *app, const char *who) {
     char hint[HINT_MAX];
-    say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
+    // train.world_size: auto resolved here, in one process, to 1: the run's W is the ranks it is
+    // launched on, which a hint of -np 1 hid (the global sampler trains the same on any W).
+    if (app->cfg.train.world_size_auto && app->cfg.train.sampler == SAMPLER_GLOBAL)
+        say("%s: to train on it, run `%s` (train.world_size: auto: W is the ranks you launch, any W >= 1; the global "
+            "sampler trains the same on each)\n", who, hint_command(hint, sizeof hint, "train", -1, NULL));
+    else say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
 }
 
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
