@@ -72,10 +72,10 @@ static void command_writes(Buf *b, const Command *cmd) {
 
 // Where the shipped configs are, for the help: a bare --config name is looked up there.
 static void shipped_configs_line(FILE *f) {
-    char dir[1024];
-    if (shipped_configs_dir(dir, sizeof dir) == 0)
-        fprintf(f, "\nconfigs shipped with ddptok: %s (minimum.yaml, tiny.yaml, fortunes.yaml, exercise.yaml; --config NAME "
-                   "finds them there when NAME is not a file here)\n", dir);
+    char dir[1024], names[2048];
+    if (shipped_configs_dir(dir, sizeof dir) == 0 && shipped_configs_names(dir, names, sizeof names) == 0)
+        fprintf(f, "\nconfigs shipped with ddptok: %s (%s; --config NAME finds them there when NAME is not a file here)\n",
+                dir, names);
 }
 
 static void usage(FILE *f) {
@@ -260,11 +260,11 @@ int main(int argc, char **argv) {
     // outside a checkout): the one beside this binary (app.h).
     config_locate(app.config_path, located, sizeof located);
     if (config_load(&app.cfg, located, sets, n_sets, err, sizeof err)) {
-        char dir[1024];
+        char dir[1024], names[2048];
         struct stat st;
-        if (stat(located, &st) != 0 && errno == ENOENT && shipped_configs_dir(dir, sizeof dir) == 0)
-            die(EXIT_BAD_INPUT, "%s (the configs shipped with ddptok are in %s: --config minimum.yaml, tiny.yaml, fortunes.yaml "
-                "or exercise.yaml finds them)", err, dir);
+        if (stat(located, &st) != 0 && errno == ENOENT && shipped_configs_dir(dir, sizeof dir) == 0 &&
+            shipped_configs_names(dir, names, sizeof names) == 0)
+            die(EXIT_BAD_INPUT, "%s (the configs shipped with ddptok are in %s: --config NAME finds %s)", err, dir, names);
         die(EXIT_BAD_INPUT, "%s", err);
     }
     fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)

@@ -216,6 +216,54 @@ case_shipped_configs() {
   grep -q '^seed: 1 .*minimum.yaml:1$' <<<"$OUT" && ok "negative control: a file of that name here is the one read" || bad "negative control: a file of that name here is the one read" "— $(grep '^seed' <<<"$OUT")"
 }
 
+# --help listed 4 of the 7 shipped configs (a list written by hand): now it is read from the
+# folder, so it is `ls configs/*.yaml`. Negative controls: the same comparison rejects that list
+# with one name dropped, and a binary beside another configs/ lists that folder's names.
+case_help_lists_every_config() {
+  local want got
+  want=$(cd "$ROOT/configs" && ls *.yaml | sort | paste -sd, | sed 's/,/, /g')
+  got=$("$DDPTOK" --help 2>&1 | sed -n 's/^configs shipped with ddptok: [^ ]* (\(.*\); --config NAME .*/\1/p')
+  [ -n "$want" ] && [ "$got" = "$want" ] && ok "--help lists every shipped config (ls configs/*.yaml)" || bad "--help lists every shipped config (ls configs/*.yaml)" "— --help: $got; ls: $want"
+  [ "$got" != "$(sed 's/, [^,]*$//' <<<"$want")" ] && ok "negative control: a list with one config dropped differs" || bad "negative control: a list with one config dropped differs"
+  OUT=$("$DDPTOK" --check train --config nosuch.yaml 2>&1)
+  expect_grep "a config that is nowhere: the error lists every shipped config" "the configs shipped with ddptok are in .*: --config NAME finds $want\\)" "$OUT"
+  mkdir -p other/configs && cp "$DDPTOK" other/ && cp "$ROOT/configs/tiny.yaml" other/configs/zz-extra.yaml
+  OUT=$(other/ddptok --help 2>&1)
+  expect_grep "negative control: another binary's configs/ is what its --help lists" "configs shipped with ddptok: .*other/configs \\(zz-extra.yaml; --config NAME" "$OUT"
+}
+
+# configs/tiny-gpt.yaml beside configs/gpt-tiny.yaml: two names a reader cannot tell apart
+# (the test suite's fast GPT, the tutorial's GPT); the first is now gpt-tests.yaml. No two
+# shipped configs are named with the same words in another order. Negative control: that pair
+# is what the same check rejects.
+everyday_same_words() {  # the names (one a line) whose words, sorted, another name has too
+  sed 's/\.yaml$//' | while read -r n; do printf '%s %s\n' "$(tr -- '-_' '\n\n' <<<"$n" | sort | paste -sd-)" "$n"; done |
+    sort | awk '{ if ($1 == k) print p " " $2; k = $1; p = $2 }'
+}
+case_config_names_distinct() {
+  local same
+  same=$(ls "$ROOT/configs" | grep '\.yaml$' | everyday_same_words)
+  [ -z "$same" ] && ok "no two shipped configs are named with the same words" || bad "no two shipped configs are named with the same words" "— $same"
+  same=$(printf 'gpt-tiny.yaml\ntiny.yaml\ntiny-gpt.yaml\n' | everyday_same_words)
+  [ "$same" = "gpt-tiny tiny-gpt" ] && ok "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" || bad "negative control: gpt-tiny.yaml beside tiny-gpt.yaml is caught" "— $same"
+}
+
+# train.world_size: auto under the global sampler: import's hint was `ddprun -np 1 train`, as if W
+# had to be 1 (one process resolves auto to 1). Now it is `-np W` and says what W is. Negative
+# control: a world_size given (2) is the hint's -np, with no such note.
+case_import_hint_world_auto() {
+  /usr/bin/python3 -c "
+import random
+random.seed(1)
+print(chr(10).join(''.join(random.choice('abcdefgh ') for _ in range(60)) + chr(10) + '%' for _ in range(300)))" > text.txt
+  local F=(--config "$CONFIGS/fortunes.yaml" --format bytes --delimiter '\n%\n' --input text.txt)
+  OUT=$("$DDPTOK" import "${F[@]}" --set train.world_size=auto 2>&1)
+  expect_grep "world_size: auto: import's hint is -np W and says what W is" 'to train on it, run `[^`]* -np W train [^`]*train\.world_size=auto` \(train\.world_size: auto: W is the ranks you launch' "$OUT"
+  grep -q -- '-np 1 train' <<<"$OUT" && bad "world_size: auto: no -np 1 hint" "— $OUT" || ok "world_size: auto: no -np 1 hint"
+  OUT=$("$DDPTOK" import "${F[@]}" --set train.world_size=2 --set paths.outputs=o2 --set paths.artifacts=a2 2>&1)
+  expect_grep "negative control: world_size 2: the hint's -np 2, no auto note" 'to train on it, run `[^`]* -np 2 train [^`]*`$' "$OUT"
+}
+
 # The exported model in Python: docs/file-formats.md's snippet, run as it stands there, reads
 # every tensor with its shape and values as tests/export_check.py's reader does. Negative
 # controls: one element changed is seen; a truncated file is an error.

@@ -9,7 +9,7 @@
 #   its controls), elastic resume W = 2 -> 1, 3 within the bound and -> 2 bit-identical, empty
 #   windows under both samplers, exact evaluation for any W and train.eval_every leaving the
 #   trajectory bit for bit — with the MLP groups' own helpers (sourced from their files, on
-#   configs/tiny-gpt.yaml; every check named "gpt: ...");
+#   configs/gpt-tests.yaml; every check named "gpt: ...");
 # - generate on a byte-level corpus: greedy bytes = the witness's forward of the checkpoint;
 # - the independent PyTorch witness (tests/torch/gpt_witness.py: GPT-2 from its equations with
 #   torch's layers, float64): the window-1 gradient with dropout at every site agrees with
@@ -21,7 +21,7 @@ source "$TESTS_DIR/test_train.sh"
 source "$TESTS_DIR/test_invariance.sh"
 source "$TESTS_DIR/test_evaluation.sh"
 CHECK_PREFIX="gpt: "
-cfg="$CONFIGS/tiny-gpt.yaml"
+cfg="$CONFIGS/gpt-tests.yaml"
 E=(--config "$cfg" --set data.splits.validation=300 --set data.splits.test=1000 --set data.unsupervised_prefix=3
    --set data.ignore_token=4 --set data.max_labels=12)
 TUTORIAL="$CONFIGS/gpt-tiny.yaml"

@@ -10,7 +10,7 @@
 #   transposed, the first rows of wpe), and ddptok's evaluate of them equals transformers'
 #   loss; read another way (unrotated, untransposed) the check fails;
 # - a vocabulary, width or activation that does not fit: one line, exit 2, also under --check.
-cfg="$CONFIGS/tiny-gpt.yaml"
+cfg="$CONFIGS/gpt-tests.yaml"
 HF_PY=${DDPTOK_HF_PYTHON:-$ROOT/build/hf-venv/bin/python}
 has_hf() {
   [ -x "$HF_PY" ] && "$HF_PY" -c "import transformers, torch, h5py" 2>/dev/null && return 0
@@ -54,7 +54,7 @@ case_init_from_roundtrip() {
 case_weights_from_transformers() {
   has_hf || return
   one prepare --config "$cfg" >/dev/null
-  expect_rc "transformers makes a GPT-2 of tiny-gpt's shape, 32 positions (the config's context: 24)" 0 hf make theirs 24 32 16 2 2 5
+  expect_rc "transformers makes a GPT-2 of gpt-tests.yaml's shape, 32 positions (the config's context: 24)" 0 hf make theirs 24 32 16 2 2 5
   expect_rc "reference from train.init_from: the transformers weights" 0 one reference --config "$cfg" --set train.init_from=theirs
   expect_rc "reference.h5 /init is transformers' weights mapped bit for bit (rows rotated, Conv1D transposed, wpe's first 24 rows)" 0 \
     hf mapping theirs outputs/reference.h5

@@ -679,7 +679,7 @@ case_config_roundtrip() {
 
 # --- issue 39: the GPT's inputs from Hugging Face trusted no more than a corpus (tests/hf_plain.py
 # writes the directories with the standard library: these need no transformers).
-gcfg="$CONFIGS/tiny-gpt.yaml"
+gcfg="$CONFIGS/gpt-tests.yaml"
 hf_plain() { $PY "$ROOT/tests/hf_plain.py" "$1" 24 32 16 2 2 "${@:2}"; }
 # refused_hf_dir NAME PATTERN DIR: --check train and reference refuse train.init_from DIR at once,
 # one line, exit 2, and reference writes nothing.
@@ -688,7 +688,7 @@ refused_hf_dir() {
   refused "$1: reference" 2 "$2" one reference --config "$gcfg" --set train.init_from="$3"
   [ ! -e outputs/reference.h5 ] && ok "$1: reference wrote nothing" || bad "$1: reference wrote nothing" "— outputs/reference.h5 is there"
 }
-fixture_gpt_prepared() { one prepare --config "$CONFIGS/tiny-gpt.yaml" >/dev/null; }
+fixture_gpt_prepared() { one prepare --config "$CONFIGS/gpt-tests.yaml" >/dev/null; }
 case_fifo_init_from() {  # item 1: was a hang in open(2), every process, for ever
   fixture gpt_prepared || return
   hf_plain hf && rm hf/model.safetensors && mkfifo hf/model.safetensors

@@ -89,6 +89,9 @@ void build_info(char *out, size_t len);
 // The configs shipped with this binary: a checkout's configs/ beside it, or make install's
 // PREFIX/share/ddptok/configs beside PREFIX/bin; 0 (the folder into out), or -1 when neither is there.
 int shipped_configs_dir(char *out, size_t len);
+// The names of the shipped configs (every *.yaml in that folder, sorted, ", "-separated) into
+// out: read from the folder, so the help cannot drift from what ships; 0, or -1 without one.
+int shipped_configs_names(const char *dir, char *out, size_t len);
 // The config file `given` names: itself when something is there; else, for a bare name
 // (`minimum.yaml`, `minimum`) or one under `configs/` (the README's), the shipped config of
 // that name when there is one; else `given` (its error names it). Into out (returned).

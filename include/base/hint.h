@@ -55,6 +55,8 @@ const char *hint_launcher(char *buf, size_t len);
 const char *hint_program(void);
 // The folder of this binary (realpath of /proc/self/exe's directory) into out; 0, or -1.
 int hint_program_dir(char *out, size_t len);
+// `command` as this user runs it: on `ranks` ranks (0: one process; -1: "-np W", the caller says
+// what W is), then the hint's --config/--set arguments and `extra`. Into buf (returned).
 const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra);
 
 #ifdef __cplusplus

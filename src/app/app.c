@@ -2,6 +2,7 @@
 // agreement of all ranks on the config and options, JSON output, the vector comparison,
 // the build line, and window 1 through the distributed path.
 #include <cblas.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -42,6 +43,28 @@ int shipped_configs_dir(char *out, size_t len) {
         }
     }
     return -1;
+}
+
+static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int shipped_configs_names(const char *dir, char *out, size_t len) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    char *names[256];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 256;) {
+        size_t k = strlen(e->d_name);
+        if (k > 5 && e->d_name[0] != '.' && !strcmp(e->d_name + k - 5, ".yaml")) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, name_cmp);
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (names[i] && used < len) used += snprintf(out + used, len - used, "%s%s", i ? ", " : "", names[i]);
+        free(names[i]);
+    }
+    return n ? 0 : -1;
 }
 
 const char *config_locate(const char *given, char *out, size_t len) {
@@ -146,7 +169,12 @@ int report_identity_check(const App *app, const Corpus *corpus, const json_t *re
 
 void say_next_train(const App *app, const char *who) {
     char hint[HINT_MAX];
-    say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
+    // train.world_size: auto resolved here, in one process, to 1: the run's W is the ranks it is
+    // launched on, which a hint of -np 1 hid (the global sampler trains the same on any W).
+    if (app->cfg.train.world_size_auto && app->cfg.train.sampler == SAMPLER_GLOBAL)
+        say("%s: to train on it, run `%s` (train.world_size: auto: W is the ranks you launch, any W >= 1; the global "
+            "sampler trains the same on each)\n", who, hint_command(hint, sizeof hint, "train", -1, NULL));
+    else say("%s: to train on it, run `%s`\n", who, hint_command(hint, sizeof hint, "train", app->cfg.train.world_size, NULL));
 }
 
 void out_path(const App *app, char *buf, size_t len, const char *rel) {

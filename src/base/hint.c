@@ -221,9 +221,9 @@ const char *hint_launcher(char *buf, size_t len) {
 
 const char *hint_command(char *buf, size_t len, const char *command, int ranks, const char *extra) {
     char np[16];
-    snprintf(np, sizeof np, "%d", ranks);
+    snprintf(np, sizeof np, ranks < 0 ? "W" : "%d", ranks);
     buf[0] = 0;
-    launch_words(buf, len, ranks, np);
+    launch_words(buf, len, ranks < 0 ? 1 : ranks, np);
     hint_word(buf, len, command);
     size_t n = strlen(buf);
     snprintf(buf + n, len - n, "%s%s", g_hint_args[0] ? g_hint_args : " --config FILE", extra ? extra : "");
