@@ -86,6 +86,17 @@ endif
 # src/<layer>/*.c (ARCHITECTURE.md) and src/main.c; objects mirror the tree under $(BUILD).
 SRC := $(wildcard src/*.c src/*/*.c)
 OBJ := $(SRC:src/%.c=$(BUILD)/%.o)
+
+# The models' wings, from the one list of models (DDPTOK_MODELS, include/config/config.h):
+# a model <name>'s backend files are src/model/<name>_*.c (its CPU backend, e.g. <name>_cpu.c)
+# and its CUDA twin cuda/<name>_cuda.cu, so adding a model edits no line here.
+MODEL_WINGS := $(shell sed -n 's/^\#define DDPTOK_MODELS(X) //p' include/config/config.h | \
+                 grep -o 'X([A-Z0-9_]*, *[a-z0-9_]*)' | cut -d, -f2 | sed 's/[^a-z0-9_]//g')
+ifeq ($(strip $(MODEL_WINGS)),)
+  $(error ddptok: no model in DDPTOK_MODELS (include/config/config.h))
+endif
+WING_CPU_OBJ  := $(foreach w,$(MODEL_WINGS),$(patsubst src/%.c,$(BUILD)/%.o,$(wildcard src/model/$(w)_*.c)))
+WING_CUDA_OBJ := $(foreach w,$(MODEL_WINGS),$(BUILD)/$(w)_cuda.cu.o)
 HDR := $(wildcard include/*/*.h)
 BASE_SRC := $(wildcard src/base/*.c)
 
@@ -126,14 +137,14 @@ check-deps:
 # The CPU backend's element-wise loops (tanh_f32, dropout, tanh') vectorize; the select in
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
-$(BUILD)/model/mlp_cpu.o $(BUILD)/model/mlp_cpu_broken.o $(BUILD)/model/mlp_factored.o $(BUILD)/model/mlp_factored_broken.o $(BUILD)/model/gpt_cpu.o $(BUILD)/model/gpt_cpu_broken.o $(BUILD)/model/cpu_kernels.o $(BUILD)/model/layers.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+$(WING_CPU_OBJ) $(WING_CPU_OBJ:.o=_broken.o) $(BUILD)/model/cpu_kernels.o $(BUILD)/model/layers.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
 
 $(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h cuda/layers/*.cuh) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
 
 # The models' twins run cuda/layers/'s rows, the CPU's C: uncontracted (no FMA), as gcc
 # compiles the CPU's (-std=c11: -ffp-contract=off), so a row gives the CPU's bits.
-$(BUILD)/gpt_cuda.cu.o $(BUILD)/mlp_cuda.cu.o: NVFLAGS += --fmad=false
+$(WING_CUDA_OBJ): NVFLAGS += --fmad=false
 
 # The module and the binary check on load that they were built from the same headers
 # (cuda_api.h, DDPTOK_LAYOUT) and the same table (DDPTOK_CUDA_ABI).

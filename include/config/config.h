@@ -65,12 +65,42 @@ typedef enum {
 // The models a config can train (model.kind, docs/model.md), one X(ENUM, name) each: the
 // ModelKind values, model_kind_names and the row table (model/model.h: `const ModelRow
 // name_row`, defined by src/model/name.c) all derive from this list.
-//   mlp  the window MLP: k previous tokens -> tanh -> logits (model.context, embed_dim, hidden)
-//   gpt  GPT-2 as HF's GPT2LMHeadModel computes it (model.n_layer, n_head, n_embd; context data.max_length)
+//   mlp  the window MLP: k previous tokens -> tanh -> logits
+//   gpt  GPT-2 as HF's GPT2LMHeadModel computes it (its context is data.max_length)
+// Their shape keys: DDPTOK_MODEL_KEYS below.
 #define DDPTOK_MODELS(X) X(MLP, mlp) X(GPT, gpt)
 #define DDPTOK_MODEL_ENUM(UP, low) MODEL_##UP,
 typedef enum { DDPTOK_MODELS(DDPTOK_MODEL_ENUM) MODEL_COUNT } ModelKind;
 #undef DDPTOK_MODEL_ENUM
+
+// The models' shape keys model.<field>: one table, as OPTIMIZER_HYPERS is the optimizers'
+// (method/optimizer.h). Config.model's int members, the key rows of src/config/config.c (range,
+// default, what is expected) and the cross-field checks derive from it; a model's row
+// (src/model/<name>.c, its `shape`) reads the keys whose `users` bit it holds.
+//
+//   X(field, min, max, default, users, expect)
+//
+//   field    Config.model's member, and the config key model.<field>
+//   min, max the inclusive range; default: the key's default (its YAML)
+//   users    the models whose shape reads it (MODEL_USES(UP) | ...)
+//   expect   what the key expects, for its error message
+//
+// A model of its own shape adds its rows here (or its bit to a row it shares) and its
+// checks to DDPTOK_MODEL_CHECKS. The rows' order is the config's (emission, digests): a row
+// may be added, but rows are never reordered (every digest recorded before would change).
+#define MODEL_USES(UP) (1u << MODEL_##UP)
+#define DDPTOK_MODEL_KEYS(X)                                                                                         \
+    X(context, 1, 1024, 8, MODEL_USES(MLP), "an integer in [1, 1024]")                /* k */                         \
+    X(embed_dim, 1, 1 << 16, 32, MODEL_USES(MLP), "a positive integer")               /* D */                         \
+    X(hidden, 1, 1 << 20, 512, MODEL_USES(MLP), "a positive integer")                 /* H */                         \
+    X(n_layer, 1, 64, 2, MODEL_USES(GPT), "an integer in [1, 64] (model.kind: gpt)")  /* blocks */                    \
+    X(n_head, 1, 256, 4, MODEL_USES(GPT), "an integer in [1, 256] (model.kind: gpt)") /* attention heads */           \
+    X(n_embd, 1, 1 << 16, 64, MODEL_USES(GPT), "an integer in [1, 65536] (model.kind: gpt)") /* C, the width */
+// The cross-field checks of the shape keys, for the models in `users`: X(field, multiple_of,
+// users, why) says model.<field> must be a multiple of model.<multiple_of> (config_finish,
+// one line naming both keys and `why`).
+#define DDPTOK_MODEL_CHECKS(X) X(n_embd, n_head, MODEL_USES(GPT), "each head takes n_embd / n_head of the width")
+#define DDPTOK_MODEL_KEY_MEMBER(field, ...) int field;
 
 extern const char *const model_kind_names[MODEL_COUNT];
 extern const char *const data_source_names[DATA_SOURCE_COUNT];
@@ -98,12 +128,7 @@ typedef struct {
     } data;
     struct {
         ModelKind kind; // model.kind
-        int context;    // k (mlp)
-        int embed_dim;  // D (mlp)
-        int hidden;     // H (mlp)
-        int n_layer;    // blocks (gpt)
-        int n_head;     // attention heads (gpt)
-        int n_embd;     // C, the width (gpt)
+        DDPTOK_MODEL_KEYS(DDPTOK_MODEL_KEY_MEMBER)  // model.<field>: the table above
         double dropout; // p (every dropout site of the model)
     } model;
     struct {

@@ -14,8 +14,9 @@
 // DDPTOK_MODELS (config/config.h); its header include/model/<name>.h (its tensors' enum, what
 // its two files share), its row src/model/<name>.c (`const ModelRow name_row`: shape, init,
 // budget, logits) and its CPU backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own
-// shape are rows of src/config/config.c and fields of Config (config.h); a CUDA twin is
-// cuda/<name>_cuda.cu and its CudaModule.compute entry.
+// shape are rows of DDPTOK_MODEL_KEYS (config.h; its row's `shape` reads them), their
+// cross-field checks rows of DDPTOK_MODEL_CHECKS; a CUDA twin is cuda/<name>_cuda.cu and
+// its CudaModule.compute entry.
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
@@ -68,9 +69,10 @@ typedef struct {
     BatchLayout layout;      // what its microbatches hold
     const char *param_text;  // P as a formula of its letters, for budget messages ("V*D+H*k*D+V*H+H+V")
     const char *shape_keys;  // the config keys P follows
-    // Lays out the tensors of m (whose kind, V, max_length and own fields are set): names,
+    // Reads its own shape keys from cfg (config.h DDPTOK_MODEL_KEYS, the rows with its users
+    // bit) into m (whose kind, V and max_length are set) and lays out its tensors: names,
     // dims, offsets, total, tail, fields.
-    void (*shape)(ModelShape *m);
+    void (*shape)(ModelShape *m, const Config *cfg);
     // θ0 (P): a pure function of `seed`, identical on every rank.
     void (*init)(const ModelShape *m, uint32_t seed, float *theta);
     // Adds the terms of a CPU backend instance computing up to `rows` batch rows (batch_rows)

@@ -41,6 +41,8 @@ static const char *const switch_names[2] = {"false", "true"};
 #define HYPER_KEY(field, n, attrs, lo, hi, def, use, expect)                                                          \
     {"train.optimizer." #field, n == 2 ? F_PAIR : F_DOUBLE, OFF(train.hyper.field), lo, hi, F_TRAJECTORY, expect, NULL, 0, \
      HYPER_YAML_##n def, NULL},
+#define MODEL_KEY(field, lo, hi, def, use, expect) \
+    {"model." #field, F_INT, OFF(model.field), lo, hi, F_TRAJECTORY, expect, NULL, 0, #def, NULL},
 const Field config_fields[] = {
     {"seed", F_U32, OFF(seed), 0, 4294967295.0, F_TRAJECTORY | F_CORPUS_SYNTHETIC, "an integer in [0, 2^32)", NULL, 0, "1234", "seed"},
     {"data.vocab_size", F_INT, OFF(data.vocab_size), 3, 1 << 20, F_TRAJECTORY | F_CORPUS, "an integer in [3, 2^20]", NULL, 0, "128", "vocab"},
@@ -61,12 +63,8 @@ const Field config_fields[] = {
     {"data.import.validation_fraction", F_DOUBLE, OFF(data.import.validation_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT | F_CORPUS, "a number in [0, 1]", NULL, 0, "0.1", "split"},
     {"data.import.test_fraction", F_DOUBLE, OFF(data.import.test_fraction), 0, 1, F_TRAJECTORY | F_LOCK_IMPORT | F_CORPUS, "a number in [0, 1]", NULL, 0, "0.1", "split"},
     {"model.kind", F_ENUM, OFF(model.kind), 0, 0, F_TRAJECTORY, NULL, model_kind_names, MODEL_COUNT, "mlp", NULL},
-    {"model.context", F_INT, OFF(model.context), 1, 1024, F_TRAJECTORY, "an integer in [1, 1024]", NULL, 0, "8", NULL},
-    {"model.embed_dim", F_INT, OFF(model.embed_dim), 1, 1 << 16, F_TRAJECTORY, "a positive integer", NULL, 0, "32", NULL},
-    {"model.hidden", F_INT, OFF(model.hidden), 1, 1 << 20, F_TRAJECTORY, "a positive integer", NULL, 0, "512", NULL},
-    {"model.n_layer", F_INT, OFF(model.n_layer), 1, 64, F_TRAJECTORY, "an integer in [1, 64] (model.kind: gpt)", NULL, 0, "2", NULL},
-    {"model.n_head", F_INT, OFF(model.n_head), 1, 256, F_TRAJECTORY, "an integer in [1, 256] (model.kind: gpt)", NULL, 0, "4", NULL},
-    {"model.n_embd", F_INT, OFF(model.n_embd), 1, 1 << 16, F_TRAJECTORY, "an integer in [1, 65536] (model.kind: gpt)", NULL, 0, "64", NULL},
+    // model.<field>: the models' shape keys, one row each from config.h's table.
+    DDPTOK_MODEL_KEYS(MODEL_KEY)
     {"model.dropout", F_DOUBLE, OFF(model.dropout), 0, 0.999999, F_TRAJECTORY, "a number in [0, 1)", NULL, 0, "0.1", NULL},
     {"train.world_size", F_INT, OFF(train.world_size), 1, MAX_WORLD, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS | F_AUTO, "an integer in [1, 65536], or auto (the ranks launched)", NULL, 0, "auto", "world"},
     {"train.batch_size_per_rank", F_INT, OFF(train.batch_size_per_rank), 1, 1 << 16, F_TRAJECTORY | F_LAYOUT | F_LOCK_BANDS, "a positive integer", NULL, 0, "4", "batch"},
@@ -422,9 +420,12 @@ int config_finish(Config *cfg, char *err, int errlen) {
     if (cfg->data.import.validation_fraction + cfg->data.import.test_fraction > 1)
         return yaml_fail(&ctx, "%s: data.import.validation_fraction (%g) + data.import.test_fraction (%g) must not exceed 1", src,
                     cfg->data.import.validation_fraction, cfg->data.import.test_fraction);
-    if (cfg->model.kind == MODEL_GPT && cfg->model.n_embd % cfg->model.n_head)
-        return yaml_fail(&ctx, "%s: model.n_embd (%d) must be a multiple of model.n_head (%d): each head takes n_embd / n_head "
-                         "of the width", src, cfg->model.n_embd, cfg->model.n_head);
+#define MODEL_CHECK(field, of, use, why)                                                                             \
+    if ((use) & (1u << cfg->model.kind) && cfg->model.field % cfg->model.of)                                          \
+        return yaml_fail(&ctx, "%s: model." #field " (%d) must be a multiple of model." #of " (%d): " why, src,       \
+                         cfg->model.field, cfg->model.of);
+    DDPTOK_MODEL_CHECKS(MODEL_CHECK)
+#undef MODEL_CHECK
     if (cfg->data.ignore_token >= cfg->data.vocab_size)
         return yaml_fail(&ctx, "%s: data.ignore_token (%d) must be below data.vocab_size (%d), or -1", src, cfg->data.ignore_token,
                     cfg->data.vocab_size);

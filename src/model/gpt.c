@@ -9,7 +9,8 @@
 #include "base/mem.h"
 #include "base/report.h"
 
-static void gpt_shape(ModelShape *m) {
+static void gpt_shape(ModelShape *m, const Config *cfg) {
+    m->n_layer = cfg->model.n_layer, m->n_head = cfg->model.n_head, m->n_embd = cfg->model.n_embd;
     size_t V = (size_t)m->V, T = (size_t)m->max_length, C = (size_t)m->n_embd, NL = (size_t)m->n_layer;
     model_add_tensor(m, "wte", 2, V, C, 1);
     model_add_tensor(m, "wpe", 2, T, C, 1);

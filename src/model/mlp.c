@@ -7,7 +7,8 @@
 
 #include "base/mem.h"
 
-static void mlp_shape(ModelShape *m) {
+static void mlp_shape(ModelShape *m, const Config *cfg) {
+    m->k = cfg->model.context, m->D = cfg->model.embed_dim, m->H = cfg->model.hidden;
     size_t V = (size_t)m->V, kD = (size_t)m->k * m->D, H = (size_t)m->H;
     model_add_tensor(m, "embedding", 2, V, (size_t)m->D, 1);
     model_add_tensor(m, "w1", 2, H, kD, 1);

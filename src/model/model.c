@@ -19,9 +19,7 @@ void model_shape(ModelShape *m, const Config *cfg) {
     m->kind = cfg->model.kind;
     m->V = cfg->data.vocab_size;
     m->max_length = cfg->data.max_length;
-    m->k = cfg->model.context, m->D = cfg->model.embed_dim, m->H = cfg->model.hidden;
-    m->n_layer = cfg->model.n_layer, m->n_head = cfg->model.n_head, m->n_embd = cfg->model.n_embd;
-    model_rows[m->kind]->shape(m);
+    model_rows[m->kind]->shape(m, cfg);
     if (!m->tail) m->tail = m->total;
 }
 
