@@ -1,9 +1,12 @@
 // fuzz_manifest.c — libFuzzer target for a checkpoint's manifest (SHA256SUMS, sha256sum
 // format), through checkpoint_verify_manifest, the check checkpoint_load makes before HDF5
 // sees a rank file: the input is the manifest of rank-0000.h5, whose bytes are fixed.
-// Property: an entry is never lost to what precedes it — the input followed by the right
-// line for rank-0000.h5 must verify, when the input names no rank-0000.h5 itself. A
-// difference aborts (a finding), as does a crash, a sanitizer report, a leak or an exit.
+// Property (the input naming no rank-0000.h5 itself), followed by the right line for
+// rank-0000.h5: an input of blank lines only (whitespace and NULs: a line ends at its NUL)
+// verifies, so an entry is never lost to what precedes it; an input with any other line is
+// refused, since every non-blank line must be an entry for a rank file that is there (only
+// rank-0000.h5 is, and its line is the one appended). A difference aborts (a finding), as
+// does a crash, a sanitizer report, a leak or an exit.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     if (mkdir_p(dir)) abort();
     snprintf(file, sizeof file, "%s/rank-0000.h5", dir);
     snprintf(manifest, sizeof manifest, "%s/" CHECKPOINT_MANIFEST, dir);
+    FILE *f = fopen(file, "wb");  // the rank file is there (the manifest's lines must name files that are)
+    if (!f || fwrite(image, 1, sizeof image - 1, f) != sizeof image - 1 || fclose(f) != 0) abort();
     char sum[65];
     Sha256 *h = sha256_begin();
     sha256_add(h, image, sizeof image - 1);
@@ -39,10 +44,28 @@ static int verify(const uint8_t *data, size_t size, const char *tail) {
     return checkpoint_verify_manifest(file, image, sizeof image - 1);
 }
 
+// Whether some line of the input holds a byte other than whitespace before its first NUL.
+static int has_content(const uint8_t *data, size_t size) {
+    int in_nul = 0;
+    for (size_t i = 0; i < size; i++) {
+        uint8_t c = data[i];
+        if (c == '\n') in_nul = 0;
+        else if (c == 0) in_nul = 1;
+        else if (!in_nul && !(c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f')) return 1;
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     verify(data, size, NULL);
-    if (!memmem(data, size, "rank-0000.h5", 12) && verify(data, size, good) != 0) {
-        fprintf(stderr, "fuzz_manifest: the right entry for rank-0000.h5 after this input was not found:\n%.*s\n", (int)size, data);
+    if (memmem(data, size, "rank-0000.h5", 12)) return 0;
+    int content = has_content(data, size), rc = verify(data, size, good);
+    if (!content && rc != 0) {
+        fprintf(stderr, "fuzz_manifest: the right entry for rank-0000.h5 after blank lines was not found:\n%.*s\n", (int)size, data);
+        abort();
+    }
+    if (content && rc == 0) {
+        fprintf(stderr, "fuzz_manifest: a line that is no entry for a rank file that is there was accepted:\n%.*s\n", (int)size, data);
         abort();
     }
     return 0;
