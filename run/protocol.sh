@@ -119,6 +119,9 @@ for mode, m in p["modes"].items():
     want = m["expected"]
     got = "passes" if m["pass"] else "rejected"
     rows.append((f"parity {mode}", f"max abs err {m['max_abs_err']:.3g}", f"{got} ({'ok' if m['ok'] else 'WRONG'}: must be {want})"))
+for mode, m in ((p.get("clip") or {}).get("rows") or {}).items():  # train.grad_clip > 0: where the clip happens
+    got = "passes" if m["pass"] else "rejected"
+    rows.append((f"parity {mode}", f"max abs err {m['max_abs_err']:.3g}", f"{got} ({'ok' if m['ok'] else 'WRONG'}: must be {m['expected']})"))
 for name, m in sorted(r.get("matrix", {}).items()):
     # pass = the product, = a control the counts make equal, x = a control rejected
     mark = lambda v: ("pass" if v["expected"] == "passes" else "=" if v["pass"] else "x") + ("" if v["ok"] else "!WRONG")

@@ -31,8 +31,13 @@ case_protocol() {
   expect_rc "run/protocol.sh configs/gpt-tiny.yaml" 0 bash "$ROOT/run/protocol.sh" "$TUTORIAL"
   local table; table=$(awk '/^  parity global-token/,/^  token accuracy/' <<<"$OUT")
   echo "$table" | sed 's/^/       /'
-  [ "$(grep -cE '^  parity .*(passes \(ok: must be passes\)|rejected \(ok: must be rejected\))$' <<<"$table")" -eq 5 ] \
+  [ "$(grep -cE '^  parity .*(passes \(ok: must be passes\)|rejected \(ok: must be rejected\))$' <<<"$table")" -eq 7 ] \
     && ok "GPT protocol: the product passes, the four controls are rejected" || bad "GPT protocol: the product passes, the four controls are rejected"
+  # the config ships train.grad_clip 1.0, active at window 1 (the norm 1.02): the table's clip rows
+  grep -qE '^  parity global-norm .* passes \(ok: must be passes\)$' <<<"$table" \
+    && grep -qE '^  parity per-rank-clip .* rejected \(ok: must be rejected\)$' <<<"$table" \
+    && ok "GPT protocol: under its grad_clip the all-reduced clip passes, the per-rank clip is rejected" \
+    || bad "GPT protocol: under its grad_clip the all-reduced clip passes, the per-rank clip is rejected"
   [ "$(grep -cE '^  matrix .* token pass ' <<<"$table")$(grep -cE '^  matrix sequence-W2-A2 .* seq pass ' <<<"$table")" = "51" ] \
     && ! grep -q WRONG <<<"$table" && ok "GPT protocol: the negative-control matrix, every cell as it must be (6 cells)" \
     || bad "GPT protocol: the negative-control matrix, every cell as it must be (6 cells)"
@@ -135,10 +140,13 @@ case_witness_grad_controls() {
     grad "$TUTORIAL" outputs --as across
   witness_says "negative control: an untied output layer disagrees with reference.h5" 1 'differs, as it must' grad "$TUTORIAL" outputs --as untied
 }
+# The plain AdamW witness: gpt-tiny.yaml without the recipe it ships (constant 3e-3, no clip,
+# decay on every tensor), where its bounds were measured; the recipe is witnessed below.
 fixture_ddp() {
   /usr/bin/python3 - "$TUTORIAL" ddp.yaml <<'PY' && prep_ref ddp.yaml && ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1
 import sys, yaml
 c = yaml.safe_load(open(sys.argv[1])); c["model"]["dropout"] = 0.0
+t = c["train"]; t.update(lr_schedule="constant", grad_clip=0.0); t["optimizer"].update(lr=0.003, decay="all")
 yaml.safe_dump(c, open(sys.argv[2], "w"))
 PY
 }
@@ -154,7 +162,7 @@ case_witness_ddp_controls() {
   witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
 }
 # issue 37: the recipe witnessed. A smaller GPT (1 block, C 32, 2 heads, B 2; dropout 0) trained
-# 100 AdamW updates with nanoGPT's cosine (warmup 10, min_lr 3e-4), clip_grad_norm_(0.5) (active
+# 100 AdamW updates with nanoGPT's cosine (peak 3e-3, warmup 10, min_lr 3e-4), clip_grad_norm_(0.5) (active
 # on every update: the norms are above it) and decay matrices, at W = 2 and 3; the witness
 # replays all three (LambdaLR, clip_grad_norm_ after DDP's all-reduce, two param groups) within
 # the AdamW bounds, and each one left out of it falls outside the same bounds.
@@ -165,7 +173,7 @@ import sys, yaml
 c = yaml.safe_load(open(sys.argv[1])); np_ = int(sys.argv[3])
 c["model"].update(dropout=0.0, n_layer=1, n_embd=32, n_head=2)
 t = c["train"]; t.update(batch_size_per_rank=2, lr_schedule="cosine", warmup_updates=10, min_lr=0.0003, grad_clip=0.5)
-t["optimizer"]["decay"] = "matrices"
+t["optimizer"].update(decay="matrices", lr=0.003)  # the peak its bounds were measured at (gpt-tiny ships 0.01)
 if np_ != 2: t.update(world_size=np_, rank_bands="auto")
 c["paths"] = {"outputs": f"recipe-w{np_}", "artifacts": f"recipe-w{np_}-a"}
 yaml.safe_dump(c, open(sys.argv[2], "w"))
