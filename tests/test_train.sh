@@ -187,6 +187,42 @@ PY
     && ok "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "(max |dtheta| = $d)" \
     || bad "best: the trajectory is unchanged: step 12 bit-identical to the run that keeps no best" "— max |dtheta| = $d"
 }
+# The best carried across a resume: interrupted at 10 and resumed, the run must keep the
+# uninterrupted run's best (step 8 at lr 3; the resumed evaluation at step 12 is worse than it
+# but better than nothing) — the same step, the same loss, the same bits. Control: the same
+# resume with best.json gone (the best loss forgotten) replaces the best with step 12's, and
+# the same comparison catches it.
+best_same() {  # DIR: artifacts/DIR(.json) against the continuous run's continuous-best(.json); prints why not
+  /usr/bin/python3 - "$1" <<'PY' || return 1
+import json, sys
+a, b = json.load(open(f"artifacts/{sys.argv[1]}.json")), json.load(open("artifacts/continuous-best.json"))
+same = a["step"] == b["step"] and a["validation_loss"] == b["validation_loss"]
+print(f'step {a["step"]} loss {a["validation_loss"]:.9g} against step {b["step"]} loss {b["validation_loss"]:.9g}')
+sys.exit(not same)
+PY
+  cmp_ckpt "artifacts/$1" artifacts/continuous-best >/dev/null
+}
+case_best_resume() {
+  local run=(--set train.optimizer.lr=3 --set train.interrupt_at=10 --set train.eval_every=2 --set train.keep_best=true) why
+  rm -rf outputs artifacts; one prepare --config "$cfg" >/dev/null
+  expect_rc "best resume: the uninterrupted run (--continuous), keep_best" 0 ddp 2 train --config "$cfg" "${run[@]}" --continuous || return
+  expect_rc "best resume: the run interrupted at step 10" 0 ddp 2 train --config "$cfg" "${run[@]}" || return
+  /usr/bin/python3 -c "import json; b = json.load(open('artifacts/best.json')); c = json.load(open('artifacts/continuous-best.json')); assert b['step'] == c['step'] < 10, (b, c)" \
+    && ok "best resume: the continuous run's best is before the interruption, the interrupted run has it too" \
+    || { bad "best resume: the continuous run's best is before the interruption, the interrupted run has it too"; return; }
+  mkdir -p ctl && cp -a artifacts ctl/  # the state at the interruption, for the control
+  expect_rc "best resume: --resume latest to step 12" 0 ddp 2 train --config "$cfg" "${run[@]}" --resume latest || return
+  grep -q '  best$' <<<"$OUT" && bad "best resume: the resumed run marks no evaluation best (step 12 is worse than the best it carries)" \
+    || ok "best resume: the resumed run marks no evaluation best (step 12 is worse than the best it carries)"
+  why=$(best_same best) && ok "best resume: artifacts/best is the uninterrupted run's: step, loss and bits" "($why)" \
+    || bad "best resume: artifacts/best is the uninterrupted run's: step, loss and bits" "— $why"
+  # control: the resume with the best loss forgotten
+  rm -rf artifacts && mv ctl/artifacts artifacts && rm artifacts/best.json
+  expect_rc "best resume control: --resume latest with best.json removed" 0 ddp 2 train --config "$cfg" "${run[@]}" --resume latest || return
+  expect_grep "best resume control: the forgetting resume marks its worse step 12 best" 'step 12/12 .*  best$' "$OUT"
+  why=$(best_same best) && bad "negative control: a resume that forgot the best loss is caught by the same comparison" "— it matched: $why" \
+    || ok "negative control: a resume that forgot the best loss is caught by the same comparison" "($why)"
+}
 # train.first_layer: factored resumes bit-exactly too (its tables and per-window sums are
 # rebuilt each window, nothing of them is checkpointed); a checkpoint resumes under the
 # other first layer (a computation strategy, not the model), close to but not the same
