@@ -347,6 +347,47 @@ case_disk_full_final_checkpoint() {
   mount -o remount,size=10m "$PWD/disk"
   expect_rc "disk full at the final checkpoint: with room again, --resume latest finishes the run" 0 ddp 2 train --config "$cfg" --set paths.artifacts=disk/a --resume latest
 }
+# The best validation checkpoint on a full disk: every evaluation's best write fails, each one
+# warning; the JSONL then says "best": false with a "best_error" (never true: artifacts/best is
+# not that step's) and the progress line "best not written"; the run goes on to its final
+# checkpoint, which fails there too (exit 2, nothing published). Control: the same run with
+# room says "best": true on the improving evaluations, without best_error.
+best_lines() {  # MODE (written | unwritten): the JSONL's evaluations say so
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open("outputs/train/interrupted.jsonl")]
+ev = [r for r in ev if "validation" in r]
+assert len(ev) >= 5, len(ev)
+if sys.argv[1] == "unwritten":
+    assert all(r.get("best") is False and "not written" in r.get("best_error", "") for r in ev), ev
+else:
+    assert any(r.get("best") is True for r in ev) and not any("best_error" in r for r in ev), ev
+print(len(ev), "evaluations")
+PY
+}
+case_disk_full_best() {
+  local run=(--config "$tcfg" --set train.optimizer.lr=3 --set train.interrupt_at=0 --set train.eval_every=2 --set train.keep_best=true) n
+  one prepare --config "$tcfg" >/dev/null
+  small_disk 256k || return
+  dd if=/dev/zero of=disk/spare bs=4k count=8 2>/dev/null; dd if=/dev/zero of=disk/fill bs=4k 2>/dev/null; rm disk/spare  # 32 KiB left
+  expect_rc "disk full at the best checkpoint: the run goes on, then its final checkpoint fails (exit 2)" 2 ddp 2 train "${run[@]}" --set paths.artifacts=disk/a
+  n=$(grep -c '^ddptok: rank 0: warning: step [0-9]*: the best validation checkpoint disk/a/best not written; the run goes on$' <<<"$OUT")
+  [ "$n" -ge 5 ] && grep -q '^ddptok: rank 0: error: step 12: checkpoint disk/a/checkpoints/step-0012 not written; nothing was published$' <<<"$OUT" \
+    && ok "disk full at the best checkpoint: one warning per evaluation, the run reaches step 12" "($n warnings)" \
+    || bad "disk full at the best checkpoint: one warning per evaluation, the run reaches step 12" "— $n warnings"
+  n=$(best_lines unwritten) && ok "disk full at the best checkpoint: every evaluation's JSONL line says \"best\": false with best_error" "($n)" \
+    || bad "disk full at the best checkpoint: every evaluation's JSONL line says \"best\": false with best_error" "— $n"
+  grep -qE 'val [0-9.]+ \([0-9.]+ bits/token\)  best not written$' <<<"$OUT" && ! grep -qE '  best$' <<<"$OUT" \
+    && ok "disk full at the best checkpoint: the progress line says best not written, never best" \
+    || bad "disk full at the best checkpoint: the progress line says best not written, never best"
+  [ ! -e disk/a/best ] && [ ! -e disk/a/best.tmp ] && [ ! -e disk/a/best.json ] && ok "disk full at the best checkpoint: no best, temporary or best.json left" \
+    || bad "disk full at the best checkpoint: no best, temporary or best.json left" "— $(ls -a disk/a)"
+  expect_rc "control: the same run with room" 0 ddp 2 train "${run[@]}" --set paths.artifacts=roomy
+  n=$(best_lines written) && ok "control: with room the improving evaluations say \"best\": true, none best_error" "($n)" \
+    || bad "control: with room the improving evaluations say \"best\": true, none best_error" "— $n"
+  grep -qE '  best$' <<<"$OUT" && ! grep -q 'best not written' <<<"$OUT" && ok "control: with room the progress line says best" \
+    || bad "control: with room the progress line says best"
+}
 # Training logs on a full disk: a JSONL or rank-log line that does not reach the disk
 # stops every rank, exit 2, the rank naming the file (it used to end 0 with lines lost).
 case_disk_full_logs() {

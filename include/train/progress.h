@@ -32,7 +32,9 @@ typedef struct {
     int step;           // the last step done
     StartupSplit startup;  // written into the first JSONL line when total > 0
     const SplitEval *eval;  // this step's validation metrics (train.eval_every), NULL: none; set by the caller
-    int best;           // this step's validation loss is the lowest so far: the JSONL's "best": true, the line's "best"
+    int best;           // this step's validation loss is the lowest so far and artifacts/best is its state: the
+                        // JSONL's "best": true, the line's "best"
+    const char *best_error;  // the lowest so far but artifacts/best not written: "best": false, "best_error": this; NULL: none
     char config_digest[65];  // config_run_digest of the run's config: each JSONL line's "config_digest" ("": none)
 } TrainProgress;
 

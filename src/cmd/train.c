@@ -182,8 +182,37 @@ static int train_run(App *app) {
             progress.eval = &val;
             progress.best = cfg->train.keep_best && val.loss < best_loss;  // the same bits on every rank (the exact evaluation)
         }
-        train_progress_step(&progress, &ws, t.W, jsonl);
+        // The best validation checkpoint is written before this step's line, which says whether
+        // it was ("best": true, or false with "best_error"), and after the lineage's own (which
+        // a failure must not cost): checkpointing reads the state, the trajectory is the same.
+        // Not written (a full disk): one warning, the run goes on, the best stays the one before.
         int best_due = cfg->train.keep_best && progress.eval && progress.best;
+        int ckpt_due = !ws.stop_requested && (t.step == stop_at || (every && t.step % every == 0));
+        progress.best_error = NULL;
+        if (best_due) {
+            if (ws.stop_requested) {  // the stop's checkpoint, then the best (a resume carries it on)
+                comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
+                trainer_checkpoint(&t, root, corpus.lock);
+            } else if (ckpt_due)
+                trainer_checkpoint(&t, root, corpus.lock), ckpt_due = 0;
+            if (trainer_checkpoint_to(&t, best_dir, corpus.lock) == 0) {
+                best_loss = val.loss;
+                if (app->comm.rank == 0) {
+                    json_t *b = json_pack("{s:i, s:o, s:s}", "step", t.step, "validation_loss", json_num(val.loss),
+                                          "checkpoint", best_dir);
+                    char *text = b ? json_dumps(b, JSON_SORT_KEYS) : NULL;
+                    if (!text || write_file_atomic(best_json, text, strlen(text)))
+                        warning("%s: not written; %s is step %d's", best_json, best_dir, t.step);
+                    free(text), json_decref(b);
+                }
+            } else {
+                progress.best = 0;
+                progress.best_error = "the best validation checkpoint was not written (the run's warning says why): it stays an earlier step's";
+                if (app->comm.rank == 0)
+                    warning("step %d: the best validation checkpoint %s not written; the run goes on", t.step, best_dir);
+            }
+        }
+        train_progress_step(&progress, &ws, t.W, jsonl);
         // A line that did not reach the disk is not ignored: the rank asks to stop at the
         // next window boundary (through the count all-reduce), then every rank stops (exit 2).
         if (!log_bad) log_bad = runlog_check(log, log_path) || runlog_check(jsonl, jsonl_path);
@@ -192,27 +221,11 @@ static int train_run(App *app) {
             char hint[HINT_MAX];
             say("train: stop requested (%s) — checkpointing at step %d and exiting with %d (resume: run `%s`, or "
                 "--resume auto in a requeued job)\n", stop_reason(), t.step, EXIT_REQUEUE, resume_hint(app, hint, sizeof hint));
-            trainer_checkpoint(&t, root, corpus.lock);
+            if (!best_due) trainer_checkpoint(&t, root, corpus.lock);  // (written above where a best was due)
             rc = EXIT_REQUEUE;
             break;
         }
-        if (t.step == stop_at || (every && t.step % every == 0))
-            trainer_checkpoint(&t, root, corpus.lock);
-        // The best validation checkpoint, after the lineage's own (which a failure must not
-        // cost): checkpointing reads the state, the trajectory is the same. Not written (a
-        // full disk): one warning, the run goes on, the best stays the one before.
-        if (best_due && trainer_checkpoint_to(&t, best_dir, corpus.lock) == 0) {
-            best_loss = val.loss;
-            if (app->comm.rank == 0) {
-                json_t *b = json_pack("{s:i, s:o, s:s}", "step", t.step, "validation_loss", json_num(val.loss), "checkpoint",
-                                      best_dir);
-                char *text = b ? json_dumps(b, JSON_SORT_KEYS) : NULL;
-                if (!text || write_file_atomic(best_json, text, strlen(text)))
-                    warning("%s: not written; %s is step %d's", best_json, best_dir, t.step);
-                free(text), json_decref(b);
-            }
-        } else if (best_due && app->comm.rank == 0)
-            warning("step %d: the best validation checkpoint %s not written; the run goes on", t.step, best_dir);
+        if (ckpt_due) trainer_checkpoint(&t, root, corpus.lock);
     }
     if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
     if (runlog_close(log, log_path) && !log_bad) log_bad = 1;

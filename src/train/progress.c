@@ -23,6 +23,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->startup = (StartupSplit){0};
     p->eval = NULL;
     p->best = 0;
+    p->best_error = NULL;
     p->config_digest[0] = 0;
 }
 
@@ -80,6 +81,10 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                           "sequences", (json_int_t)e->sequences, "seconds", seconds_us(e->seconds)));
         }
         if (p->eval && p->best && record) json_object_set_new(record, "best", json_true());  // artifacts/best is this step's
+        if (p->eval && p->best_error && record) {  // the lowest so far, but artifacts/best is still an earlier step's
+            json_object_set_new(record, "best", json_false());
+            json_object_set_new(record, "best_error", json_string(p->best_error));
+        }
         if (record) json_object_set_new(record, "lr", json_num(ws->lr));  // the schedule's rate of this update
         if (record && !isnan(ws->grad_norm))  // train.grad_clip: the global norm before the clip
             json_object_set_new(record, "grad_norm", json_num(ws->grad_norm));
@@ -99,6 +104,7 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
             snprintf(val, sizeof val, "  val %.5f (%.4f bits/token)", p->eval->loss, p->eval->bits_per_token);
         else if (p->eval) snprintf(val, sizeof val, "  val %.5f (%.4f bits/byte)", p->eval->loss, p->eval->bits_per_byte);
         if (p->eval && p->best) snprintf(val + strlen(val), sizeof val - strlen(val), "  best");
+        else if (p->eval && p->best_error) snprintf(val + strlen(val), sizeof val - strlen(val), "  best not written");
         say("  step %*d/%d  loss %.5f  lr %.3e%s  tokens %6lld  %8.0f tokens/s  %7.1f ms/step  ETA %s%s\n", width, p->step,
             p->updates, ws->loss, ws->lr, norm, (long long)ws->global.tokens, tokens_per_s, ms, eta_text, val);
         p->last_print = now;
