@@ -34,10 +34,10 @@ mpirun_np() {  # as run/protocol.sh: root needs a flag (containers, CI), more ra
 read -r -a MPIRUN <<<"$(mpirun_np 2)"
 inputs=(); for f in "${FILES[@]}"; do inputs+=(--input "$f"); done
 
-model() {  # NAME CONFIG UPDATES
-  local name=$1 cfg=$2 u=$3
+model() {  # NAME CONFIG UPDATES [--set KEY=VALUE]...
+  local name=$1 cfg=$2 u=$3; shift 3
   local s=(--set paths.outputs=fortunes/$name --set paths.artifacts=fortunes/$name/artifacts --set train.updates=$u
-           --set train.eval_every=$EVERY --set train.checkpoint_every=$EVERY --set train.interrupt_at=0)
+           --set train.eval_every=$EVERY --set train.checkpoint_every=$EVERY --set train.interrupt_at=0 "$@")
   echo "== $name: import, train $u updates (W = 2), evaluate"
   "$DDPTOK" import --config "$cfg" "${s[@]}" --format bytes --delimiter '\n%\n' "${inputs[@]}" | tail -1
   "${MPIRUN[@]}" "$DDPTOK" train --config "$cfg" "${s[@]}" --continuous | tail -1
@@ -58,7 +58,7 @@ PY
   done
 }
 model mlp "$ROOT/configs/fortunes.yaml" "$MLP_U"
-model gpt "$ROOT/configs/fortunes-gpt.yaml" "$GPT_U"
+model gpt "$ROOT/configs/fortunes-gpt.yaml" "$GPT_U" --set train.warmup_updates=$((GPT_U / 10))  # its cosine's warmup: a tenth, as the config's
 fi
 $PY "$ROOT/tests/import_witness.py" baselines fortunes/mlp/data/corpus.h5 > fortunes/baselines.json
 
