@@ -143,12 +143,12 @@ yaml.safe_dump(c, open(sys.argv[2], "w"))
 PY
 }
 case_witness_ddp() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp || return
   witness_says "torch gloo DDP + AdamW, 100 updates, agrees with ddptok's GPT at step 100" 0 '-> agrees' ddp ddp.yaml outputs artifacts/continuous/step-0100
 }
 case_witness_ddp_controls() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp || return
   witness_says "negative control: GELU's erf form falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as gelu-erf
   witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
@@ -175,7 +175,7 @@ fixture_recipe2() { fixture_recipe 2; }
 fixture_recipe3() { fixture_recipe 3; }
 recipe_witness() {  # NP
   local np=$1 ctl y="recipe-w$1.yaml" o="recipe-w$1" k="recipe-w$1-a/continuous/step-0100"
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture "recipe$np" || return
   /usr/bin/python3 -c "import json, sys; r = [json.loads(l) for l in open('$o/train/continuous.jsonl')]; sys.exit(not (len(r) == 100 and all(x['grad_norm'] > 0.5 for x in r)))" \
     && ok "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)" || bad "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)"
