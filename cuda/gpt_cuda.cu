@@ -430,6 +430,7 @@ extern "C" const ComputeOps compute_gpt_cuda = {
     .name = "cuda",
     .model = MODEL_GPT,
     .on_device = 1,
+    .device_verified = NULL,  // never run on a GPU yet
     .first_layers = {1, 0},
     .create = gpt_cuda_create,
     .destroy = gpt_cuda_destroy,

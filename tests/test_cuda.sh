@@ -127,19 +127,49 @@ case_variants_parity() {
 case_gpt_twin_in_table() {
   cuda_built || return
   local gcfg="$CONFIGS/gpt-tiny.yaml" o n
-  o=$("$DDPTOK" prepare --config "$gcfg" --backend cuda 2>&1)
+  # --check goes on without asking for a GPU: the twin is picked from the module's table and
+  # its notice printed; a run that needs the GPU stops at the no-GPU error alone.
+  o=$("$DDPTOK" --check train --config "$gcfg" --backend cuda 2>&1)
   n=$(grep -c 'this CUDA twin has not yet been verified on a device (run/device-check.sh' <<<"$o")
-  [ "$n" -eq 1 ] && ! grep -q 'has no gpt yet' <<<"$o" && grep -q 'no GPU is visible on' <<<"$o" \
+  [ "$n" -eq 1 ] && ! grep -q 'has no gpt yet' <<<"$o" \
     && ok "gpt --backend cuda: the twin is in the module's table, one 'not yet verified' line naming run/device-check.sh" \
     || { bad "gpt --backend cuda: the twin is in the module's table, one 'not yet verified' line" "— got:"; echo "$o" | head -4 | sed 's/^/       /'; }
-  o=$(timeout -k 5 120 mpirun -np 2 "$DDPTOK" check-env --config "$gcfg" --backend cuda 2>&1)
+  o=$(timeout -k 5 120 mpirun -np 2 "$DDPTOK" --check train --config "$gcfg" --backend cuda 2>&1)
   n=$(grep -c 'not yet been verified on a device' <<<"$o")
   [ "$n" -eq 1 ] && ok "gpt --backend cuda with 2 ranks: the notice once" || bad "gpt --backend cuda with 2 ranks: the notice once" "— $n lines"
-  o=$("$DDPTOK" prepare --config "$cfg" --backend cuda 2>&1)
-  grep -q 'not yet been verified' <<<"$o" && bad "control: the MLP on --backend cuda gets no 'unverified' notice" "— $o" \
-    || ok "control: the MLP on --backend cuda gets no 'unverified' notice"
+  o=$("$DDPTOK" prepare --config "$gcfg" --backend cuda 2>&1)
+  [ "$(grep -c '^ddptok: ' <<<"$o")" -eq 1 ] && grep -q 'no GPU is visible on' <<<"$o" \
+    && ok "gpt --backend cuda without a GPU: the no-GPU error alone, no notice before it" \
+    || { bad "gpt --backend cuda without a GPU: the no-GPU error alone, no notice before it" "— got:"; echo "$o" | head -3 | sed 's/^/       /'; }
+  o=$("$DDPTOK" --check train --config "$cfg" --backend cuda 2>&1)
+  n=$(grep -c 'model.kind mlp on --backend cuda: this CUDA twin has not yet been verified on a device' <<<"$o")
+  [ "$n" -eq 1 ] && ok "the MLP's twin, changed since its device run (the shared layers), says so too, once" \
+    || bad "the MLP's twin, changed since its device run (the shared layers), says so too, once" "— $n lines: $(head -2 <<<"$o")"
+  o=$("$DDPTOK" --check train --config "$gcfg" --backend cpu 2>&1)
+  grep -q 'not yet been verified' <<<"$o" && bad "control: the GPT on --backend cpu gets no 'unverified' notice" "— $o" \
+    || ok "control: the GPT on --backend cpu gets no 'unverified' notice"
   nm "$ROOT/build/cuda/gpt_cuda.cu.o" | grep -q ' [DR] compute_gpt_cuda$' && ok "cuda/gpt_cuda.cu defines compute_gpt_cuda" \
     || bad "cuda/gpt_cuda.cu defines compute_gpt_cuda"
+}
+# The model twins share the device layers (issue 36): each includes cuda/layers/' linear, loss and
+# embedding headers, and no kernel a twin defines is one the layers define (the MLP's twin had
+# its own broadcast, column sum, row loss and scatter). Control: a twin with one of them copied
+# back in is caught.
+twin_own_layers() {  # FILE: the kernels FILE defines that cuda/layers/*.cuh define too
+  comm -12 <(grep -oE '__global__ void [a-z_0-9]+' "$1" | awk '{print $3}' | sort -u) \
+           <(grep -ohE '__global__ void [a-z_0-9]+' "$ROOT"/cuda/layers/*.cuh | awk '{print $3}' | sort -u)
+}
+case_twins_share_layers() {
+  local f dup h missing=""
+  for f in $(grep -l "const ComputeOps compute_" "$ROOT"/cuda/*.cu); do  # the model twins
+    for h in linear loss embedding; do grep -q "^#include \"layers/$h.cuh\"" "$f" || missing+=" $(basename "$f"):$h"; done
+    dup=$(twin_own_layers "$f" | tr '\n' ' ')
+    [ -z "$dup" ] && ok "$(basename "$f") defines no kernel of cuda/layers/" || bad "$(basename "$f") defines no kernel of cuda/layers/" "— $dup"
+  done
+  [ -z "$missing" ] && ok "every twin includes layers/linear, loss and embedding" || bad "every twin includes layers/linear, loss and embedding" "—$missing"
+  { cat "$ROOT/cuda/mlp_cuda.cu"; echo '__global__ void broadcast_rows_kernel(float *X, const float *row, int T, int N) {}'; } > copied.cu
+  [ "$(twin_own_layers copied.cu)" = broadcast_rows_kernel ] && ok "control: a twin with the layers' broadcast_rows_kernel copied back is caught" \
+    || bad "control: a twin with the layers' broadcast_rows_kernel copied back is caught"
 }
 # 5. The device layers' per-row math on the CPU, against the CPU reference's row kernels
 # (bit for bit; the row loss within 1e-12), each with a negative control: needs no GPU.

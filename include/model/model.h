@@ -154,6 +154,9 @@ struct ComputeOps {
     const char *name;                                         // the backend: "cpu", "cuda"
     ModelKind model;                                          // the model it computes
     int on_device;                                            // θ and the gradient live in GPU memory
+    // A device twin: where and when run/device-check.sh last passed on this code. NULL: not
+    // since it last changed, and a run on it says so in one line at start (src/main.c).
+    const char *device_verified;
     int first_layers[FIRST_LAYER_COUNT];                      // 1: computes the first layer this way (train.first_layer)
     // An instance for batches of up to max_rows rows (batch_rows: the MLP's supervised
     // positions, the GPT's packed positions).
