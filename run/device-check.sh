@@ -24,7 +24,8 @@
 #   script works, not that the GPU does.
 # DDPTOK_DEVCHECK_BREAK=gradient|parity (a negative control): the twin's θ scaled by 1.01 in
 #   every test_cuda_model row / the GPU parity's global-token verdict flipped before it is
-#   compared: the rows must read FAIL and the script exit 1.
+#   compared: the rows must read FAIL and the script exit 1. DDPTOK_DEVCHECK_SECTIONS runs
+#   only the sections named (below); DDPTOK_DEVCHECK_BIN another ddptok binary.
 # A GPU machine may lack Open MPI, HDF5, libyaml and OpenBLAS: `bash run/device-bundle.sh`
 # (on the build machine) packs them into .deps/, which this script unpacks and uses.
 # Exit 0 when every check that ran passed.
@@ -36,6 +37,10 @@ case "${1:-}" in
   *) echo "usage: run/device-check.sh [--dry-run]" >&2; exit 2 ;;
 esac
 BREAK=${DDPTOK_DEVCHECK_BREAK:-}
+# DDPTOK_DEVCHECK_SECTIONS="1 2": only those sections (1, 2, 3, 4 and 7 stand alone; 5 needs
+# 2's data, 6 needs 5's runs). Default: all.
+SECTIONS=${DDPTOK_DEVCHECK_SECTIONS:-}
+want() { [ -z "$SECTIONS" ] || [[ " $SECTIONS " == *" $1 "* ]]; }
 case "$BREAK" in ""|gradient|parity) ;; *) echo "DDPTOK_DEVCHECK_BREAK: expected gradient or parity, got '$BREAK'" >&2; exit 2 ;; esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -125,12 +130,27 @@ import json,sys; a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]
 print(set(a['modes']) == set(b['modes']) and all(a['modes'][m]['pass'] == b['modes'][m]['pass'] for m in a['modes']))" "$1" "$2" 2>/dev/null
 }
 
+resume() {  # LABEL NP ARGS...
+  local label=$1 np=$2; shift 2
+  ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" > "tr-$label.txt" 2>&1 && ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" --continuous >> "tr-$label.txt" 2>&1 \
+    && ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" --resume latest >> "tr-$label.txt" 2>&1; local rc=$?
+  tail -3 "tr-$label.txt"
+  local a; a=$(grep -o 'artifacts=[^ ]*' <<<"$*" | tail -1 | cut -d= -f2); a=${a:-artifacts}
+  d=$($PY "$ROOT/tests/compare_ckpt.py" "$a/checkpoints/$STEP" "$a/continuous/$STEP"); local same=$?
+  row "resume $label" "$([ $rc -eq 0 ] && [ $same -eq 0 ] && echo ok || echo FAIL)" "max |dtheta| = $d"
+}
+tps() { $PY -c "
+import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2]):]
+print('%.0f' % (sum(x['tokens'] for x in r) / sum(x['seconds'] for x in r)))" "$1" "$SKIPN"; }
+if want 1; then
 echo; echo "== 1. CPU vs GPU forward and gradient"
 for c in "tiny:$TINY" "minimum:$CFG" "minimum prefix 20:$CFG data.unsupervised_prefix=20" \
          "sequence unit, ignored labels:$CFG train.loss_unit=sequence data.ignore_token=3 data.unsupervised_prefix=10"; do
   tcm "${c%%:*}" ${c#*:}
 done
 
+fi
+if want 2; then
 echo; echo "== 2. parity, 2 ranks on one GPU over --comm mpi (host staging)"
 run "$DDPTOK" prepare --config "$CFG" >/dev/null && run "$DDPTOK" reference --config "$CFG" --backend cpu >/dev/null
 ddp 2 parity --config "$CFG" --backend cpu > parity-cpu.txt 2>&1; cp outputs/parity.json parity-cpu.json
@@ -141,6 +161,8 @@ same=$(verdicts parity-cpu.json parity-gpu.json)
 row "parity W=2 cuda+mpi (one GPU)" "$([ $rc -eq 0 ] && [ "$same" = True ] && echo ok || echo FAIL)" \
   "global-token max err $(jget parity-gpu.json "'%.3g' % j['modes']['global-token']['max_abs_err']"), mean-of-means $(jget parity-gpu.json "'%.3g' % j['modes']['mean-of-means']['max_abs_err']"); verdicts = CPU's: $same"
 
+fi
+if want 3; then
 echo; echo "== 3. NCCL with 1 rank"
 one=(--set train.world_size=1 --set train.rank_bands=auto --set paths.outputs=o1 --set paths.artifacts=a1)
 run "$DDPTOK" prepare --config "$CFG" "${one[@]}" >/dev/null && run "$DDPTOK" reference --config "$CFG" "${one[@]}" --backend cpu >/dev/null
@@ -153,6 +175,8 @@ fi
 ddp 1 parity --config "$CFG" "${one[@]}" "${GPU[@]}" "${NCCL[@]}" > p1.txt 2>&1; rc=$?; cat p1.txt
 row "parity W=1 cuda+nccl" "$([ $rc -eq 0 ] && grep -q 'global-token.*passes' p1.txt && echo ok || echo FAIL)" "$(grep -m1 global-token p1.txt | tr -s ' ')"
 
+fi
+if want 4; then
 echo; echo "== 4. NCCL with 2 ranks on one GPU"
 if [ $DRY -eq 1 ]; then row "nccl W=2 on one GPU" skipped "$SKIP"
 else
@@ -162,16 +186,9 @@ else
   else row "nccl W=2 on one GPU" "$([ $rc -eq 0 ] && echo ok || echo FAIL)" "exit $rc"; fi
 fi
 
+fi
+if want 5; then
 echo; echo "== 5. resume bit-exactness and determinism on the GPU"
-resume() {  # LABEL NP ARGS...
-  local label=$1 np=$2; shift 2
-  ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" > "tr-$label.txt" 2>&1 && ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" --continuous >> "tr-$label.txt" 2>&1 \
-    && ddp "$np" train --config "$CFG" "${SHORT[@]}" "$@" --resume latest >> "tr-$label.txt" 2>&1; local rc=$?
-  tail -3 "tr-$label.txt"
-  local a; a=$(grep -o 'artifacts=[^ ]*' <<<"$*" | tail -1 | cut -d= -f2); a=${a:-artifacts}
-  d=$($PY "$ROOT/tests/compare_ckpt.py" "$a/checkpoints/$STEP" "$a/continuous/$STEP"); local same=$?
-  row "resume $label" "$([ $rc -eq 0 ] && [ $same -eq 0 ] && echo ok || echo FAIL)" "max |dtheta| = $d"
-}
 resume "W=2 cuda+mpi dropout 0.1" 2 "${GPU[@]}" --comm mpi
 resume "W=1 cuda+nccl dropout 0.1" 1 "${one[@]}" "${GPU[@]}" "${NCCL[@]}"
 adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.003 --set train.optimizer.weight_decay=0.01)
@@ -186,10 +203,9 @@ run "$DDPTOK" evaluate --config "$CFG" "${SHORT[@]}" "${GPU[@]}" > ev-gpu.txt 2>
 lg=$(grep -o 'test loss [0-9.]*' ev-gpu.txt); lc=$(grep -o 'test loss [0-9.]*' ev-cpu.txt)
 row "evaluate gpu vs cpu (GPU-trained model)" "$([ -n "$lg" ] && [ "$lg" = "$lc" ] && echo ok || echo CHECK)" "gpu: $lg; cpu: $lc"
 
+fi
+if want 6; then
 echo; echo "== 6. tokens per second (continuous runs: sum of tokens / sum of window seconds, first $SKIPN skipped)"
-tps() { $PY -c "
-import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2]):]
-print('%.0f' % (sum(x['tokens'] for x in r) / sum(x['seconds'] for x in r)))" "$1" "$SKIPN"; }
 cp outputs/train/continuous.jsonl gpu-min.jsonl  # the W=2 cuda+mpi run of section 5
 ddp 2 train --config "$CFG" "${SHORT[@]}" --backend cpu --continuous --set paths.artifacts=acpu > cpu.txt 2>&1
 row "tokens/s minimum.yaml W=2 (steps 6-100)" info "cpu $(tps outputs/train/continuous.jsonl), gpu (cuda+mpi, one GPU) $(tps gpu-min.jsonl)"
@@ -202,6 +218,8 @@ mv obig/train/continuous.jsonl bigcpu.jsonl
 ddp 2 train --config "$CFG" "${big[@]}" --set paths.artifacts=abig2 "${GPU[@]}" --comm mpi --continuous > bigg.txt 2>&1
 row "tokens/s H=4096 B=32 W=2 (steps 6-20)" info "cpu $(tps bigcpu.jsonl), gpu $(tps obig/train/continuous.jsonl 2>/dev/null)"
 
+fi
+if want 7; then
 echo; echo "== 7. the GPT (model.kind: gpt) on the GPU: cuda/gpt_cuda.cu, never run on a device before this script"
 # 7a. The window gradient per tensor of the row's list (16 tensors), dropout 0.1 at every site
 # (embeddings, attention weights, both residual branches), and both optimizers' steps.
@@ -281,6 +299,7 @@ s=$([ $rc -eq 0 ] && speed gpt2-small og2/train/continuous.jsonl "${w[0]}" "${w[
 row "tokens/s gpt GPT-2 small width W=1 B=4" "$([ $rc -eq 0 ] && grep -q 'tokens/s' <<<"$s" && echo info || echo FAIL)" \
   "${w[0]}x${w[1]} T ${w[3]} V ${w[4]}: ${s:-exit $rc: $(tail -1 g2.txt)}"
 
+fi
 cp parity-*.json gpt-parity-*.json "$RES/" 2>/dev/null
 echo; echo "== device-check table ($(( $(date +%s) - T0 )) s)$([ $DRY -eq 1 ] && echo ': DRY RUN on the CPU, no GPU result')"
 printf '%s\n' "${ROWS[@]}" | tee "$RES/device-check-table.txt"
