@@ -196,6 +196,7 @@ resume "W=2 cuda+mpi AdamW" 2 "${GPU[@]}" --comm mpi "${adamw[@]}" --set paths.a
 ddp 2 train --config "$CFG" "${SHORT[@]}" --backend cpu "${adamw[@]}" --set paths.artifacts=aadamcpu --continuous > adamcpu.txt 2>&1
 d=$($PY "$ROOT/tests/compare_ckpt.py" aadam/continuous/$STEP aadamcpu/continuous/$STEP)
 row "AdamW gpu vs cpu (W=2, 100 updates)" info "max |dtheta|, |dm|, |dv| = $d (FP32 rounding drift, not bit-exact)"
+rm -f outputs/train/continuous.jsonl  # section 6 reads this GPU run's: none of another run's
 ddp 2 train --config "$CFG" "${SHORT[@]}" "${GPU[@]}" --comm mpi --continuous --set paths.artifacts=again > again.txt 2>&1
 d=$($PY "$ROOT/tests/compare_ckpt.py" artifacts/continuous/$STEP again/continuous/$STEP); same=$?
 row "gpu run twice (W=2, 100 updates)" "$([ $same -eq 0 ] && echo ok || echo FAIL)" "max |dtheta| = $d"
@@ -206,7 +207,7 @@ row "evaluate gpu vs cpu (GPU-trained model)" "$([ -n "$lg" ] && [ "$lg" = "$lc"
 fi
 if want 6; then
 echo; echo "== 6. tokens per second (continuous runs: sum of tokens / sum of window seconds, first $SKIPN skipped)"
-cp outputs/train/continuous.jsonl gpu-min.jsonl  # the W=2 cuda+mpi run of section 5
+cp outputs/train/continuous.jsonl gpu-min.jsonl 2>/dev/null  # the W=2 cuda+mpi run of section 5
 ddp 2 train --config "$CFG" "${SHORT[@]}" --backend cpu --continuous --set paths.artifacts=acpu > cpu.txt 2>&1
 row "tokens/s minimum.yaml W=2 (steps 6-100)" info "cpu $(tps outputs/train/continuous.jsonl), gpu (cuda+mpi, one GPU) $(tps gpu-min.jsonl)"
 if [ $DRY -eq 1 ]; then big=(--set model.hidden=256 --set train.batch_size_per_rank=8 --set train.updates=5)
@@ -228,6 +229,7 @@ tcm "gpt-tiny prefix 8, sequence unit" "$GPT" data.unsupervised_prefix=8 train.l
 g=(--set paths.outputs=ogpt --set paths.artifacts=agpt)
 run "$DDPTOK" prepare --config "$GPT" "${g[@]}" >/dev/null && run "$DDPTOK" reference --config "$GPT" "${g[@]}" --backend cpu >/dev/null
 ddp 2 parity --config "$GPT" "${g[@]}" --backend cpu > gpt-cpu.txt 2>&1; cp ogpt/parity.json gpt-parity-cpu.json 2>/dev/null
+rm -f ogpt/parity.json  # the GPU's verdicts, or none: never the CPU's read twice
 ddp 2 parity --config "$GPT" "${g[@]}" "${GPU[@]}" --comm mpi > gpt-cuda.txt 2>&1; rc=$?; cat gpt-cuda.txt
 cp ogpt/parity.json gpt-parity-gpu.json 2>/dev/null
 same=$(verdicts gpt-parity-cpu.json gpt-parity-gpu.json)
@@ -240,6 +242,7 @@ g1=(--set paths.outputs=ogpt1 --set paths.artifacts=agpt1 --set train.world_size
 run "$DDPTOK" prepare --config "$GPT" "${g1[@]}" >/dev/null && run "$DDPTOK" reference --config "$GPT" "${g1[@]}" --backend cpu >/dev/null
 ddp 1 parity --config "$GPT" "${g1[@]}" "${GPU[@]}" "${NCCL[@]}" > gpt-nccl.txt 2>&1; rc=$?; cat gpt-nccl.txt
 row "gpt parity W=1 cuda+nccl" "$([ $rc -eq 0 ] && grep -q 'global-token.*passes' gpt-nccl.txt && echo ok || echo FAIL)" "$(grep -m1 global-token gpt-nccl.txt | tr -s ' ')"
+rm -f ogpt/train/continuous.jsonl
 CFG=$GPT resume "gpt W=2 cuda+mpi" 2 "${g[@]}" "${GPU[@]}" --comm mpi
 cp ogpt/train/continuous.jsonl gpt-tiny-gpu.jsonl 2>/dev/null  # that resume's continuous run (cuda+mpi, W=2)
 # 7b. Across backends: a CPU checkpoint (step 50) resumed on the GPU to step 100, and a GPU
@@ -283,7 +286,7 @@ print('%.0f tokens/s (P %.1fM, %d windows, mean len %.0f); ms/window %.1f: fwd+b
       ms['grad_allreduce'], ms['optimizer'], ms['draw'], flop * tok / sec / 1e12, 100 * flop * tok / sec / 67e12))
 PYEOF
 }
-s=$(speed gpt-tiny gpt-tiny-gpu.jsonl 2 64 128 128 2>&1)
+s=$(speed gpt-tiny gpt-tiny-gpu.jsonl 2 64 128 128 2>speed.err) || s="no timings: $(tail -1 speed.err)"
 row "tokens/s gpt-tiny W=2 cuda+mpi" "$([ -n "$s" ] && grep -q 'tokens/s' <<<"$s" && echo info || echo FAIL)" "$s"
 # GPT-2 small's width (12 blocks, C 768, 12 heads, context 1024, V 50257) at B = 4, one rank;
 # a dry run at 2 x 64, context 256, V 1024.
@@ -295,9 +298,9 @@ s2=(--set model.n_layer=${w[0]} --set model.n_embd=${w[1]} --set model.n_head=${
     --set train.world_size=1 --set train.rank_bands=auto)
 run "$DDPTOK" prepare --config "$GPT" "${s2[@]}" > g2-prep.txt 2>&1
 ddp 1 train --config "$GPT" "${s2[@]}" "${GPU[@]}" "${NCCL[@]}" --continuous > g2.txt 2>&1; rc=$?; tail -2 g2.txt
-s=$([ $rc -eq 0 ] && speed gpt2-small og2/train/continuous.jsonl "${w[0]}" "${w[1]}" "${w[3]}" "${w[4]}" 2>&1)
+s=$([ $rc -eq 0 ] && speed gpt2-small og2/train/continuous.jsonl "${w[0]}" "${w[1]}" "${w[3]}" "${w[4]}" 2>speed.err) || s=""
 row "tokens/s gpt GPT-2 small width W=1 B=4" "$([ $rc -eq 0 ] && grep -q 'tokens/s' <<<"$s" && echo info || echo FAIL)" \
-  "${w[0]}x${w[1]} T ${w[3]} V ${w[4]}: ${s:-exit $rc: $(tail -1 g2.txt)}"
+  "${w[0]}x${w[1]} T ${w[3]} V ${w[4]}: ${s:-exit $rc: $(grep -m1 -i 'error' g2.txt g2-prep.txt speed.err 2>/dev/null | cut -c1-200)}"
 
 fi
 cp parity-*.json gpt-parity-*.json "$RES/" 2>/dev/null
