@@ -143,7 +143,7 @@ tps() { $PY -c "
 import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2]):]
 print('%.0f' % (sum(x['tokens'] for x in r) / sum(x['seconds'] for x in r)))" "$1" "$SKIPN"; }
 if want 1; then
-echo; echo "== 1. CPU vs GPU forward and gradient"
+echo; echo "== 1. CPU vs GPU forward and gradient (at $(( $(date +%s) - T0 )) s)"
 for c in "tiny:$TINY" "minimum:$CFG" "minimum prefix 20:$CFG data.unsupervised_prefix=20" \
          "sequence unit, ignored labels:$CFG train.loss_unit=sequence data.ignore_token=3 data.unsupervised_prefix=10"; do
   tcm "${c%%:*}" ${c#*:}
@@ -151,7 +151,7 @@ done
 
 fi
 if want 2; then
-echo; echo "== 2. parity, 2 ranks on one GPU over --comm mpi (host staging)"
+echo; echo "== 2. parity, 2 ranks on one GPU over --comm mpi (host staging) (at $(( $(date +%s) - T0 )) s)"
 run "$DDPTOK" prepare --config "$CFG" >/dev/null && run "$DDPTOK" reference --config "$CFG" --backend cpu >/dev/null
 ddp 2 parity --config "$CFG" --backend cpu > parity-cpu.txt 2>&1; cp outputs/parity.json parity-cpu.json
 rm -f outputs/parity.json
@@ -163,7 +163,7 @@ row "parity W=2 cuda+mpi (one GPU)" "$([ $rc -eq 0 ] && [ "$same" = True ] && ec
 
 fi
 if want 3; then
-echo; echo "== 3. NCCL with 1 rank"
+echo; echo "== 3. NCCL with 1 rank (at $(( $(date +%s) - T0 )) s)"
 one=(--set train.world_size=1 --set train.rank_bands=auto --set paths.outputs=o1 --set paths.artifacts=a1)
 run "$DDPTOK" prepare --config "$CFG" "${one[@]}" >/dev/null && run "$DDPTOK" reference --config "$CFG" "${one[@]}" --backend cpu >/dev/null
 if [ $DRY -eq 1 ]; then row "CUDA module found and opened" skipped "$SKIP"
@@ -177,7 +177,7 @@ row "parity W=1 cuda+nccl" "$([ $rc -eq 0 ] && grep -q 'global-token.*passes' p1
 
 fi
 if want 4; then
-echo; echo "== 4. NCCL with 2 ranks on one GPU"
+echo; echo "== 4. NCCL with 2 ranks on one GPU (at $(( $(date +%s) - T0 )) s)"
 if [ $DRY -eq 1 ]; then row "nccl W=2 on one GPU" skipped "$SKIP"
 else
   ddp 2 check-env --config "$CFG" --backend cuda --comm nccl > env2.txt 2>&1; rc=$?; cat env2.txt
@@ -188,7 +188,7 @@ fi
 
 fi
 if want 5; then
-echo; echo "== 5. resume bit-exactness and determinism on the GPU"
+echo; echo "== 5. resume bit-exactness and determinism on the GPU (at $(( $(date +%s) - T0 )) s)"
 resume "W=2 cuda+mpi dropout 0.1" 2 "${GPU[@]}" --comm mpi
 resume "W=1 cuda+nccl dropout 0.1" 1 "${one[@]}" "${GPU[@]}" "${NCCL[@]}"
 adamw=(--set train.optimizer.name=adamw --set train.optimizer.lr=0.003 --set train.optimizer.weight_decay=0.01)
@@ -206,7 +206,7 @@ row "evaluate gpu vs cpu (GPU-trained model)" "$([ -n "$lg" ] && [ "$lg" = "$lc"
 
 fi
 if want 6; then
-echo; echo "== 6. tokens per second (continuous runs: sum of tokens / sum of window seconds, first $SKIPN skipped)"
+echo; echo "== 6. tokens per second (continuous runs: sum of tokens / sum of window seconds, first $SKIPN skipped) (at $(( $(date +%s) - T0 )) s)"
 cp outputs/train/continuous.jsonl gpu-min.jsonl 2>/dev/null  # the W=2 cuda+mpi run of section 5
 ddp 2 train --config "$CFG" "${SHORT[@]}" --backend cpu --continuous --set paths.artifacts=acpu > cpu.txt 2>&1
 row "tokens/s minimum.yaml W=2 (steps 6-100)" info "cpu $(tps outputs/train/continuous.jsonl), gpu (cuda+mpi, one GPU) $(tps gpu-min.jsonl)"
@@ -221,7 +221,7 @@ row "tokens/s H=4096 B=32 W=2 (steps 6-20)" info "cpu $(tps bigcpu.jsonl), gpu $
 
 fi
 if want 7; then
-echo; echo "== 7. the GPT (model.kind: gpt) on the GPU: cuda/gpt_cuda.cu, never run on a device before this script"
+echo; echo "== 7. the GPT (model.kind: gpt) on the GPU: cuda/gpt_cuda.cu, never run on a device before this script (at $(( $(date +%s) - T0 )) s)"
 # 7a. The window gradient per tensor of the row's list (16 tensors), dropout 0.1 at every site
 # (embeddings, attention weights, both residual branches), and both optimizers' steps.
 tcm "gpt-tiny, dropout 0.1 every site" "$GPT"
