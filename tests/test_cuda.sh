@@ -157,7 +157,7 @@ case_layers_host() {
 # entry checked as the GPT's, and the plan against the budget of another shape, rejected.
 case_twin_table_plan() {
   cuda_built || return
-  make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds"; return; }
+  make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds (for --host)"; return; }
   local o; o=$("$ROOT/build/test_cuda_model" --host "$CONFIGS/gpt-tiny.yaml" 2>&1); local rc=$?
   echo "$o" | sed 's/^/     /'
   [ $rc -eq 0 ] && grep -q '^test_cuda_model --host: 6 passed, 0 failed$' <<<"$o" \
@@ -181,7 +181,7 @@ case_device_check_dry_run() {
     "gpt parity W=2 cuda+mpi (one GPU)" "gpt parity W=1 cuda+nccl" "resume gpt W=2 cuda+mpi"
     "gpt resume cpu ckpt on gpu" "gpt resume gpu ckpt on cpu" "tokens/s gpt-tiny W=2 cuda+mpi" "tokens/s gpt GPT-2 small width W=1 B=4")
   local built=0; grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null) && built=1
-  [ $built -eq 1 ] && { make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds"; return; }; }
+  [ $built -eq 1 ] && { make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds (for the dry run)"; return; }; }
   local t0=$SECONDS rc
   OUT=$PWD/dc DDPTOK_DEVCHECK_BIN=$DDPTOK timeout -k 5 400 bash "$ROOT/run/device-check.sh" --dry-run > dc.log 2>&1; rc=$?
   sed -n '/== device-check table/,$p' dc.log | sed 's/^/     /'
