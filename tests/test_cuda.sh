@@ -185,7 +185,7 @@ case_device_check_dry_run() {
   local t0=$SECONDS rc
   OUT=$PWD/dc DDPTOK_DEVCHECK_BIN=$DDPTOK timeout -k 5 400 bash "$ROOT/run/device-check.sh" --dry-run > dc.log 2>&1; rc=$?
   sed -n '/== device-check table/,$p' dc.log | sed 's/^/     /'
-  [ $rc -eq 0 ] && ok "device-check --dry-run exits 0 ($((SECONDS - t0)) s)" || { bad "device-check --dry-run exits 0" "— exit $rc:"; tail -5 dc.log | sed 's/^/       /'; }
+  [ $rc -eq 0 ] && ok "device-check --dry-run exits 0" "($((SECONDS - t0)) s)" || { bad "device-check --dry-run exits 0" "— exit $rc:"; tail -5 dc.log | sed 's/^/       /'; }
   local tab=dc/device-check-table.txt missing=() wrong=() l line st
   [ -f "$tab" ] || { bad "device-check --dry-run writes its table" "— no $tab"; return; }
   for l in "${DEVCHECK_ROWS[@]}"; do
