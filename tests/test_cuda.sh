@@ -180,3 +180,78 @@ case_layers_host() {
   [ $rc -eq 0 ] && grep -q '^12 passed, 0 failed$' <<<"$o" && ok "device layer rows = the CPU's rows (12 checks, controls rejected)" \
     || bad "device layer rows = the CPU's rows" "— exit $rc"
 }
+# 6. What needs no GPU of the twins (issue 36): the module's table holds a twin of every model
+# row (its kind, on the device, an optimizer, the CPU's first layers), and the GPT twin's
+# device plan holds the row's P (θ) and P + 1 (gradient) and, per packed row, the bytes of the
+# row's budget terms (build/test_cuda_model --host, no GPU opened). Controls inside: the MLP's
+# entry checked as the GPT's, and the plan against the budget of another shape, rejected.
+case_twin_table_plan() {
+  cuda_built || return
+  make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds (for --host)"; return; }
+  local o; o=$("$ROOT/build/test_cuda_model" --host "$CONFIGS/gpt-tiny.yaml" 2>&1); local rc=$?
+  echo "$o" | sed 's/^/     /'
+  [ $rc -eq 0 ] && grep -q '^test_cuda_model --host: 6 passed, 0 failed$' <<<"$o" \
+    && grep -q 'ok   control: the MLP.s entry is not taken for the GPT.s' <<<"$o" && grep -q 'ok   control: the plan against the budget of another shape' <<<"$o" \
+    && ok "module table: a twin per model row; gpt device plan = the row's P and per-row budget bytes (2 controls rejected)" \
+    || bad "module table and gpt device plan" "— exit $rc"
+}
+# 7. run/device-check.sh --dry-run: the whole device script on this CPU (--backend cpu for the
+# GPU, --comm mpi for NCCL, test_cuda_model --cpu-twin), every row of its table present and
+# none FAIL; the two rows only a GPU can answer are "skipped". Negative controls: the twin
+# broken (DDPTOK_DEVCHECK_BREAK=gradient, section 1) and a GPU parity verdict flipped
+# (=parity, section 2) must each make their rows FAIL and the script exit 1.
+case_device_check_dry_run() {
+  local DEVCHECK_ROWS=("CUDA module" "cpu vs gpu gradient + sgd/adamw (tiny)" "cpu vs gpu gradient + sgd/adamw (minimum)"
+    "cpu vs gpu gradient + sgd/adamw (minimum prefix 20)" "cpu vs gpu gradient + sgd/adamw (sequence unit, ignored labels)"
+    "parity W=2 cuda+mpi (one GPU)" "CUDA module found and opened" "parity W=1 cuda+nccl" "nccl W=2 on one GPU"
+    "resume W=2 cuda+mpi dropout 0.1" "resume W=1 cuda+nccl dropout 0.1" "resume W=2 cuda+mpi AdamW"
+    "AdamW gpu vs cpu (W=2, 100 updates)" "gpu run twice (W=2, 100 updates)" "evaluate gpu vs cpu (GPU-trained model)"
+    "tokens/s minimum.yaml W=2 (steps 6-100)" "tokens/s H=4096 B=32 W=2 (steps 6-20)"
+    "cpu vs gpu gradient + sgd/adamw (gpt-tiny, dropout 0.1 every site)" "cpu vs gpu gradient + sgd/adamw (gpt-tiny prefix 8, sequence unit)"
+    "gpt parity W=2 cuda+mpi (one GPU)" "gpt parity W=1 cuda+nccl" "resume gpt W=2 cuda+mpi"
+    "gpt resume cpu ckpt on gpu" "gpt resume gpu ckpt on cpu" "tokens/s gpt-tiny W=2 cuda+mpi" "tokens/s gpt GPT-2 small width W=1 B=4")
+  local built=0; grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null) && built=1
+  [ $built -eq 1 ] && { make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds (for the dry run)"; return; }; }
+  local t0=$SECONDS rc
+  OUT=$PWD/dc DDPTOK_DEVCHECK_BIN=$DDPTOK timeout -k 5 400 bash "$ROOT/run/device-check.sh" --dry-run > dc.log 2>&1; rc=$?
+  sed -n '/== device-check table/,$p' dc.log | sed 's/^/     /'
+  [ $rc -eq 0 ] && ok "device-check --dry-run exits 0" "($((SECONDS - t0)) s)" || { bad "device-check --dry-run exits 0" "— exit $rc:"; tail -5 dc.log | sed 's/^/       /'; }
+  local tab=dc/device-check-table.txt missing=() wrong=() l line st
+  [ -f "$tab" ] || { bad "device-check --dry-run writes its table" "— no $tab"; return; }
+  for l in "${DEVCHECK_ROWS[@]}"; do
+    line=$(grep -F -- "$l " "$tab" | awk -v l="$l" 'index($0, l " ") == 1' | head -1)
+    [ -n "$line" ] || { missing+=("$l"); continue; }
+    st=$(awk '{print $1}' <<<"${line#"$l"}")
+    case "$st" in
+      ok|info) ;;
+      skipped) [[ $l == "CUDA module found and opened" || $l == "nccl W=2 on one GPU" ]] || [ $built -eq 0 ] || wrong+=("$l: skipped") ;;
+      *) wrong+=("$l: $st") ;;
+    esac
+  done
+  [ ${#missing[@]} -eq 0 ] && [ "$(wc -l < "$tab")" -eq ${#DEVCHECK_ROWS[@]} ] \
+    && ok "device-check --dry-run: every one of the ${#DEVCHECK_ROWS[@]} rows, no other" \
+    || bad "device-check --dry-run: every row" "— missing: ${missing[*]:-none}; $(wc -l < "$tab") rows"
+  [ ${#wrong[@]} -eq 0 ] && ! grep -q ' FAIL ' "$tab" && ok "device-check --dry-run: no row FAIL (ok, info, or skipped where only a GPU can answer)" \
+    || bad "device-check --dry-run: no row FAIL" "— ${wrong[*]}"
+  if [ $built -eq 1 ]; then
+    [ "$(grep -c 'gpt-tiny.*over 16 tensors; repeat bit-identical: yes' "$tab")" -eq 2 ] && [ "$(grep -c 'adamw (.*over 5 tensors' "$tab")" -eq 4 ] \
+      && ok "device-check --dry-run: test_cuda_model reads the row's tensor list (gpt 16, mlp 5)" \
+      || bad "device-check --dry-run: test_cuda_model reads the row's tensor list (gpt 16, mlp 5)"
+  fi
+  [ "$(grep -c '% of 67 TFLOP/s FP32' "$tab")" -eq 2 ] && grep -q 'gpt resume cpu ckpt on gpu .*= 0 (bound' "$tab" \
+    && ok "device-check --dry-run: the GPT's speed rows (share of the FP32 peak) and its cross-backend resume (bit-exact on the CPU)" \
+    || bad "device-check --dry-run: the GPT's speed and cross-backend resume rows"
+  # Negative controls.
+  if [ $built -eq 1 ]; then
+    OUT=$PWD/dcg DDPTOK_DEVCHECK_BIN=$DDPTOK DDPTOK_DEVCHECK_BREAK=gradient DDPTOK_DEVCHECK_SECTIONS=1 \
+      timeout -k 5 200 bash "$ROOT/run/device-check.sh" --dry-run > dcg.log 2>&1; rc=$?
+    [ $rc -eq 1 ] && [ "$(grep -c '^cpu vs gpu gradient .* FAIL ' dcg/device-check-table.txt)" -eq 4 ] \
+      && ok "control: a broken twin (theta x 1.01) makes the 4 gradient rows FAIL, exit 1" \
+      || bad "control: a broken twin makes the gradient rows FAIL" "— exit $rc"
+  fi
+  OUT=$PWD/dcp DDPTOK_DEVCHECK_BIN=$DDPTOK DDPTOK_DEVCHECK_BREAK=parity DDPTOK_DEVCHECK_SECTIONS=2 \
+    timeout -k 5 200 bash "$ROOT/run/device-check.sh" --dry-run > dcp.log 2>&1; rc=$?
+  [ $rc -eq 1 ] && grep -q '^parity W=2 cuda+mpi (one GPU) .* FAIL .*verdicts = CPU.s: False' dcp/device-check-table.txt \
+    && ok "control: a flipped GPU parity verdict makes the parity row FAIL, exit 1" \
+    || bad "control: a flipped GPU parity verdict makes the parity row FAIL" "— exit $rc"
+}
