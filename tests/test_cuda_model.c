@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
     Compute *cc = compute_mlp_cpu.create(&m, cap, FIRST_LAYER_DENSE), *cg = compute_mlp_cuda.create(&m, cap, FIRST_LAYER_DENSE);
     compute_mlp_cpu.set_params(cc, theta), compute_mlp_cuda.set_params(cg, theta);
     int64_t hc = 0, hg = 0;
-    double ec = compute_mlp_cpu.evaluate(cc, &mb[n - 1], &hc), eg = compute_mlp_cuda.evaluate(cg, &mb[n - 1], &hg);
+    double ec = compute_mlp_cpu.evaluate(cc, &mb[n - 1], &hc, NULL, NULL), eg = compute_mlp_cuda.evaluate(cg, &mb[n - 1], &hg, NULL, NULL);
     if (fabs(ec - eg) <= 1e-6 * fabs(ec) && hc == hg) passed++, printf("  evaluate: loss %.6f vs %.6f, hits %lld vs %lld\n", ec, eg, (long long)hc, (long long)hg);
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
     compute_mlp_cpu.destroy(cc), compute_mlp_cuda.destroy(cg);
