@@ -92,6 +92,10 @@ case_empty_bands() {
 # 5. Evaluation (the evaluation group's cases): exact for any W; train.eval_every.
 case_evaluate_any_w() { case_split_exact_for_any_w; }
 case_eval_every() { case_train_eval_every; }
+# evaluate --per-sequence on the GPT: the records add up to the split, the same bytes for
+# W = 1, 2, 3, --ids gives the full file's records; on imported bytes, its validation split.
+case_per_sequence() { case_per_sequence_sums; case_per_sequence_any_w; case_per_sequence_ids; }
+case_per_sequence_bytes() { case_per_sequence_imported; }
 
 # 6. The PyTorch witness.
 has_torch() {

@@ -134,9 +134,12 @@ int per_sequence_write(const char *path, json_t *header, const SequenceEval *seq
     // One line each, reals with 17 significant digits (a double read back is the same double).
     int bad = json_dumpf(header, f, JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF;
     json_decref(header);
+    // DDPTOK_TEST_PERSEQ_ID_SHIFT, the negative control of the tests' id check: each record
+    // carries the next sequence's numbers (an id mapping off by one).
+    int shift = getenv("DDPTOK_TEST_PERSEQ_ID_SHIFT") != NULL;
     for (int i = 0; i < n && !bad; i++) {
         if (want && !want[i]) continue;
-        json_t *j = record(i, &seq[i]);
+        json_t *j = record(i, &seq[shift ? (i + 1) % n : i]);
         bad = json_dumpf(j, f, JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF;
         json_decref(j);
     }
