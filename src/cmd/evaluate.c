@@ -257,7 +257,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     SequenceEval *seq = NULL;
     char digest[65] = "";
     if (o->per_sequence) {
-        seq = xmalloc((choice->want ? (size_t)corpus_split_count(corpus, split) : (size_t)choice->count) * sizeof *seq + 1);
+        seq = xmalloc(((size_t)corpus_split_count(corpus, split) + 1) * sizeof *seq);  // (n): 24 bytes a sequence
         evaluator_run_sequences(&e, split, choice->want, seq, &r.t);
         params_digest(s.theta, s.m.total, digest);
         r.subset = choice->want != NULL;
