@@ -374,8 +374,26 @@ case_per_sequence_sums() {
     || ok "negative control: a duplicated record is caught by the same comparison" "— $out"
 }
 
-# W = 1, 2 and 3 write the same bytes. Control: the same run's earlier checkpoint gives another
-# file, its records too (not only the header's path and digest).
+# perseq_header FILE CHECKPOINT: 0 when FILE's header names CHECKPOINT's step and its
+# params_sha256 is the SHA-256 of CHECKPOINT's /model tensors (float32 LE, row-major), tensor
+# after tensor in the model's order, computed here from rank-0000.h5.
+perseq_header() {
+  /usr/bin/python3 - "$@" <<'PY'
+import hashlib, json, sys, h5py
+head = json.loads(open(sys.argv[1]).readline())
+order = {"mlp": ["embedding", "w1", "b1", "w2", "b2"],
+         "gpt": ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b", "fcw", "fcb", "fcprojw",
+                 "fcprojb", "lnfw", "lnfb"]}[head["model"]]
+with h5py.File(f"{sys.argv[2]}/rank-0000.h5") as f:
+    digest = hashlib.sha256(b"".join(f["model"][n][()].astype("<f4").tobytes() for n in order)).hexdigest()
+    step = int(f.attrs["step"])
+sys.exit(0 if head["params_sha256"] == digest and head["step"] == step and head["count"] == head["split_sequences"] else 1)
+PY
+}
+# W = 1, 2 and 3 write the same bytes; the header's parameter digest and step are the
+# checkpoint's (recomputed from rank-0000.h5). Controls: the same run's earlier checkpoint gives
+# another file, its records too (not only the header's path and digest), and its tensors do not
+# give the first file's digest.
 case_per_sequence_any_w() {
   fixture ev_trained || return
   local np other
@@ -386,6 +404,10 @@ case_per_sequence_any_w() {
   ddp 2 train "${E[@]}" --continuous --set train.eval_every=0 --set train.checkpoint_every=6 --set paths.artifacts=other >/dev/null 2>&1
   other=$(ls -d other/continuous/step-* 2>/dev/null | head -1)
   [ -n "$other" ] && [ "$other" != "other/${CK#artifacts/}" ] || { bad "negative control: an earlier checkpoint to compare with" "— none under other/continuous"; return; }
+  perseq_header w1.jsonl "$CK" && ok "--per-sequence: the header's params_sha256 and step are the checkpoint's (recomputed from rank-0000.h5)" \
+    || bad "--per-sequence: the header's params_sha256 and step are the checkpoint's (recomputed from rank-0000.h5)" "— $(head -1 w1.jsonl)"
+  perseq_header w1.jsonl "$other" && bad "negative control: another checkpoint's tensors do not give the header's digest" "— they did ($other)" \
+    || ok "negative control: another checkpoint's tensors do not give the header's digest" "($other)"
   CK=$other perseq_run 2 earlier.jsonl
   ! cmp -s w1.jsonl earlier.jsonl && ! cmp -s <(tail -n +2 w1.jsonl) <(tail -n +2 earlier.jsonl) \
     && ok "negative control: the file of another checkpoint ($other) differs, records included" \
