@@ -132,7 +132,10 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) { run_split(e, split
 void evaluator_run_sequences(Evaluator *e, int split, const uint8_t *want, SequenceEval *seq, SplitEval *out) {
     int n = corpus_split_count(e->corpus, split);
     memset(seq, 0, (size_t)n * sizeof *seq);
-    if (!e->row_loss) e->row_loss = xmalloc((size_t)e->b.cap * sizeof *e->row_loss), e->row_hit = xmalloc((size_t)e->b.cap * sizeof *e->row_hit);
+    if (!e->row_loss) {  // (cap) a pass's rows
+        e->row_loss = xmalloc((size_t)e->b.cap * sizeof *e->row_loss);
+        e->row_hit = xmalloc((size_t)e->b.cap * sizeof *e->row_hit);
+    }
     run_split(e, split, want, seq, out);
     sequences_exchange(e->comm, seq, n);
 }

@@ -59,10 +59,13 @@ int per_sequence_ids_parse(const char *arg, int64_t **ids, int *n, char *why, si
     }
     int rc = strlen(text) != size ? -2 : ids_scan(text, ", \t\r\n", ids, n, &line, bad, sizeof bad);
     free(text);
-    if (rc == -2) snprintf(why, len, "%s: a NUL byte in a file of sequence ids (expected numbers separated by commas, spaces or newlines)", arg);
+    if (rc == -2)
+        snprintf(why, len, "%s: a NUL byte in a file of sequence ids (expected numbers separated by commas, spaces or newlines)",
+                 arg);
     else if (rc) snprintf(why, len, "%s: line %d: '%s' is not a sequence id (expected numbers 0, 1, ... separated by commas, "
                           "spaces or newlines)", arg, line, bad);
-    else if (*n == 0) snprintf(why, len, "%s: no sequence id in the file (expected numbers separated by commas, spaces or newlines)", arg);
+    else if (*n == 0)
+        snprintf(why, len, "%s: no sequence id in the file (expected numbers separated by commas, spaces or newlines)", arg);
     if (rc == 0 && *n > 0) return 0;
     free(*ids), *ids = NULL, *n = 0;
     return -1;
