@@ -240,12 +240,18 @@ static double cuda_forward_backward(Compute *cc, const Batch *b, float scale, co
 // The dense first layer completes every gradient in each microbatch: nothing is pending.
 static void cuda_finish_backward(Compute *cc) { (void)cc; }
 
-static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
     upload_batch(cc, b);
     mlp_forward_cuda(cc, b, NULL);
-    return mlp_loss_cuda(cc, b, 0, 0, 0, correct);
+    double loss = mlp_loss_cuda(cc, b, 0, 0, 0, correct);
+    // the rows mlp_loss_cuda copied to the host, each position's loss and hit
+    for (int t = 0; t < b->T; t++) {
+        if (row_loss) row_loss[t] = cc->h_row_loss[t];
+        if (row_hit) row_hit[t] = cc->h_row_hit[t];
+    }
+    return loss;
 }
 
 extern "C" const ComputeOps compute_mlp_cuda = {

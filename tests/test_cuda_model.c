@@ -214,7 +214,7 @@ int main(int argc, char **argv) {
     Compute *cc = cpu->create(&m, cap, FIRST_LAYER_DENSE), *cg = twin->create(&m, cap, FIRST_LAYER_DENSE);
     cpu->set_params(cc, theta), twin->set_params(cg, theta_t);
     int64_t hc = 0, hg = 0;
-    double ec = cpu->evaluate(cc, &mb[n - 1], &hc), eg = twin->evaluate(cg, &mb[n - 1], &hg);
+    double ec = cpu->evaluate(cc, &mb[n - 1], &hc, NULL, NULL), eg = twin->evaluate(cg, &mb[n - 1], &hg, NULL, NULL);
     if (fabs(ec - eg) <= 1e-6 * fabs(ec) && hc == hg) passed++, printf("  evaluate: loss %.6f vs %.6f, hits %lld vs %lld\n", ec, eg, (long long)hc, (long long)hg);
     else failed++, printf("FAIL evaluate: cpu %.9f/%lld gpu %.9f/%lld\n", ec, (long long)hc, eg, (long long)hg);
     cpu->destroy(cc), twin->destroy(cg);

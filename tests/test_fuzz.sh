@@ -1,6 +1,6 @@
 # Fuzzing, short (`make fuzz` runs longer): every libFuzzer target of tests/fuzz/ — the
 # config parser (its accepted inputs must round-trip), corpus.h5, plan.h5 and checkpoint
-# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back, the
+# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back (and evaluate's --ids files), the
 # readers of `ddptok import` (bytes, llm.c, nanoGPT, Megatron, JSON Lines) — 6000
 # inputs each, from a fixed seed and the seed corpus in tests/fuzz/corpus/, under
 # AddressSanitizer and UBSan. No finding in ddptok's code may appear (a crash, a sanitizer
