@@ -260,7 +260,7 @@ build/bench_kernels: run/bench_kernels.c $(filter-out $(BUILD)/model/gpt_cpu.o,$
 # CPU vs GPU model check (runs on a GPU machine: run/device-check.sh). It links the module's
 # objects and calls them directly, not through the module.
 build/test_cuda_model: tests/test_cuda_model.c $(LIBOBJ) $(CU_OBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Icuda -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) $(LDLIBS)
 
 # The device layers' rows (cuda/layers/*.cuh, compiled by gcc as C) against the CPU's row
 # kernels: no GPU and no nvcc needed.

@@ -419,17 +419,24 @@ static double gpt_cuda_forward_backward(Compute *cc, const Batch *b, float scale
     return loss;
 }
 
-static double gpt_cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+static double gpt_cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     if (b->T == 0) return 0;
     upload_batch(cc, b, NULL);
     gpt_forward_cuda(cc, b);
-    return gpt_loss_cuda(cc, b, 0, 0, 0, correct);
+    double loss = gpt_loss_cuda(cc, b, 0, 0, 0, correct);
+    // the rows gpt_loss_cuda copied to the host, each position's loss and hit
+    for (int t = 0; t < b->T; t++) {
+        if (row_loss) row_loss[t] = cc->h_row_loss[t];
+        if (row_hit) row_hit[t] = cc->h_row_hit[t];
+    }
+    return loss;
 }
 
 extern "C" const ComputeOps compute_gpt_cuda = {
     .name = "cuda",
     .model = MODEL_GPT,
     .on_device = 1,
+    .device_verified = NULL,  // never run on a GPU yet
     .first_layers = {1, 0},
     .create = gpt_cuda_create,
     .destroy = gpt_cuda_destroy,

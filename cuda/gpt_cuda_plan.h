@@ -1,6 +1,7 @@
 // gpt_cuda_plan.h — the GPT's CUDA twin's device buffers as a table (cuda/gpt_cuda.cu's
 // create allocates exactly these), so the bytes a GPU instance holds are known without a
-// GPU: tests/test_cuda_layers.c checks the per-row ones against the row's budget (gpt.c,
+// GPU: tests/test_cuda_model.c --host checks them against the row (θ and the gradient its P,
+// P + 1) and the per-row ones against the row's budget (gpt.c,
 // which counts gpt_cpu.c's buffers: the twin keeps the same ones).
 #ifndef DDPTOK_GPT_CUDA_PLAN_H
 #define DDPTOK_GPT_CUDA_PLAN_H

@@ -11,6 +11,9 @@
 #                    gemm   GEMM-heavy: n_embd 256, 4 heads, 4 blocks, context 256 (lengths 255-256), V 1024
 #                    gpt2s  GPT-2 small's width: n_embd 768, 12 heads, 4 of its 12 blocks, context 512
 #                           (lengths 511-512), V 50304 (GPT-2's 50257 padded to 128, as llm.c pads it)
+#                    small, mid, wide (or `equal`, the three): issue 40's shapes at equal lengths T-1..T,
+#                           A 1, dropout 0: L2 C64 4 heads T128 B8 V257; L4 C256 8 heads T256 B4 V257;
+#                           L2 C768 12 heads T256 B2 V50257
 #   --scale F      F times the updates of every shape (default 1: 40, 10, 5)
 #   --no-torch     no PyTorch peers;  --no-llmc: no llm.c;  --no-profile: no per-kernel profile
 #
@@ -49,7 +52,7 @@ while [ $# -gt 0 ]; do
     --no-torch) torch=0; shift ;;
     --no-llmc) llmc=0; shift ;;
     --no-profile) profile=0; shift ;;
-    -h|--help) sed -n 2,41p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,44p "$0"; exit 0 ;;
     *) echo "bench_gpt: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -370,7 +370,7 @@ static int bench_step(const char *path, const char *lens_text, int reps, double 
     int64_t correct = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = now_seconds();
-        ops->evaluate(cc, &b, &correct);
+        ops->evaluate(cc, &b, &correct, NULL, NULL);
         double t1 = now_seconds();
         ops->zero_grad(cc);
         ops->forward_backward(cc, &b, scale, &d), d.block++;

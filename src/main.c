@@ -140,10 +140,6 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
         if (!app->compute)
             die(EXIT_BAD_INPUT, "%s: model.kind %s: the cuda backend has no %s yet (docs/cuda.md; use --backend cpu)",
                 app->config_path, model_kind_names[kind], model_kind_names[kind]);
-        // The GPT's twin (cuda/gpt_cuda.cu) is built and host-checked but has never run on a
-        // GPU: until run/device-check.sh has passed on one, every such run says so, once.
-        if (kind == MODEL_GPT && g_id.rank == 0)
-            warning("model.kind gpt on --backend cuda: this CUDA twin has not yet been verified on a device (run/device-check.sh checks it; docs/cuda.md)");
 #else
         die(EXIT_BAD_INPUT, "--backend cuda: this ddptok was built without the CUDA backend (make CUDA=1)");
 #endif
@@ -158,6 +154,12 @@ static const char *backend_select(App *app, const char *comm_name, int gpus) {
         die(EXIT_BAD_INPUT, "--comm nccl needs --backend cuda (NCCL reduces GPU buffers)");
     if (app->compute->on_device && gpus == 0)
         die(EXIT_BAD_INPUT, "--backend cuda: no GPU is visible on %s (use --backend cpu)", g_id.host);
+    // A twin built and host-checked but not run on a GPU since it last changed (the GPT's
+    // never; the MLP's not since it took the shared layers): until run/device-check.sh has
+    // passed on one, every run that goes on with it says so, once (`--check` too).
+    if (app->compute->on_device && !app->compute->device_verified && g_id.rank == 0)
+        warning("model.kind %s on --backend cuda: this CUDA twin has not yet been verified on a device (run/device-check.sh checks it; docs/cuda.md)",
+                model_kind_names[kind]);
     app->backend = name;
     return comm_name;
 }

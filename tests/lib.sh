@@ -51,6 +51,12 @@ bad() { lib_record FAIL "${CHECK_PREFIX:-}$1"; echo "FAIL ${CHECK_PREFIX:-}$*"; 
 # skip NAME REASON: a check (or a whole case) that this machine cannot run, and why.
 skip() { lib_record SKIP "${CHECK_PREFIX:-}$1" "$2"; echo "SKIP ${CHECK_PREFIX:-}$1: $2"; }
 
+# shm_semaphores: torch.multiprocessing's DDP workers need POSIX semaphores, i.e. a writable
+# tmpfs on /dev/shm. A chroot or container without one skips the DDP witnesses, visibly.
+shm_semaphores() {
+  /usr/bin/python3 -c "import multiprocessing; multiprocessing.Lock()" 2>/dev/null && return 0
+  skip "$CASE" "POSIX semaphores are unavailable (/dev/shm is not a writable tmpfs): torch DDP cannot start its workers"; return 1
+}
 # ddp NP ARGS...: the binary under mpirun with NP ranks, time-bounded so no hang survives.
 ddp() {
   local np=$1; shift

@@ -311,3 +311,186 @@ assert [l['step'] for l in on if 'validation' in l] == [2, 4]" outputs/train/con
     && bad "negative control: an evaluation that advances the dropout stream is caught" "— it passed ($d)" \
     || ok "negative control: an evaluation that advances the dropout stream is caught" "($d)"
 }
+
+# evaluate --per-sequence FILE (docs/commands.md "evaluate"): one JSONL record per sequence of
+# the split, by id (its index in the split), after a header. On the trained model of the group's
+# config (the MLP here, the GPT in the gpt group, which sources this file).
+# perseq_run NP FILE ARGS...: evaluate --per-sequence FILE of $CK under NP ranks (quiet).
+perseq_run() {
+  local np=$1 file=$2; shift 2
+  if [ "$np" = 1 ]; then one evaluate "${E[@]}" --checkpoint "$CK" --per-sequence "$file" "$@" >/dev/null 2>&1
+  else ddp "$np" evaluate "${E[@]}" --checkpoint "$CK" --per-sequence "$file" "$@" >/dev/null 2>&1; fi
+}
+# perseq_sums FILE EVALUATE_JSON SPLIT: 0 when the records add up to the split's evaluate.json:
+# one record per sequence, the tokens and hits exact, Σ loss_sum / Σ tokens within 1e-9
+# relative of its loss; says what it saw.
+perseq_sums() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+head, recs, e = lines[0], lines[1:], json.load(open(sys.argv[2]))[sys.argv[3]]
+tokens, correct, loss_sum = sum(r["tokens"] for r in recs), sum(r["correct"] for r in recs), sum(r["loss_sum"] for r in recs)
+rel = abs(loss_sum / tokens - e["loss"]) / e["loss"]
+print(f"{len(recs)} records of {e['sequences']} sequences, {tokens} of {e['tokens']} tokens, {correct} of "
+      f"{round(e['token_accuracy'] * e['tokens'])} hits, mean loss {loss_sum / tokens!r} vs {e['loss']!r} (relative {rel:.2g})")
+ok = (len(recs) == e["sequences"] == head["count"] and tokens == e["tokens"] and correct == round(e["token_accuracy"] * e["tokens"])
+      and rel <= 1e-9 and head["format"] == "ddptok-per-sequence" and head["split"] == sys.argv[3])
+sys.exit(0 if ok else 1)
+PY
+}
+# perseq_tamper FILE drop|dup > OUT: the file with one record of supervised tokens dropped, or
+# one duplicated (the negative controls of perseq_sums).
+perseq_tamper() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines(True)
+i = next(k for k in range(1, len(lines)) if json.loads(lines[k])["tokens"] > 0)
+sys.stdout.write("".join(lines[:i] + lines[i + 1:] if sys.argv[2] == "drop" else lines[:i + 1] + lines[i:]))
+PY
+}
+
+# The records add up to the split evaluate reports: tokens and hits exact, the loss within 1e-9
+# relative (the same per-token losses, grouped by sequence), for the test and validation splits;
+# evaluate.json itself byte-identical to a run without --per-sequence. Controls: a record
+# dropped, or one duplicated, is caught by the same comparison.
+case_per_sequence_sums() {
+  fixture ev_trained || return
+  local split out
+  for split in test validation; do
+    rm -f outputs/evaluate.json
+    one evaluate "${E[@]}" --checkpoint "$CK" --split "$split" >/dev/null 2>&1 && cp outputs/evaluate.json plain.json
+    perseq_run 2 "ps-$split.jsonl" --split "$split" || { bad "evaluate --per-sequence --split $split under 2 ranks: exit 0"; continue; }
+    out=$(perseq_sums "ps-$split.jsonl" outputs/evaluate.json "$split") \
+      && ok "--split $split: the per-sequence records add up to evaluate's split (tokens, hits exact; loss 1e-9 relative)" "— $out" \
+      || bad "--split $split: the per-sequence records add up to evaluate's split (tokens, hits exact; loss 1e-9 relative)" "— $out"
+    cmp -s plain.json outputs/evaluate.json && ok "--split $split: evaluate.json byte-identical with and without --per-sequence" \
+      || bad "--split $split: evaluate.json byte-identical with and without --per-sequence" "— $(diff plain.json outputs/evaluate.json | head -4)"
+  done
+  perseq_tamper ps-validation.jsonl drop > dropped.jsonl && perseq_tamper ps-validation.jsonl dup > dup.jsonl
+  out=$(perseq_sums dropped.jsonl outputs/evaluate.json validation) \
+    && bad "negative control: a dropped record is caught by the same comparison" "— it passed: $out" \
+    || ok "negative control: a dropped record is caught by the same comparison" "— $out"
+  out=$(perseq_sums dup.jsonl outputs/evaluate.json validation) \
+    && bad "negative control: a duplicated record is caught by the same comparison" "— it passed: $out" \
+    || ok "negative control: a duplicated record is caught by the same comparison" "— $out"
+}
+
+# perseq_header FILE CHECKPOINT: 0 when FILE's header names CHECKPOINT's step and its
+# params_sha256 is the SHA-256 of CHECKPOINT's /model tensors (float32 LE, row-major), tensor
+# after tensor in the model's order, computed here from rank-0000.h5.
+perseq_header() {
+  /usr/bin/python3 - "$@" <<'PY'
+import hashlib, json, sys, h5py
+head = json.loads(open(sys.argv[1]).readline())
+order = {"mlp": ["embedding", "w1", "b1", "w2", "b2"],
+         "gpt": ["wte", "wpe", "ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb", "ln2w", "ln2b", "fcw", "fcb", "fcprojw",
+                 "fcprojb", "lnfw", "lnfb"]}[head["model"]]
+with h5py.File(f"{sys.argv[2]}/rank-0000.h5") as f:
+    digest = hashlib.sha256(b"".join(f["model"][n][()].astype("<f4").tobytes() for n in order)).hexdigest()
+    step = int(f.attrs["step"])
+sys.exit(0 if head["params_sha256"] == digest and head["step"] == step and head["count"] == head["split_sequences"] else 1)
+PY
+}
+# W = 1, 2 and 3 write the same bytes; the header's parameter digest and step are the
+# checkpoint's (recomputed from rank-0000.h5). Controls: the same run's earlier checkpoint gives
+# another file, its records too (not only the header's path and digest), and its tensors do not
+# give the first file's digest.
+case_per_sequence_any_w() {
+  fixture ev_trained || return
+  local np other
+  for np in 1 2 3; do perseq_run "$np" "w$np.jsonl" || bad "evaluate --per-sequence under $np rank(s): exit 0"; done
+  cmp -s w1.jsonl w2.jsonl && cmp -s w1.jsonl w3.jsonl && [ "$(wc -l < w1.jsonl)" -gt 100 ] \
+    && ok "--per-sequence: W = 1, 2, 3 write byte-identical files" "($(($(wc -l < w1.jsonl) - 1)) records)" \
+    || bad "--per-sequence: W = 1, 2, 3 write byte-identical files" "— $(cmp w1.jsonl w2.jsonl; cmp w1.jsonl w3.jsonl)"
+  ddp 2 train "${E[@]}" --continuous --set train.eval_every=0 --set train.checkpoint_every=6 --set paths.artifacts=other >/dev/null 2>&1
+  other=$(ls -d other/continuous/step-* 2>/dev/null | head -1)
+  [ -n "$other" ] && [ "$other" != "other/${CK#artifacts/}" ] || { bad "negative control: an earlier checkpoint to compare with" "— none under other/continuous"; return; }
+  perseq_header w1.jsonl "$CK" && ok "--per-sequence: the header's params_sha256 and step are the checkpoint's (recomputed from rank-0000.h5)" \
+    || bad "--per-sequence: the header's params_sha256 and step are the checkpoint's (recomputed from rank-0000.h5)" "— $(head -1 w1.jsonl)"
+  perseq_header w1.jsonl "$other" && bad "negative control: another checkpoint's tensors do not give the header's digest" "— they did ($other)" \
+    || ok "negative control: another checkpoint's tensors do not give the header's digest" "($other)"
+  CK=$other perseq_run 2 earlier.jsonl
+  ! cmp -s w1.jsonl earlier.jsonl && ! cmp -s <(tail -n +2 w1.jsonl) <(tail -n +2 earlier.jsonl) \
+    && ok "negative control: the file of another checkpoint ($other) differs, records included" \
+    || bad "negative control: the file of another checkpoint ($other) differs, records included"
+}
+
+# --ids: a subset (the first, a middle and the last sequence, unsorted, one twice; and the same
+# ids from a file) under 2 ranks gives exactly the full file's records of them, in id order,
+# and leaves evaluate.json alone. Control: records carrying the next sequence's numbers (an id
+# mapping off by one, DDPTOK_TEST_PERSEQ_ID_SHIFT) are caught by the same comparison.
+perseq_ids_match() {  # SUBSET FULL IDS: 0 when SUBSET's records are FULL's lines of IDS (sorted, once each)
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+sub, full = open(sys.argv[1]).read().splitlines(), open(sys.argv[2]).read().splitlines()
+ids = sorted(set(int(i) for i in sys.argv[3].split(",")))
+want = [full[1 + i] for i in ids]
+head = json.loads(sub[0])
+sys.exit(0 if sub[1:] == want and head["count"] == len(ids) and head["params_sha256"] == json.loads(full[0])["params_sha256"] else 1)
+PY
+}
+case_per_sequence_ids() {
+  fixture ev_trained || return
+  perseq_run 1 full.jsonl || { bad "evaluate --per-sequence (the full file): exit 0"; return; }
+  local n ids; n=$(($(wc -l < full.jsonl) - 1)); ids="$((n - 1)),$((n / 2)),0,$((n / 2))"
+  rm -f outputs/evaluate.json
+  perseq_run 2 sub.jsonl --ids "$ids" && [ ! -e outputs/evaluate.json ] \
+    && ok "--ids $ids under 2 ranks: exit 0, evaluate.json not written" || bad "--ids $ids under 2 ranks: exit 0, evaluate.json not written"
+  perseq_ids_match sub.jsonl full.jsonl "$ids" && ok "--ids $ids: exactly the full file's records of those ids, in id order" \
+    || bad "--ids $ids: exactly the full file's records of those ids, in id order" "— $(tail -n +2 sub.jsonl | head -3)"
+  printf '%s\n%s 0\n' "$((n / 2))" "$((n - 1))" > ids.txt
+  perseq_run 3 subf.jsonl --ids ids.txt && perseq_ids_match subf.jsonl full.jsonl "$ids" \
+    && ok "--ids FILE under 3 ranks: the same records" || bad "--ids FILE under 3 ranks: the same records" "— $(tail -n +2 subf.jsonl | head -3)"
+  DDPTOK_TEST_PERSEQ_ID_SHIFT=1 perseq_run 2 shifted.jsonl --ids "$ids"
+  perseq_ids_match shifted.jsonl full.jsonl "$ids" \
+    && bad "negative control: records of the next sequence (ids off by one) are caught" "— it passed" \
+    || ok "negative control: records of the next sequence (ids off by one) are caught"
+}
+
+# Bad input: one line (exit 2, every rank), nothing written — no records, no temporary, no
+# evaluate.json, an unrelated file in the way left as it was. Control: the same command with a
+# writable path and ids in range writes its file.
+case_per_sequence_refused() {
+  fixture ev_trained || return
+  mkdir -p adir && echo keep > notmine.txt && echo x > afile
+  local what pat np=2 args
+  while IFS='|' read -r -u 3 what pat args; do
+    rm -f outputs/evaluate.json
+    # shellcheck disable=SC2086
+    expect_rc "--per-sequence refused: $what" 2 ddp $np evaluate "${E[@]}" --checkpoint "$CK" $args
+    [ "$(grep -c '^ddptok: ' <<<"$OUT")" -eq 1 ] && grep -qE "^ddptok: (ranks 0-1: )?error: evaluate $pat" <<<"$OUT" \
+      && [ ! -e outputs/evaluate.json ] && [ ! -e ps.jsonl ] && [ -z "$(find . -name '*.tmp.*')$(ls -A adir)" ] && [ "$(cat afile)" = x ] \
+      && [ "$(cat notmine.txt)" = keep ] \
+      && ok "--per-sequence refused: $what: one line, nothing written" || { bad "--per-sequence refused: $what: one line, nothing written"; echo "$OUT" | head -3; }
+  done 3<<'CASES'
+a path under a file|--per-sequence afile/x\.jsonl: .*Not a directory|--per-sequence afile/x.jsonl
+a directory|--per-sequence adir is a directory, not a file|--per-sequence adir
+a file that is no per-sequence file|--per-sequence notmine\.txt exists and is no per-sequence file of ddptok|--per-sequence notmine.txt
+an unwritable place|--per-sequence /proc/ddptok-x\.jsonl: cannot write there|--per-sequence /proc/ddptok-x.jsonl
+an id past the split|--ids 999999: no sequence 999999 in the test split \(its ids are 0\.\.[0-9]+\)$|--per-sequence ps.jsonl --ids 999999
+an id that is no number|--ids x: neither sequence ids \(A,B,C|--per-sequence ps.jsonl --ids x
+--ids without --per-sequence|--ids 3: only with --per-sequence FILE|--ids 3
+CASES
+  expect_rc "control: the same with a writable path and ids in range writes its file" 0 ddp 2 evaluate "${E[@]}" --checkpoint "$CK" --per-sequence ps.jsonl --ids 0,1
+  [ "$(wc -l < ps.jsonl)" = 3 ] && ok "control: its file holds the header and 2 records" || bad "control: its file holds the header and 2 records" "— $(cat ps.jsonl)"
+  expect_rc "control: an earlier per-sequence file is replaced" 0 ddp 2 evaluate "${E[@]}" --checkpoint "$CK" --per-sequence ps.jsonl --ids 2
+  [ "$(wc -l < ps.jsonl)" = 2 ] && ok "control: the replaced file holds the new record" || bad "control: the replaced file holds the new record"
+}
+
+# Imported data (import --format bytes) scored on its validation split: the records add up
+# under 1 and 2 ranks, and both write the same bytes.
+case_per_sequence_imported() {
+  fixture bytes || return
+  local out
+  expect_rc "imported corpus: evaluate --split validation --per-sequence" 0 one evaluate --config b.yaml --split validation --per-sequence p1.jsonl
+  cp outputs/evaluate.json plain.json
+  expect_rc "imported corpus: the same under 2 ranks" 0 ddp 2 evaluate --config b.yaml --split validation --per-sequence p2.jsonl
+  out=$(perseq_sums p1.jsonl plain.json validation) \
+    && ok "imported corpus: the records add up to the validation split (tokens, hits exact; loss 1e-9 relative)" "— $out" \
+    || bad "imported corpus: the records add up to the validation split (tokens, hits exact; loss 1e-9 relative)" "— $out"
+  cmp -s p1.jsonl p2.jsonl && ok "imported corpus: W = 1 and 2 write byte-identical files" || bad "imported corpus: W = 1 and 2 write byte-identical files"
+  perseq_tamper p1.jsonl drop > dropped.jsonl
+  out=$(perseq_sums dropped.jsonl plain.json validation) \
+    && bad "imported corpus, negative control: a dropped record is caught" "— it passed: $out" \
+    || ok "imported corpus, negative control: a dropped record is caught" "— $out"
+}

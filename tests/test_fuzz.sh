@@ -1,6 +1,6 @@
 # Fuzzing, short (`make fuzz` runs longer): every libFuzzer target of tests/fuzz/ — the
 # config parser (its accepted inputs must round-trip), corpus.h5, plan.h5 and checkpoint
-# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back, the
+# readers, a checkpoint's SHA256SUMS, the JSON files evaluate and plot read back (and evaluate's --ids files), the
 # readers of `ddptok import` (bytes, llm.c, nanoGPT, Megatron, JSON Lines) — 6000
 # inputs each, from a fixed seed and the seed corpus in tests/fuzz/corpus/, under
 # AddressSanitizer and UBSan. No finding in ddptok's code may appear (a crash, a sanitizer
@@ -82,6 +82,26 @@ case_corpus() { fuzz_target corpus; }
 case_plan() { fuzz_target plan; }
 case_checkpoint() { fuzz_target checkpoint; }
 case_manifest() { fuzz_target manifest; }
+# The manifest property's refusing side can fail: one input holding a line that is no entry
+# ("notes  hello") passes through the target as it is (refused: no finding), and aborts with
+# the finding under DDPTOK_FUZZ_MANIFEST_LENIENT=1, the harness dropping such lines as the
+# verifier once ignored them (tests/fuzz/fuzz_manifest.c).
+case_manifest_property_control() {
+  fuzz_ready || return
+  printf 'notes  hello\n' > stray.txt
+  local rc
+  TMPDIR=$PWD ASAN_OPTIONS=detect_leaks=0 "$ROOT/build/fuzz/fuzz_manifest" stray.txt >plain.log 2>&1; rc=$?
+  [ $rc -eq 0 ] && ! grep -q 'was accepted' plain.log && ok "fuzz_manifest on a stray line: refused, no finding" \
+    || { bad "fuzz_manifest on a stray line: refused, no finding" "— exit $rc"; tail -3 plain.log; }
+  TMPDIR=$PWD ASAN_OPTIONS=detect_leaks=0 DDPTOK_FUZZ_MANIFEST_LENIENT=1 "$ROOT/build/fuzz/fuzz_manifest" stray.txt >lenient.log 2>&1; rc=$?
+  [ $rc -ne 0 ] && grep -q 'a line that is no entry for a rank file that is there was accepted' lenient.log \
+    && ok "negative control: a verifier that ignores the stray line is a finding" "(exit $rc)" \
+    || { bad "negative control: a verifier that ignores the stray line is a finding" "— exit $rc"; tail -3 lenient.log; }
+  printf '\n\n' > blank.txt
+  TMPDIR=$PWD ASAN_OPTIONS=detect_leaks=0 DDPTOK_FUZZ_MANIFEST_LENIENT=1 "$ROOT/build/fuzz/fuzz_manifest" blank.txt >blank.log 2>&1; rc=$?
+  [ $rc -eq 0 ] && ok "control of the control: blank lines under the lenient harness are no finding" \
+    || { bad "control of the control: blank lines under the lenient harness are no finding" "— exit $rc"; tail -3 blank.log; }
+}
 case_json() { fuzz_target json; }
 case_import_bytes() { fuzz_target import_bytes; }
 case_import_llmc() { fuzz_target import_llmc; }

@@ -218,10 +218,10 @@ static void sequences_apart(const ModelShape *m, const float *theta, const Corpu
     Compute *cc = compute_gpt_cpu.create(m, all.cap, FIRST_LAYER_DENSE);
     compute_gpt_cpu.set_params(cc, theta);
     int64_t hits = 0;
-    double together = compute_gpt_cpu.evaluate(cc, &all, &hits), apart = 0;
+    double together = compute_gpt_cpu.evaluate(cc, &all, &hits, NULL, NULL), apart = 0;
     for (int s = 0; s < B; s++) {
         batch_build(&one, c, &ids[s], 1, rule, UNIT_TOKEN);
-        apart += compute_gpt_cpu.evaluate(cc, &one, &hits);
+        apart += compute_gpt_cpu.evaluate(cc, &one, &hits, NULL, NULL);
     }
     compute_gpt_cpu.destroy(cc);
     int ok = fabs(together - apart) <= 1e-5 * fabs(apart) && all.runs > 1;

@@ -97,6 +97,10 @@ case_empty_bands() {
 # 5. Evaluation (the evaluation group's cases): exact for any W; train.eval_every.
 case_evaluate_any_w() { case_split_exact_for_any_w; }
 case_eval_every() { case_train_eval_every; }
+# evaluate --per-sequence on the GPT: the records add up to the split, the same bytes for
+# W = 1, 2, 3, --ids gives the full file's records; on imported bytes, its validation split.
+case_per_sequence() { case_per_sequence_sums; case_per_sequence_any_w; case_per_sequence_ids; }
+case_per_sequence_bytes() { case_per_sequence_imported; }
 
 # 6. The PyTorch witness.
 has_torch() {
@@ -117,6 +121,26 @@ case_witness_grad() {
   fixture tutorial || return
   witness_says "torch float64 GPT agrees with reference.h5 and grads.h5 (window 1, dropout 0.1 at every site, W = 2)" 0 \
     'reference.h5 +max abs err .*: agrees' grad "$TUTORIAL" outputs
+}
+# evaluate --per-sequence against the witness: every validation record recomputed one sequence
+# at a time in float64 from the checkpoint and corpus.h5 (tokens and hits exact, the loss sum
+# within 1e-6 relative; measured 3.4e-8). Control: records off by one sequence
+# (DDPTOK_TEST_PERSEQ_ID_SHIFT) disagree.
+case_witness_per_sequence() {
+  has_torch || return
+  fixture ev_trained || return
+  /usr/bin/python3 - "$cfg" perseq.yaml <<'PY' || { bad "witness per-sequence: the config with the group's label rule"; return; }
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+c["data"].update(unsupervised_prefix=3, ignore_token=4, max_labels=12)  # as E sets them
+yaml.safe_dump(c, open(sys.argv[2], "w"))
+PY
+  perseq_run 2 v.jsonl --split validation && DDPTOK_TEST_PERSEQ_ID_SHIFT=1 perseq_run 2 shifted.jsonl --split validation \
+    || { bad "witness per-sequence: evaluate --per-sequence --split validation"; return; }
+  witness_says "torch float64 recomputes every validation record of evaluate --per-sequence" 0 'agrees$' \
+    perseq perseq.yaml outputs "$CK" v.jsonl
+  witness_says "negative control: records off by one sequence disagree with the witness" 1 'DISAGREES at ids' \
+    perseq perseq.yaml outputs "$CK" shifted.jsonl
 }
 case_witness_grad_shapes() {
   has_torch || return
@@ -151,12 +175,12 @@ yaml.safe_dump(c, open(sys.argv[2], "w"))
 PY
 }
 case_witness_ddp() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp || return
   witness_says "torch gloo DDP + AdamW, 100 updates, agrees with ddptok's GPT at step 100" 0 '-> agrees' ddp ddp.yaml outputs artifacts/continuous/step-0100
 }
 case_witness_ddp_controls() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp || return
   witness_says "negative control: GELU's erf form falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as gelu-erf
   witness_says "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 '-> DISAGREES' ddp ddp.yaml outputs artifacts/continuous/step-0100 --as adam-l2
@@ -183,7 +207,7 @@ fixture_recipe2() { fixture_recipe 2; }
 fixture_recipe3() { fixture_recipe 3; }
 recipe_witness() {  # NP
   local np=$1 ctl y="recipe-w$1.yaml" o="recipe-w$1" k="recipe-w$1-a/continuous/step-0100"
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture "recipe$np" || return
   /usr/bin/python3 -c "import json, sys; r = [json.loads(l) for l in open('$o/train/continuous.jsonl')]; sys.exit(not (len(r) == 100 and all(x['grad_norm'] > 0.5 for x in r)))" \
     && ok "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)" || bad "recipe W=$np: clip 0.5 active on all 100 updates (every grad_norm above it)"

@@ -41,12 +41,12 @@ case_grad_max_labels() { grad_case max-labels 2 data.max_labels=10 data.ignore_t
 fixture_ddp() { variant ddp model.dropout=0 && prep_ref ddp.yaml; }
 fixture_ddp_trained() { fixture ddp && ddp 2 train --config ddp.yaml --continuous >/dev/null 2>&1; }
 case_ddp_sgd() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp_trained || return
   witness_ddp "torch gloo DDP, 100 updates, agrees with ddptok's step-100 model" 0 ddp.yaml outputs artifacts/continuous/step-0100
 }
 case_ddp_mean_of_means_control() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture ddp || return
   ddp 2 train --config ddp.yaml --continuous --set train.normalization=mean-of-means --set paths.artifacts=mom >/dev/null 2>&1
   witness_ddp "negative control: the same witness rejects a ddptok trained with the mean of means" 1 ddp.yaml outputs mom/continuous/step-0100
@@ -78,7 +78,7 @@ case_export_tiny() {
 }
 # The same 100-update DDP witness for the sequence unit (W·Q_r/M), with ignored labels.
 case_ddp_sequence_unit() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   variant ddpseq model.dropout=0 train.loss_unit=sequence train.normalization=global-sequence data.unsupervised_prefix=40 data.ignore_token=3
   prep_ref ddpseq.yaml --set paths.outputs=oseq
   ddp 2 train --config ddpseq.yaml --continuous --set paths.outputs=oseq --set paths.artifacts=aseq >/dev/null 2>&1
@@ -100,12 +100,12 @@ fixture_adamw() {
     && ddp 2 train --config adamw.yaml --continuous --set paths.outputs=oadam --set paths.artifacts=aadam >/dev/null 2>&1
 }
 case_ddp_adamw() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture adamw || return
   witness_ddp "torch gloo DDP + torch.optim.AdamW, 100 updates, agrees with ddptok's AdamW step-100 model" 0 adamw.yaml oadam aadam/continuous/step-0100
 }
 case_ddp_adam_l2_control() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture adamw || return
   witness_ddp "negative control: torch Adam with coupled L2 decay falls outside the AdamW bounds" 1 adamw.yaml oadam aadam/continuous/step-0100 --as adam-l2
 }
@@ -118,12 +118,12 @@ fixture_damp() {
     && ddp 2 train --config damp.yaml --continuous --set paths.outputs=odamp --set paths.artifacts=adamp >/dev/null 2>&1
 }
 case_ddp_sgd_dampening() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture damp || return
   witness_ddp "torch gloo DDP + torch.optim.SGD(dampening=0.5), 100 updates, agrees with ddptok's step-100 model" 0 damp.yaml odamp adamp/continuous/step-0100
 }
 case_ddp_sgd_undamped_control() {
-  has_torch || return
+  has_torch && shm_semaphores || return
   fixture damp || return
   witness_ddp "negative control: torch SGD without the dampening falls outside the SGD bounds" 1 damp.yaml odamp adamp/continuous/step-0100 --as sgd-undamped
 }

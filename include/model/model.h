@@ -154,6 +154,9 @@ struct ComputeOps {
     const char *name;                                         // the backend: "cpu", "cuda"
     ModelKind model;                                          // the model it computes
     int on_device;                                            // θ and the gradient live in GPU memory
+    // A device twin: where and when run/device-check.sh last passed on this code. NULL: not
+    // since it last changed, and a run on it says so in one line at start (src/main.c).
+    const char *device_verified;
     int first_layers[FIRST_LAYER_COUNT];                      // 1: computes the first layer this way (train.first_layer)
     // An instance for batches of up to max_rows rows (batch_rows: the MLP's supervised
     // positions, the GPT's packed positions).
@@ -180,8 +183,11 @@ struct ComputeOps {
     // Sets (NULL: clears) the tail hook of the backwards that follow. NULL where the backend
     // does not offer it (cuda: the gradient is reduced after the backward).
     void (*set_tail_hook)(Compute *cc, GradTailHook hook, void *ctx);
-    // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
-    double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
+    // Forward only, no dropout, unweighted: Σ losses and number of argmax hits. row_loss (T)
+    // and row_hit (T), when not NULL, receive each supervised position's loss (the terms the
+    // returned sum adds, in position order) and 1 where its argmax is the target (evaluate
+    // --per-sequence sums them per sequence).
+    double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 };
 

@@ -14,6 +14,13 @@
 // sequence), so each sequence's per-token losses are the same floats; only the chunk's double
 // sum is then the passes' sums added in order instead of one running sum (a difference in the
 // last bits of a double, far below anything a figure prints: docs/config.md train.eval_batch).
+//
+// Per sequence (evaluator_run_sequences, evaluate --per-sequence): the same passes, each
+// supervised position's loss and hit as the backend computed them for the split's sum, added
+// per sequence in position order; a sequence is named by its index in the split (0 .. n-1),
+// which no W or rank changes. Each sequence's numbers come from the one rank that evaluated it
+// and travel bit for bit (int64 sums, as the chunks' sums do), in blocks, so every rank holds
+// n records (24 bytes each) and nothing more that grows with the split.
 #ifndef DDPTOK_EVALUATION_H
 #define DDPTOK_EVALUATION_H
 
@@ -43,6 +50,13 @@ typedef struct {
     double seconds;     // this rank's wall time of the evaluation
 } SplitEval;
 
+// One sequence's numbers (evaluator_run_sequences).
+typedef struct {
+    int64_t tokens;   // its supervised positions
+    int64_t correct;  // argmax hits among them
+    double loss_sum;  // Σ nats over them, in position order: the terms the split's sum adds
+} SequenceEval;
+
 typedef struct {
     const Config *cfg;
     const Corpus *corpus;
@@ -65,6 +79,8 @@ typedef struct {
     // DDPTOK_TEST_EVAL_SKIP_PASS (a chunk's first pass only: what a chunked loop that loses
     // its later passes computes).
     struct { int drop_tail, padded, rank_sums, disturb, skip_pass; } test;
+    double *row_loss;   // (cap) a pass's per-position losses (evaluator_run_sequences)
+    int32_t *row_hit;   // (cap) and hits
 } Evaluator;
 
 // An evaluator for models of shape `m` over `corpus`; `corpus_path` is the corpus.h5 it was
@@ -82,6 +98,12 @@ void evaluator_set_trainer(Evaluator *e, Trainer *t);
 // Every rank: the metrics of the model over split `split` (SPLIT_VALIDATION, SPLIT_TEST), the
 // same on every rank. A collective: every rank calls it at the same point.
 void evaluator_run(Evaluator *e, int split, SplitEval *out);
+// The same, with each sequence's numbers: seq (n, the split's sequences in order) on every
+// rank. `want` (n flags, or NULL: every sequence) restricts the work to the passes that hold a
+// wanted sequence, each pass as evaluator_run computes it, so a wanted sequence's numbers are
+// bit for bit those of the whole split's; the others' are zero. `out` is evaluator_run's when
+// want is NULL; with want, the sums of the passes computed (not the split's).
+void evaluator_run_sequences(Evaluator *e, int split, const uint8_t *want, SequenceEval *seq, SplitEval *out);
 
 // 1 when the corpus at `path` was imported byte-level (its import_format attribute is bytes
 // or jsonl-text); 0 otherwise or when it cannot be read.

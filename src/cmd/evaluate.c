@@ -1,6 +1,7 @@
 // evaluate.c — `evaluate`: a model's test metrics and baselines (the newest checkpoint, or
-// --checkpoint DIR) -> outputs/evaluate.json; with --protocol, the protocol's verdict on
-// the resumed step-U model (resume check, parity, empty windows, matrix) -> report.json.
+// --checkpoint DIR) -> outputs/evaluate.json, with --per-sequence FILE each sequence's too
+// (--ids: some of them only); with --protocol, the protocol's verdict on the resumed step-U
+// model (resume check, parity, empty windows, matrix) -> report.json.
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "config/budget.h"
 #include "data/corpus.h"
 #include "data/synthetic.h"
@@ -19,6 +21,7 @@
 #include "io/jsonio.h"
 #include "store/checkpoint.h"
 #include "train/evaluation.h"
+#include "train/per_sequence.h"
 #include "train/progress.h"
 #include "train/trainer.h"
 
@@ -26,6 +29,8 @@ typedef struct {
     const char *checkpoint;  // --checkpoint DIR
     int protocol;            // --protocol: the protocol's verdict (report.json)
     const char *split;       // --split validation|test (NULL: test)
+    const char *per_sequence;  // --per-sequence FILE: each sequence's numbers (per_sequence.h)
+    const char *ids;         // --ids A,B,C|FILE: only these sequences' (with --per-sequence)
 } EvaluateOptions;
 
 static int evaluate_split_of(const App *app) {
@@ -117,7 +122,50 @@ typedef struct {
     SplitEval t;
     int step;
     double best_loss, best_acc, unigram;
+    int subset;  // --ids: only some sequences were evaluated (no split metrics, no evaluate.json)
 } TestReport;
+
+// --- evaluate --per-sequence FILE [--ids A,B,C|FILE] -----------------------------------------
+// Checked before anything is evaluated: the ids within the split, the file writable (rank 0
+// looks, every rank learns what it saw); a refusal is one line, exit 2 on every rank, nothing
+// written. Then each sequence's numbers (evaluator_run_sequences) -> FILE, by rank 0.
+typedef struct {
+    uint8_t *want;  // (n) the split's sequences asked for; NULL: every one
+    int count;      // how many records the file holds
+} SequenceChoice;
+
+static SequenceChoice per_sequence_prepare(App *app, const Corpus *corpus, int split) {
+    const EvaluateOptions *o = app->opts;
+    SequenceChoice c = {NULL, corpus_split_count(corpus, split)};
+    char why[1600] = "";
+    if (o->ids) {
+        int64_t *ids;
+        int k, n = c.count;
+        if (per_sequence_ids_parse(o->ids, &ids, &k, why, sizeof why)) die(EXIT_BAD_INPUT, "evaluate --ids %s", why);
+        c.want = xcalloc(n ? (size_t)n : 1, 1), c.count = 0;
+        for (int i = 0; i < k; i++) {
+            if (ids[i] >= n) {
+                if (n) die(EXIT_BAD_INPUT, "evaluate --ids %s: no sequence %lld in the %s split (its ids are 0..%d)", o->ids,
+                           (long long)ids[i], split_name(split), n - 1);
+                die(EXIT_BAD_INPUT, "evaluate --ids %s: no sequence %lld: the %s split has no sequence", o->ids, (long long)ids[i],
+                    split_name(split));
+            }
+            c.count += !c.want[ids[i]], c.want[ids[i]] = 1;
+        }
+        free(ids);
+    }
+    if (app->comm.rank == 0 && per_sequence_target_check(o->per_sequence, why, sizeof why) == 0) why[0] = 0;
+    comm_bcast(&app->comm, why, sizeof why, 0);
+    if (why[0]) die(EXIT_BAD_INPUT, "evaluate --per-sequence %s", why);
+    return c;
+}
+
+// The SHA-256 of the model's θ (P float32, as they lie in memory: little-endian) in hex.
+static void params_digest(const float *theta, size_t P, char hex[65]) {
+    Sha256 *h = sha256_begin();
+    sha256_add(h, theta, P * sizeof *theta);
+    sha256_hex(h, hex);
+}
 
 // A split with no supervised token has no loss: 0/0 is an error (exit 2, every rank), never a
 // loss of 0 with exit 0. Says why — no sequence, or sequences the label rule leaves without a
@@ -151,7 +199,36 @@ static void __attribute__((noreturn)) no_tokens(App *app, const Corpus *corpus, 
         name, corpus_path, (long long)t->sequences, name, lead, fix);
 }
 
-static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint) {
+// The records -> --per-sequence FILE (rank 0; a failure stops every rank, exit 2), and what
+// they add up to printed. With --ids, the only numbers of this run (no split metrics).
+static void per_sequence_publish(App *app, const Corpus *corpus, const char *dir, int step, int split, const char *digest,
+                                 const SequenceEval *seq, const SequenceChoice *choice) {
+    const EvaluateOptions *o = app->opts;
+    int n = corpus_split_count(corpus, split);
+    int64_t tokens = 0, correct = 0;
+    double loss_sum = 0;
+    for (int i = 0; i < n; i++)
+        if (!choice->want || choice->want[i]) tokens += seq[i].tokens, correct += seq[i].correct, loss_sum += seq[i].loss_sum;
+    int rc = 0;
+    if (app->comm.rank == 0) {
+        json_t *header = json_pack("{s:s, s:i, s:s, s:o, s:i, s:s, s:s, s:s, s:i, s:i, s:I, s:I}", "format", PER_SEQUENCE_FORMAT,
+                                   "version", PER_SEQUENCE_VERSION, "split", split_name(split), "checkpoint", json_text(dir, NULL),
+                                   "step", step, "model", model_kind_names[app->cfg.model.kind], "params_sha256", digest,
+                                   "corpus_lock", corpus->corpus_lock, "split_sequences", n, "count", choice->count, "tokens",
+                                   (json_int_t)tokens, "correct", (json_int_t)correct);
+        rc = per_sequence_write(o->per_sequence, header, seq, choice->want, n);
+    }
+    if (comm_agree(&app->comm, rc ? EXIT_BAD_INPUT : 0)) stop(EXIT_BAD_INPUT);  // rank 0 said why
+    if (choice->want)
+        say("evaluate: step-%d model of %s on %d of the %d %s sequences (--ids): %lld supervised tokens, loss %.5f per token, "
+            "token accuracy %.2f %%\n", step, text_safe(dir), choice->count, n, split_name(split), (long long)tokens,
+            tokens ? loss_sum / (double)tokens : NAN, tokens ? 100.0 * (double)correct / (double)tokens : NAN);
+    say("evaluate: %d per-sequence record%s (id, tokens, loss_sum, loss, correct) -> %s\n", choice->count,
+        choice->count == 1 ? "" : "s", text_safe(o->per_sequence));
+}
+
+static TestReport test_report(App *app, const Corpus *corpus, const char *dir, const char *missing_hint,
+                              const SequenceChoice *choice) {
     char path[1200], corpus_path[1024];
     checkpoint_rank_path(path, sizeof path, dir, 0);
     CheckpointState s;
@@ -167,7 +244,7 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
         }
         stop(EXIT_BAD_INPUT);  // it said why
     }
-    TestReport r;
+    TestReport r = {0};
     r.step = s.step;
     out_path(app, corpus_path, sizeof corpus_path, "data/corpus.h5");
     Evaluator e;
@@ -176,9 +253,22 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     evaluator_set_params(&e, s.theta);
     int split = evaluate_split_of(app);
     const char *name = split_name(split);
-    evaluator_run(&e, split, &r.t);
+    const EvaluateOptions *o = app->opts;
+    SequenceEval *seq = NULL;
+    char digest[65] = "";
+    if (o->per_sequence) {
+        seq = xmalloc(((size_t)corpus_split_count(corpus, split) + 1) * sizeof *seq);  // (n): 24 bytes a sequence
+        evaluator_run_sequences(&e, split, choice->want, seq, &r.t);
+        params_digest(s.theta, s.m.total, digest);
+        r.subset = choice->want != NULL;
+    } else evaluator_run(&e, split, &r.t);
     evaluator_free(&e);
     checkpoint_state_free(&s);
+    if (r.subset) {
+        per_sequence_publish(app, corpus, dir, r.step, split, digest, seq, choice);
+        free(seq);
+        return r;
+    }
     if (!r.t.tokens) no_tokens(app, corpus, split, corpus_path, &r.t);
     baselines(&app->cfg, corpus, split, &r.best_loss, &r.best_acc, &r.unigram);
     say("evaluate: step-%d model of %s on %lld %s sequences (%lld supervised tokens)\n", r.step, text_safe(dir),
@@ -189,6 +279,8 @@ static TestReport test_report(App *app, const Corpus *corpus, const char *dir, c
     if (isnan(r.best_loss)) say("  unigram baseline %.5f; best achievable unknown (imported data)\n", r.unigram);
     else say("  unigram baseline %.5f; best achievable (the generating chain) %.5f, %.2f %%\n", r.unigram, r.best_loss,
              100 * r.best_acc);
+    if (seq) per_sequence_publish(app, corpus, dir, r.step, split, digest, seq, choice);
+    free(seq);
     return r;
 }
 
@@ -223,7 +315,11 @@ static int evaluate_checkpoint(App *app, const Corpus *corpus) {
         if (step == -2) die(EXIT_BAD_INPUT, "evaluate: no intact checkpoint under %s (each one is damaged, see above)", root);
         snprintf(hint, sizeof hint, "%s: no checkpoint there", dir);
     }
-    TestReport r = test_report(app, corpus, dir, hint);
+    SequenceChoice choice = {NULL, 0};
+    if (((const EvaluateOptions *)app->opts)->per_sequence) choice = per_sequence_prepare(app, corpus, evaluate_split_of(app));
+    TestReport r = test_report(app, corpus, dir, hint, &choice);
+    free(choice.want);
+    if (r.subset) return 0;  // --ids: the records are this run's result (evaluate.json is the whole split's)
     if (app->comm.rank == 0)
         write_json(app, "evaluate.json",
                    json_pack("{s:o, s:i, s:o}", "checkpoint", json_text(dir, NULL), "step", r.step,
@@ -407,7 +503,8 @@ static int evaluate_protocol(App *app, const Corpus *corpus) {
         keep_own(app, corpus, &rep.empty, &rep.empty_ok, epath, empty_other, sizeof empty_other, not_counted);
         keep_own_cells(app, corpus, &rep, &cells_other, not_counted);
     }
-    TestReport r = test_report(app, corpus, resumed, hint);
+    const SequenceChoice none = {NULL, 0};
+    TestReport r = test_report(app, corpus, resumed, hint, &none);
 
     Verdict v = {0, 0};
     if (other_run[0]) {
@@ -456,6 +553,18 @@ static void evaluate_check(const App *app) {
     const EvaluateOptions *o = app->opts;
     if (o && o->protocol && o->split)
         die(EXIT_BAD_INPUT, "evaluate --split %s: not with --protocol (the protocol's verdict is on the test split)", o->split);
+    if (o && o->protocol && o->per_sequence)
+        die(EXIT_BAD_INPUT, "evaluate --per-sequence %s: not with --protocol (it scores a model: --checkpoint DIR, or the newest)",
+            o->per_sequence);
+    if (o && o->ids && !o->per_sequence)
+        die(EXIT_BAD_INPUT, "evaluate --ids %s: only with --per-sequence FILE (the ids say which sequences' records it holds)", o->ids);
+    if (o && o->ids) {  // the list or the file read now, for --check too; the range once the corpus is read
+        int64_t *ids;
+        int k;
+        char why[1600];
+        if (per_sequence_ids_parse(o->ids, &ids, &k, why, sizeof why)) die(EXIT_BAD_INPUT, "evaluate --ids %s", why);
+        free(ids);
+    }
 }
 
 static int evaluate_run(App *app) {
@@ -473,7 +582,7 @@ const Command cmd_evaluate = {
     .check_options = evaluate_check,
     .distributed = DISTRIBUTED_ANY,
     .summary = "a model's test metrics and baselines (the newest checkpoint, or --checkpoint DIR) -> outputs/evaluate.json; "
-               "--protocol: the protocol's verdict (resume vs continuous, parity, empty windows) -> outputs/report.json",
+               "--per-sequence FILE: each sequence's loss too; --protocol: the protocol's verdict (resume vs continuous, parity, empty windows) -> outputs/report.json",
     .options = (const CommandOption[]){
         OPTION_STRING("--checkpoint", EvaluateOptions, checkpoint, "DIR",
                       "that checkpoint's model instead of the newest intact one"),
@@ -482,6 +591,11 @@ const Command cmd_evaluate = {
                     "outputs/report.json", .excludes = "--checkpoint"),
         OPTION_CHOICE("--split", EvaluateOptions, split, "validation|test", ((const char *const[]){"validation", "test", NULL}),
                       "the split to score (default test); evaluate.json names it"),
+        OPTION_STRING("--per-sequence", EvaluateOptions, per_sequence, "FILE",
+                      "also each sequence's tokens, loss sum, mean loss and hits -> FILE (JSON Lines, by id: its index in the "
+                      "split; a header line first; not with --protocol)"),
+        OPTION_STRING("--ids", EvaluateOptions, ids, "A,B,C|FILE",
+                      "with --per-sequence: only these sequences (ids, or a file of them); evaluate.json is then left alone"),
         OPTION_END,
     },
     .opts_size = sizeof(EvaluateOptions),

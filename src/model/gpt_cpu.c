@@ -361,13 +361,21 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
 }
 
 // Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally (backward)
-// turns the logits into dlogits = scale·w_t·(softmax − onehot). As mlp_cpu.c's (no bias).
-static double gpt_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
+// turns the logits into dlogits = scale·w_t·(softmax − onehot). As mlp_cpu.c's (no bias),
+// row_loss and row_hit (T) too.
+static double gpt_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct,
+                           double *row_loss, int32_t *row_hit) {
     int V = cc->m.V;
     double total = 0;
     for (int t = 0; t < b->T; t++) {
         float w = weight ? weight[t] : 1.0f;
-        total += cpu_row_loss(cc->kern, cc->logits + (size_t)t * V, cc->ex, V, b->target[t], w, scale * w, backward, correct);
+        int64_t hit = 0;
+        double loss = cpu_row_loss(cc->kern, cc->logits + (size_t)t * V, cc->ex, V, b->target[t], w, scale * w, backward,
+                                   correct || row_hit ? &hit : NULL);
+        total += loss;
+        if (correct) *correct += hit;
+        if (row_loss) row_loss[t] = loss;
+        if (row_hit) row_hit[t] = (int32_t)hit;
     }
     return total;
 }
@@ -442,17 +450,17 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
 static double gpt_forward_backward(Compute *cc, const Batch *b, float scale, const Dropout *d) {
     if (b->T == 0) return 0;
     gpt_forward_cpu(cc, b, d);
-    double loss = gpt_loss_cpu(cc, b, b->weight, scale, 1, NULL);
+    double loss = gpt_loss_cpu(cc, b, b->weight, scale, 1, NULL, NULL, NULL);
     cc->loss = loss;
     gpt_backward_cpu(cc, b);
     cc->d = NULL;
     return loss;
 }
 
-static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     if (b->T == 0) return 0;
     gpt_forward_cpu(cc, b, NULL);
-    return gpt_loss_cpu(cc, b, NULL, 0, 0, correct);
+    return gpt_loss_cpu(cc, b, NULL, 0, 0, correct, row_loss, row_hit);
 }
 
 void gpt_cpu_last_logits(Compute *cc, const Batch *b, float *logits) {

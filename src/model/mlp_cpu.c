@@ -147,13 +147,20 @@ static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
 // Row-wise log-softmax loss Σ_t w_t·loss_t (w = 1 without weights); optionally (backward)
 // turns Y into dY = scale·w_t·(softmax − onehot) and adds each row of it to the b2 gradient
 // while the row is in cache (t ascending, as a separate column sum would).
-static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct) {
+// row_loss, row_hit (T): each position's loss and hit, when not NULL (ComputeOps.evaluate).
+static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, float scale, int backward, int64_t *correct,
+                           double *row_loss, int32_t *row_hit) {
     int V = cc->m.V;
     float *restrict gb2 = cc->grad + cc->m.offset[MLP_B2];
     double total = 0;
     for (int t = 0; t < b->T; t++) {
         float *y = cc->Y + (size_t)t * V, w = weight ? weight[t] : 1.0f;
-        total += cpu_row_loss(cc->kern, y, cc->ex, V, b->target[t], w, scale * w, backward, correct);
+        int64_t hit = 0;
+        double loss = cpu_row_loss(cc->kern, y, cc->ex, V, b->target[t], w, scale * w, backward, correct || row_hit ? &hit : NULL);
+        total += loss;
+        if (correct) *correct += hit;
+        if (row_loss) row_loss[t] = loss;
+        if (row_hit) row_hit[t] = (int32_t)hit;
         if (backward)
             for (int v = 0; v < V; v++) gb2[v] += y[v];
     }
@@ -202,7 +209,7 @@ static double cpu_forward_backward(Compute *cc, const Batch *b, float scale, con
     ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
     mlp_forward_cpu(cc, b, d);
-    double loss = mlp_loss_cpu(cc, b, b->weight, scale, 1, NULL);
+    double loss = mlp_loss_cpu(cc, b, b->weight, scale, 1, NULL, NULL, NULL);
     cc->loss = loss;
     mlp_backward_cpu(cc, b);
     return loss;
@@ -210,11 +217,11 @@ static double cpu_forward_backward(Compute *cc, const Batch *b, float scale, con
 
 static void cpu_set_tail_hook(Compute *cc, GradTailHook hook, void *ctx) { cc->tail_hook = hook, cc->tail_ctx = ctx; }
 
-static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
+static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     ASSERT(b->T <= cc->cap);
     if (b->T == 0) return 0;
     mlp_forward_cpu(cc, b, NULL);
-    return mlp_loss_cpu(cc, b, NULL, 0, 0, correct);
+    return mlp_loss_cpu(cc, b, NULL, 0, 0, correct, row_loss, row_hit);
 }
 
 const ComputeOps compute_mlp_cpu = {

@@ -57,6 +57,7 @@ void evaluator_free(Evaluator *e) {
     if (e->cc && !e->borrowed) e->ops->destroy(e->cc);
     batch_free(&e->b);
     free(e->theta);
+    free(e->row_loss), free(e->row_hit);
     memset(e, 0, sizeof *e);
 }
 
@@ -88,7 +89,58 @@ static double double_of(int64_t v) {
     return x;
 }
 
-void evaluator_run(Evaluator *e, int split, SplitEval *out) {
+// The sequences' records to every rank: each is non-zero on the one rank that evaluated it, so
+// an int64 sum of [loss bits, tokens, correct] carries it exactly; in blocks of SEQ_BLOCK.
+#define SEQ_BLOCK 65536
+static void sequences_exchange(Comm *comm, SequenceEval *seq, int n) {
+    if (comm->world == 1) return;
+    int64_t *x = xmalloc((size_t)3 * SEQ_BLOCK * sizeof *x);
+    comm_label(comm, "the evaluation's all-reduce (per-sequence losses, tokens)");
+    for (int at = 0; at < n; at += SEQ_BLOCK) {
+        int m = n - at < SEQ_BLOCK ? n - at : SEQ_BLOCK;
+        for (int i = 0; i < m; i++)
+            x[3 * i] = bits_of(seq[at + i].loss_sum), x[3 * i + 1] = seq[at + i].tokens, x[3 * i + 2] = seq[at + i].correct;
+        comm->ops->allreduce_sum_i64(comm, x, 3 * m);
+        for (int i = 0; i < m; i++)
+            seq[at + i].loss_sum = double_of(x[3 * i]), seq[at + i].tokens = x[3 * i + 1], seq[at + i].correct = x[3 * i + 2];
+    }
+    free(x);
+}
+
+// A pass's positions into its sequences' records: position t is slot pos[t] / L's (batch.h),
+// the split's sequence ids[slot] - first; its losses added in position order.
+static void pass_sequences(const Batch *b, const int32_t *ids, int first, const double *row_loss, const int32_t *row_hit,
+                           SequenceEval *seq) {
+    for (int t = 0; t < b->T; t++) {
+        SequenceEval *r = &seq[ids[b->pos[t] / b->L] - first];
+        r->loss_sum += row_loss[t], r->tokens++, r->correct += row_hit[t];
+    }
+}
+
+// Whether the pass of ids[0..k) holds a wanted sequence (want NULL: every pass is computed).
+static int pass_wanted(const uint8_t *want, const int32_t *ids, int k, int first) {
+    if (!want) return 1;
+    for (int i = 0; i < k; i++)
+        if (want[ids[i] - first]) return 1;
+    return 0;
+}
+
+static void run_split(Evaluator *e, int split, const uint8_t *want, SequenceEval *seq, SplitEval *out);
+
+void evaluator_run(Evaluator *e, int split, SplitEval *out) { run_split(e, split, NULL, NULL, out); }
+
+void evaluator_run_sequences(Evaluator *e, int split, const uint8_t *want, SequenceEval *seq, SplitEval *out) {
+    int n = corpus_split_count(e->corpus, split);
+    memset(seq, 0, (size_t)n * sizeof *seq);
+    if (!e->row_loss) {  // (cap) a pass's rows
+        e->row_loss = xmalloc((size_t)e->b.cap * sizeof *e->row_loss);
+        e->row_hit = xmalloc((size_t)e->b.cap * sizeof *e->row_hit);
+    }
+    run_split(e, split, want, seq, out);
+    sequences_exchange(e->comm, seq, n);
+}
+
+static void run_split(Evaluator *e, int split, const uint8_t *want, SequenceEval *seq, SplitEval *out) {
     double t0 = now_seconds();
     const Corpus *corpus = e->corpus;
     int W = e->comm->world, rank = e->comm->rank;
@@ -120,8 +172,10 @@ void evaluator_run(Evaluator *e, int split, SplitEval *out) {
             int k = m - q < e->per_pass ? m - q : e->per_pass;
             if (e->test.skip_pass && q) continue;  // DDPTOK_TEST_EVAL_SKIP_PASS: a chunk's first pass only
             for (int i = 0; i < k; i++) ids[i] = from + q + i;
+            if (!pass_wanted(want, ids, k, first)) continue;
             batch_build(&e->b, corpus, ids, k, &rule, UNIT_TOKEN);
-            s += e->ops->evaluate(e->cc, &e->b, &x[slots + 1]);
+            s += e->ops->evaluate(e->cc, &e->b, &x[slots + 1], seq ? e->row_loss : NULL, seq ? e->row_hit : NULL);
+            if (seq) pass_sequences(&e->b, ids, first, e->row_loss, e->row_hit, seq);
             x[slots] += e->test.padded ? e->b.padded : e->b.T;  // DDPTOK_TEST_EVAL_PADDED: padding in the denominator
         }
         if (e->test.rank_sums) mine += s;

@@ -9,6 +9,10 @@
 //   plot      plot_jsonl_to_dat: the input as a run's JSONL. Property: a point is never
 //             lost to what precedes it — the input, a newline and one more record give
 //             exactly one point more
+//   ids       per_sequence_ids_parse: the input as a file of ids (evaluate --ids FILE).
+//             Property: the ids it returns, written back as a list A,B,C, parse to the
+//             same ids. Then per_sequence_target_check on the input as a file already
+//             at --per-sequence's path: its bytes are left as they were
 // A crash, a sanitizer report, a leak (a missing json_decref), an exit (die, ASSERT) or a
 // broken property is a finding. jansson is part of the target: a crash there counts too.
 #include <stdint.h>
@@ -19,7 +23,9 @@
 #include <unistd.h>
 
 #include "app/app.h"
+#include "base/buf.h"
 #include "base/fs.h"
+#include "train/per_sequence.h"
 #include "fuzz_common.h"
 
 static App app;
@@ -78,10 +84,34 @@ static void read_plot(const uint8_t *data, size_t size) {
     }
 }
 
+static void read_ids(const uint8_t *data, size_t size) {
+    char path[600], why[1600];
+    out_path(&app, path, sizeof path, "ids.txt");
+    put("ids.txt", data, size, NULL);
+    int64_t *ids, *again;
+    int n, m;
+    if (per_sequence_ids_parse(path, &ids, &n, why, sizeof why) == 0) {
+        Buf list = {0};
+        for (int i = 0; i < n; i++) buf_printf(&list, "%s%lld", i ? "," : "", (long long)ids[i]);
+        if (per_sequence_ids_parse(list.s, &again, &m, why, sizeof why) || m != n || memcmp(again, ids, (size_t)n * sizeof *ids)) {
+            fprintf(stderr, "fuzz_json: %d ids of the file do not parse back as the list %.200s (%s)\n", n, list.s, why);
+            abort();
+        }
+        free(again), free(ids), buf_free(&list);
+    }
+    out_path(&app, path, sizeof path, "target.jsonl");
+    put("target.jsonl", data, size, NULL);
+    per_sequence_target_check(path, why, sizeof why);
+    size_t len;
+    char *after = file_read_regular(path, size + 1, &len, why, sizeof why);
+    if (!after || len != size || memcmp(after, data, size)) fprintf(stderr, "fuzz_json: the file at the target changed\n"), abort();
+    free(after);
+}
+
 static const struct {
     const char *name;
     void (*read)(const uint8_t *data, size_t size);
-} readers[] = {{"evaluate", read_evaluate}, {"plot", read_plot}};  // input byte 0 (mod 2): evaluate, 1: plot
+} readers[] = {{"evaluate", read_evaluate}, {"plot", read_plot}, {"ids", read_ids}};  // input byte 0 (mod 3): evaluate, plot, ids
 enum { N_READERS = sizeof readers / sizeof readers[0] };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -7,6 +7,10 @@
 // refused, since every non-blank line must be an entry for a rank file that is there (only
 // rank-0000.h5 is, and its line is the one appended). A difference aborts (a finding), as
 // does a crash, a sanitizer report, a leak or an exit.
+// Negative control (tests/test_fuzz.sh manifest_property_control): with
+// DDPTOK_FUZZ_MANIFEST_LENIENT=1 the harness writes only the lines that parse as "SHA-256 name",
+// dropping the others as the verifier once ignored them; an input holding such a line must
+// then abort with the second finding.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +42,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
+static int lenient = -1;  // DDPTOK_FUZZ_MANIFEST_LENIENT=1: the negative control
+
 static int verify(const uint8_t *data, size_t size, const char *tail) {
+    if (lenient < 0) lenient = getenv("DDPTOK_FUZZ_MANIFEST_LENIENT") && !strcmp(getenv("DDPTOK_FUZZ_MANIFEST_LENIENT"), "1");
     FILE *f = fopen(manifest, "wb");
-    if (!f || fwrite(data, 1, size, f) != size || (tail && fputs(tail, f) == EOF) || fclose(f) != 0) abort();
+    if (!f) abort();
+    if (!lenient) {
+        if (fwrite(data, 1, size, f) != size) abort();
+    } else {  // only the lines that parse as "SHA-256 name" (each up to its first NUL)
+        char line[4096], hex[65], name[1024];
+        for (size_t i = 0; i < size;) {
+            const uint8_t *nl = memchr(data + i, '\n', size - i);
+            size_t n = nl ? (size_t)(nl - (data + i)) : size - i, k = n < sizeof line - 1 ? n : sizeof line - 1;
+            memcpy(line, data + i, k), line[k] = 0;
+            if (sscanf(line, "%64s %1023s", hex, name) == 2 && is_sha256_hex(hex) && fprintf(f, "%s\n", line) < 0) abort();
+            i += n + 1;
+        }
+    }
+    if ((tail && fputs(tail, f) == EOF) || fclose(f) != 0) abort();
     return checkpoint_verify_manifest(file, image, sizeof image - 1);
 }
 

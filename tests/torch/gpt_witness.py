@@ -25,6 +25,11 @@ F.softmax, float64 autograd), one sequence at a time, reading only ddptok's docu
       forward's logits (the begin id first; the last Lmax - 1 ids after it once the sequence is
       longer): it must equal generate.json's ids. --as no-begin (the sequence fed without the
       begin id first) must not.
+  gpt_witness.py perseq CONFIG OUTPUTS CHECKPOINT_DIR PER_SEQUENCE_JSONL
+      each record of evaluate --per-sequence recomputed from the checkpoint's weights and
+      corpus.h5, one sequence at a time in float64 (no dropout; the label rule's positions): the
+      tokens equal, the hits equal where the top two logits are not within 1e-6, the loss sum
+      within 1e-6 relative (float32's forward against float64's).
 Exit 0 when the witness agrees with ddptok, 1 when it does not (what a control must give);
 prints the numbers either way."""
 import json
@@ -389,6 +394,44 @@ def witness_generate(cfg_path, ckpt, gen_json, variant=None):
     return same
 
 
+def witness_perseq(cfg_path, out, ckpt, per_seq):
+    cfg = load_config(cfg_path)
+    with h5py.File(f"{ckpt}/rank-0000.h5") as f:
+        th = {p: torch.tensor(f[f"model/{p}"][()], dtype=torch.float64) for p in PARAMS}
+    with h5py.File(f"{out}/data/corpus.h5") as f:
+        tokens, offsets, split = f["tokens"][()].astype(np.int64), f["offsets"][()], f["split"][()]
+    with open(per_seq) as f:
+        head, *recs = [json.loads(line) for line in f]
+    seqs = np.nonzero(split == {"train": 0, "validation": 1, "test": 2}[head["split"]])[0]  # id = index in the split
+    worst, bad, ties = 0.0, [], 0
+    for r in recs:
+        x = tokens[offsets[seqs[r["id"]]]:offsets[seqs[r["id"]] + 1]]
+        lab = labels(cfg, x)
+        loss, hits = 0.0, 0
+        if lab:
+            with torch.no_grad():
+                logits = forward(cfg, th, torch.from_numpy(np.concatenate([[0], x[:-1]])), torch.arange(len(x)), None, None)[lab]
+            tgt = torch.from_numpy(x[lab])
+            loss = float((torch.logsumexp(logits, 1) - logits[torch.arange(len(lab)), tgt]).sum())
+            top2 = torch.topk(logits, 2, dim=1).values
+            near = (top2[:, 0] - top2[:, 1]) <= 1e-6
+            ties += int(near.sum())
+            hit = logits.argmax(1) == tgt
+            hits = int(hit[~near].sum())
+            hits_max = hits + int(near.sum())
+        else:
+            hits_max = 0
+        rel = abs(r["loss_sum"] - loss) / loss if loss else abs(r["loss_sum"])
+        worst = max(worst, rel)
+        if r["tokens"] != len(lab) or not hits <= r["correct"] <= hits_max or rel > 1e-6:
+            bad.append(r["id"])
+    ok = not bad and len(recs) == head["count"]
+    print(f"gpt witness perseq: {len(recs)} records of {per_seq} ({head['split']}) from {ckpt}: worst relative loss-sum "
+          f"difference {worst:.3e} (bound 1e-6), {ties} near-tie positions, "
+          f"{'agrees' if ok else 'DISAGREES at ids ' + ','.join(map(str, bad[:8]))}")
+    return ok
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     variant = args[args.index("--as") + 1] if "--as" in args else None
@@ -396,6 +439,8 @@ if __name__ == "__main__":
         args = args[:args.index("--as")]
     if mode == "generate":
         ok = witness_generate(args[0], args[1], args[2], variant)
+    elif mode == "perseq":
+        ok = witness_perseq(args[0], args[1], args[2], args[3])
     elif mode == "grad":
         if variant not in (None, "across", "gelu-erf", "untied"):
             raise SystemExit(f"gpt_witness grad: no control {variant}")
