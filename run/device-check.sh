@@ -106,10 +106,9 @@ echo "python: $PY ($($PY -c 'import h5py; print("h5py", h5py.__version__)' 2>&1 
 CFG=$ROOT/configs/minimum.yaml TINY=$ROOT/configs/tiny.yaml GPT=$ROOT/configs/gpt-tiny.yaml
 W=$(mktemp -d /tmp/ddptok-dev.XXXXXX); cd "$W"
 [ $DRY -eq 1 ] && trap 'rm -rf "$W"' EXIT
-# gpt-tiny.yaml ships nanoGPT's recipe; decay matrices (and grad_clip under NCCL's device
-# buffers) run on the CPU backend only for now, and the dry run's 8 updates are below its
-# warmup: the device check is of the model, with plain AdamW (constant rate, no clip, decay
-# on every tensor), resolved once by ddptok config.
+# gpt-tiny.yaml ships nanoGPT's recipe, and the dry run's 8 updates are below its warmup: the
+# device check is of the model, with plain AdamW (constant rate, no clip, decay on every
+# tensor), resolved once by ddptok config; the recipe on the device has a row of its own (7b').
 "$DDPTOK" config --config "$GPT" --set train.lr_schedule=constant --set train.grad_clip=0 --set train.optimizer.decay=all \
   > gpt-tiny-plain.yaml && GPT=$W/gpt-tiny-plain.yaml
 run() { timeout -k 5 120 "$@"; }
@@ -271,6 +270,20 @@ xb() {  # LABEL DIR FIRST-BACKEND... -- SECOND-BACKEND...
 ddp 2 train --config "$GPT" "${SHORT[@]}" --set paths.outputs=ogpt --set paths.artifacts=axcpu --backend cpu --continuous > xcpu.txt 2>&1
 xb "cpu ckpt on gpu" ax-cpu-gpu --backend cpu -- "${GPU[@]}" --comm mpi
 xb "gpu ckpt on cpu" ax-gpu-cpu "${GPU[@]}" --comm mpi -- --backend cpu
+# 7b'. gpt-tiny.yaml as shipped (cosine, train.grad_clip 1.0, decay on the matrices) at W = 1
+# over NCCL, where the clip takes the all-reduced gradient to the host and back and the decay
+# mask is the device's copy, against the same run on the CPU (warmup 2 so that the dry run's 8
+# updates pass it): max |dθ|, |dm|, |dv| within 1e-3; the dry run's (CPU both ways) exactly 0.
+rec=(--set train.warmup_updates=2 --set train.world_size=1 --set train.rank_bands=auto --set paths.outputs=orec)
+run "$DDPTOK" prepare --config "$ROOT/configs/gpt-tiny.yaml" "${rec[@]}" > rec-prep.txt 2>&1
+ddp 1 train --config "$ROOT/configs/gpt-tiny.yaml" "${SHORT[@]}" "${rec[@]}" --set paths.artifacts=arec-cpu --backend cpu --continuous > rec-cpu.txt 2>&1
+ddp 1 train --config "$ROOT/configs/gpt-tiny.yaml" "${SHORT[@]}" "${rec[@]}" --set paths.artifacts=arec-gpu "${GPU[@]}" "${NCCL[@]}" --continuous > rec-gpu.txt 2>&1; rc=$?
+tail -1 rec-gpu.txt
+d=$($PY "$ROOT/tests/compare_ckpt.py" arec-gpu/continuous/$STEP arec-cpu/continuous/$STEP)
+within=$($PY -c "import sys; print(float(sys.argv[1]) <= 1e-3)" "$d" 2>/dev/null)
+[ $DRY -eq 1 ] && [ "$d" != 0 ] && within="False (dry run: CPU both ways must be bit-exact)"
+row "gpt recipe W=1 cuda+nccl vs cpu" "$([ $rc -eq 0 ] && [ "$within" = True ] && echo ok || echo FAIL)" \
+  "cosine + clip 1.0 + decay matrices; max |dtheta|, |dm|, |dv| = $d (bound 1e-3)"
 # 7c. Speed: tokens/s, ms per window split (JSONL window_split: compute = forward + backward,
 # the gradient all-reduce, the optimizer, the draw), and the share of the FP32 peak.
 # FLOPs per token = 6·(P − T·C) (the GEMMs, the tied head included, wpe a lookup) + 12·NL·C·len

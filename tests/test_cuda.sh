@@ -209,7 +209,7 @@ case_device_check_dry_run() {
     "tokens/s minimum.yaml W=2 (steps 6-100)" "tokens/s H=4096 B=32 W=2 (steps 6-20)"
     "cpu vs gpu gradient + sgd/adamw (gpt-tiny, dropout 0.1 every site)" "cpu vs gpu gradient + sgd/adamw (gpt-tiny prefix 8, sequence unit)"
     "gpt parity W=2 cuda+mpi (one GPU)" "gpt parity W=1 cuda+nccl" "resume gpt W=2 cuda+mpi"
-    "gpt resume cpu ckpt on gpu" "gpt resume gpu ckpt on cpu" "tokens/s gpt-tiny W=2 cuda+mpi" "tokens/s gpt GPT-2 small width W=1 B=4")
+    "gpt resume cpu ckpt on gpu" "gpt resume gpu ckpt on cpu" "gpt recipe W=1 cuda+nccl vs cpu" "tokens/s gpt-tiny W=2 cuda+mpi" "tokens/s gpt GPT-2 small width W=1 B=4")
   local built=0; grep -q '^CUDA_FOUND' <(make -s -C "$ROOT" print-cuda 2>/dev/null) && built=1
   [ $built -eq 1 ] && { make -s -C "$ROOT" build/test_cuda_model >/dev/null 2>&1 || { bad "build/test_cuda_model builds (for the dry run)"; return; }; }
   local t0=$SECONDS rc

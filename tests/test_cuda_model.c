@@ -226,11 +226,30 @@ int main(int argc, char **argv) {
     float *tc = xmalloc(m.total * sizeof *tc), *tg = xmalloc(m.total * sizeof *tg);
     float *sgd_cpu = xmalloc(m.total * sizeof *sgd_cpu);
     OptimizerHyper h = {.lr = 0.01, .weight_decay = 0.01, .momentum = 0.9, .dampening = 0.5, .betas = {0.9, 0.999}, .eps = 1e-3};
-    for (int kind = 0; kind < OPT_COUNT; kind++) {
+    // Then each with train.optimizer.decay: matrices (the row's matrices masked in, decay 0.5
+    // so that where it applies it moves θ well outside the bound): the twin's copy of the mask
+    // on the device against the CPU's; negative control: the masked twin against the CPU
+    // decaying every element must disagree.
+    uint8_t *mask = xcalloc(m.total, 1);
+    for (int k = 0; k < m.n_tensors; k++)
+        if (model_tensor_is_matrix(&m, k)) memset(mask + m.offset[k], 1, m.size[k]);
+    float *all_cpu = xmalloc(m.total * sizeof *all_cpu);
+    for (int run = 0; run < 2 * OPT_COUNT; run++) {
+        int kind = run % OPT_COUNT, masked = run >= OPT_COUNT;
+        OptimizerHyper hr = h;
+        if (masked) hr.weight_decay = 0.5;
         cc = cpu->create(&m, cap, FIRST_LAYER_DENSE), cg = twin->create(&m, cap, FIRST_LAYER_DENSE);
         cpu->set_params(cc, theta), twin->set_params(cg, theta_t);
-        Optimizer *oc = optimizer_create((OptimizerKind)kind, &h, cpu->optimizer, m.total);
-        Optimizer *og = optimizer_create((OptimizerKind)kind, &h, twin->optimizer, m.total);
+        Optimizer *oc = optimizer_create((OptimizerKind)kind, &hr, cpu->optimizer, m.total);
+        Optimizer *og = optimizer_create((OptimizerKind)kind, &hr, twin->optimizer, m.total);
+        Optimizer *oa = NULL;  // masked: the CPU decaying every element, for the control
+        Compute *ca = NULL;
+        if (masked) {
+            optimizer_set_decay_mask(oc, mask), optimizer_set_decay_mask(og, mask);
+            oa = optimizer_create((OptimizerKind)kind, &hr, cpu->optimizer, m.total);
+            ca = cpu->create(&m, cap, FIRST_LAYER_DENSE);
+            cpu->set_params(ca, theta);
+        }
         for (int step = 0; step < 2; step++) {
             cpu->zero_grad(cc), twin->zero_grad(cg);
             Dropout d = {.p = cfg.model.dropout, .stream = drop, .block = (uint64_t)step};
@@ -240,24 +259,36 @@ int main(int argc, char **argv) {
             if (twin->finish_backward) twin->finish_backward(cg);
             optimizer_step(oc, cpu->param_buffer(cc), cpu->grad_buffer(cc), 2.0f);
             optimizer_step(og, twin->param_buffer(cg), twin->grad_buffer(cg), 2.0f);
+            if (masked) {
+                cpu->zero_grad(ca);
+                cpu->forward_backward(ca, &mb[step], 0.01f, &d);
+                if (cpu->finish_backward) cpu->finish_backward(ca);
+                optimizer_step(oa, cpu->param_buffer(ca), cpu->grad_buffer(ca), 2.0f);
+            }
         }
         char what[128];
         cpu->get_params(cc, tc), twin->get_params(cg, tg);
-        snprintf(what, sizeof what, "params after 2 %s steps", optimizer_names[kind]);
+        snprintf(what, sizeof what, "params after 2 %s steps%s", optimizer_names[kind], masked ? ", decay on the matrices" : "");
         compare(what, &m, tg, tc, 1);
-        if (kind == OPT_SGD) memcpy(sgd_cpu, tc, m.total * sizeof *tc);
+        if (masked) {
+            cpu->get_params(ca, all_cpu);
+            snprintf(what, sizeof what, "negative control (%s: masked gpu vs cpu decaying all)", optimizer_names[kind]);
+            compare(what, &m, tg, all_cpu, 0);
+            optimizer_free(oa), cpu->destroy(ca);
+        } else if (kind == OPT_SGD) memcpy(sgd_cpu, tc, m.total * sizeof *tc);
         else compare("negative control (gpu adamw vs cpu sgd)", &m, tg, sgd_cpu, 0);
         OptimizerSnapshot sc, sg;
         optimizer_snapshot(oc, &sc), optimizer_snapshot(og, &sg);
         for (int i = 0; i < optimizers[kind].n_states; i++) {
-            snprintf(what, sizeof what, "%s %s after 2 steps", optimizer_names[kind], optimizers[kind].state_names[i]);
+            snprintf(what, sizeof what, "%s %s after 2 steps%s", optimizer_names[kind], optimizers[kind].state_names[i],
+                     masked ? ", decay on the matrices" : "");
             compare(what, &m, sg.state[i], sc.state[i], 1);
         }
         optimizer_snapshot_free(&sc), optimizer_snapshot_free(&sg);
         optimizer_free(oc), optimizer_free(og);
         cpu->destroy(cc), twin->destroy(cg);
     }
-    free(tc), free(tg), free(sgd_cpu), free(theta_t);
+    free(tc), free(tg), free(sgd_cpu), free(theta_t), free(mask), free(all_cpu);
     printf("test_cuda_model: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

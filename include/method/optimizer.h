@@ -118,6 +118,10 @@ typedef struct {
     // θ (P) and grad (P + 1) in the backend's memory; o->steps is already the number of
     // this update (1 for the first).
     OptimizerStepFn step[OPT_COUNT];
+    // A copy of the decay mask (n bytes) in the backend's memory, and its release; NULL where
+    // the step reads the host's mask itself (cpu).
+    const uint8_t *(*mask_upload)(const uint8_t *host, size_t n);
+    void (*mask_release)(const uint8_t *mask);
 } OptimizerOps;
 
 // The learning-rate schedule (train.lr_schedule and its keys; docs/config.md): the rate of
@@ -147,7 +151,9 @@ struct Optimizer {
     OptimizerHyper h;
     LrSchedule schedule;           // constant unless the trainer sets one
     double lr;                     // the rate of the update in progress (optimizer_step sets it)
-    const uint8_t *decay_mask;     // (P) host: 1 where weight decay applies (train.optimizer.decay: matrices); NULL: every element
+    const uint8_t *decay_mask;     // (P) in the backend's memory: 1 where weight decay applies (train.optimizer.decay:
+                                   // matrices); NULL: every element. Set by optimizer_set_decay_mask.
+    int mask_owned;                // decay_mask is the backend's copy (mask_upload), released with the optimizer
     size_t P;
     int64_t steps;                 // updates applied (SGD: 0 = no momentum buffer yet; AdamW: bias correction's t)
     float *state[OPT_MAX_STATES];  // (P) each, in the backend's memory
@@ -163,6 +169,8 @@ typedef struct {
 
 Optimizer *optimizer_create(OptimizerKind kind, const OptimizerHyper *h, const OptimizerOps *ops, size_t P);
 void optimizer_free(Optimizer *o);
+// Weight decay only where host[i] is 1 (P bytes, the caller's; kept or copied to the backend).
+void optimizer_set_decay_mask(Optimizer *o, const uint8_t *host);
 // One update of θ from the gradient buffer (see the top of this file).
 void optimizer_step(Optimizer *o, float *theta, const float *grad, float grad_div);
 // Host copy of the state (allocates; optimizer_snapshot_free releases).

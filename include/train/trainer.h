@@ -42,6 +42,7 @@ typedef struct {
     Batch *micro;        // (A)
     CountExchange counts;  // the count all-reduce buffer, see trainer_window
     float *staging;      // (P + 1) host copy of the gradient when a GPU backend reduces over MPI
+    float *clip_host;    // (P + 1) host copy for train.grad_clip when a GPU backend reduces over NCCL
     uint8_t *decay_mask; // (P) train.optimizer.decay: matrices: 1 on the tensors of rank >= 2; NULL: all
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
     int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)

@@ -78,7 +78,14 @@ void optimizer_free(Optimizer *o) {
     if (!o) return;
     for (int i = 0; i < OPT_MAX_STATES; i++)
         if (o->state[i]) o->ops->release(o->state[i]);
+    if (o->mask_owned) o->ops->mask_release(o->decay_mask);
     free(o);
+}
+
+void optimizer_set_decay_mask(Optimizer *o, const uint8_t *host) {
+    if (o->mask_owned) o->ops->mask_release(o->decay_mask);
+    o->mask_owned = host && o->ops->mask_upload;
+    o->decay_mask = o->mask_owned ? o->ops->mask_upload(host, o->P) : host;
 }
 
 void optimizer_step(Optimizer *o, float *theta, const float *grad, float grad_div) {

@@ -74,16 +74,15 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
     t->cc = ops->create(&t->m, cap, cfg->train.first_layer);
     ops->set_params(t->cc, theta0);
     t->opt = optimizer_create(cfg->train.optimizer, &cfg->train.hyper, ops->optimizer, t->m.total);
-    if (cfg->train.grad_clip > 0 && ops->on_device && !t->staging)  // every rank's config: every rank stops
-        return error("train.grad_clip (%g) needs the all-reduced gradient in host memory; under NCCL's device buffers set "
-                     "it to 0", cfg->train.grad_clip), -1;
+    // train.grad_clip under NCCL's device buffers: the all-reduced gradient is brought to the
+    // host for its norm and the clip, and back (2·P floats over PCIe per update; a norm kernel
+    // on the device would save them). Every rank holds the same bits, so the same norm.
+    if (cfg->train.grad_clip > 0 && ops->on_device && !t->staging) t->clip_host = xmalloc((t->m.total + 1) * sizeof *t->clip_host);
     if (cfg->train.decay == DECAY_MATRICES) {  // the tensors of two or more dims of their own (model_tensor_is_matrix)
-        if (ops->on_device)
-            return error("train.optimizer.decay: matrices runs on the CPU backend only for now; set it to all for --backend cuda"), -1;
         t->decay_mask = xcalloc(t->m.total, 1);
         for (int k = 0; k < t->m.n_tensors; k++)
             if (model_tensor_is_matrix(&t->m, k)) memset(t->decay_mask + t->m.offset[k], 1, t->m.size[k]);
-        t->opt->decay_mask = t->decay_mask;
+        optimizer_set_decay_mask(t->opt, t->decay_mask);  // a GPU backend's copy on the device
     }
     t->opt->schedule = cfg->train.schedule;  // decay_updates 0: train.updates (set by now under train.epochs too)
     if (!t->opt->schedule.decay_updates) t->opt->schedule.decay_updates = cfg->train.updates;
@@ -123,6 +122,7 @@ void trainer_free(Trainer *t) {
     free(t->last);
     count_exchange_free(&t->counts);
     free(t->staging);
+    free(t->clip_host);
     free(t->decay_mask);
     sampler_free(&t->sampler);
     memset(t, 0, sizeof *t);
@@ -312,14 +312,15 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     // on every rank, so every rank returns here together. The gradient is checked where
     // it is in host memory (the CPU backend, GPU + MPI staging); with NCCL a non-finite
     // gradient shows in the next window's loss, or in the parameters before a checkpoint.
-    const float *host_grad = t->staging ? t->staging : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
+    if (t->clip_host) t->ops->get_grad(t->cc, t->clip_host);  // NCCL + train.grad_clip: the host's copy
+    const float *host_grad = t->staging ? t->staging : t->clip_host ? t->clip_host : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
     ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
     if (!isfinite(ws->loss) || !ws->grad_finite) return EXIT_CHECK_FAILED;
     double t0 = now_seconds();  // 6. clip (train.grad_clip) and step
     ws->grad_norm = NAN;
     if (t->cfg->train.grad_clip > 0) {
         ws->grad_norm = trainer_clip((float *)host_grad, t->m.total, t->grad_div, t->cfg->train.grad_clip);
-        if (t->staging) t->ops->set_grad(t->cc, t->staging);
+        if (t->staging || t->clip_host) t->ops->set_grad(t->cc, host_grad);
     }
     optimizer_step(t->opt, t->ops->param_buffer(t->cc), t->ops->grad_buffer(t->cc), t->grad_div);
     t->step++;
