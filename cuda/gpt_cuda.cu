@@ -426,6 +426,13 @@ static double gpt_cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return gpt_loss_cuda(cc, b, 0, 0, 0, correct);
 }
 
+static void gpt_cuda_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0);
+    upload_batch(cc, b, NULL);
+    gpt_forward_cuda(cc, b);
+    copy_sync(cc, logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
 extern "C" const ComputeOps compute_gpt_cuda = {
     .name = "cuda",
     .model = MODEL_GPT,
@@ -446,5 +453,6 @@ extern "C" const ComputeOps compute_gpt_cuda = {
     .finish_backward = gpt_cuda_finish_backward,
     .set_tail_hook = NULL,  // train.overlap does not apply on the GPU (as the MLP's twin)
     .evaluate = gpt_cuda_evaluate,
+    .last_logits = gpt_cuda_last_logits,
     .optimizer = &optimizer_cuda,
 };

@@ -333,6 +333,13 @@ static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return mlp_loss_cuda(cc, b, 0, 0, 0, correct);
 }
 
+static void cuda_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0 && b->T <= cc->cap);
+    upload_batch(cc, b);
+    mlp_forward_cuda(cc, b, NULL);
+    copy_sync(cc, logits, cc->Y + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
 extern "C" const ComputeOps compute_mlp_cuda = {
     .name = "cuda",
     .model = MODEL_MLP,
@@ -356,5 +363,6 @@ extern "C" const ComputeOps compute_mlp_cuda = {
     // stream (comm_nccl.cu) wait on it before reducing the tail, while this stream goes on.
     .set_tail_hook = NULL,
     .evaluate = cuda_evaluate,
+    .last_logits = cuda_last_logits,
     .optimizer = &optimizer_cuda,
 };

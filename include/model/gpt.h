@@ -75,8 +75,6 @@ static inline void gpt_dropout_scales(const Dropout *d, int L, uint32_t at, uint
 }
 
 extern const ComputeOps compute_gpt_cpu;  // src/model/gpt_cpu.c: the reference backend
-// The forward of `b` (no dropout) and the logits (V) of its last supervised position (gpt_logits).
-void gpt_cpu_last_logits(Compute *cc, const Batch *b, float *logits);
 
 #ifdef __cplusplus
 }

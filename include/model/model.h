@@ -182,6 +182,9 @@ struct ComputeOps {
     void (*set_tail_hook)(Compute *cc, GradTailHook hook, void *ctx);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits.
     double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct);
+    // Forward only, no dropout: logits (V, host) = the output layer at the batch's last
+    // supervised position (b->T ≥ 1), what generate samples the next token from.
+    void (*last_logits)(Compute *cc, const Batch *b, float *logits);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 };
 

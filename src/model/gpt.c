@@ -93,12 +93,13 @@ static void gpt_logits(const ModelShape *m, const float *theta, const int32_t *i
     int32_t id = 0;
     const LabelRule last = {keep, -1, 0};
     batch_build(&b, &one, &id, 1, &last, UNIT_TOKEN);
-    Compute *cc = compute_gpt_cpu.create(m, b.n, FIRST_LAYER_DENSE);
-    compute_gpt_cpu.set_params(cc, theta);
+    const ComputeOps *cpu = model_row(m)->cpu;
+    Compute *cc = cpu->create(m, b.n, FIRST_LAYER_DENSE);
+    cpu->set_params(cc, theta);
     float *out = xmalloc((size_t)m->V * sizeof *out);
-    gpt_cpu_last_logits(cc, &b, out);
+    cpu->last_logits(cc, &b, out);
     for (int v = 0; v < m->V; v++) logits[v] = out[v];
-    compute_gpt_cpu.destroy(cc);
+    cpu->destroy(cc);
     free(out), free(one.tokens);
     batch_free(&b);
 }

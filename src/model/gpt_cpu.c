@@ -455,7 +455,7 @@ static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return gpt_loss_cpu(cc, b, NULL, 0, 0, correct);
 }
 
-void gpt_cpu_last_logits(Compute *cc, const Batch *b, float *logits) {
+static void gpt_last_logits(Compute *cc, const Batch *b, float *logits) {
     ASSERT(b->T > 0);
     gpt_forward_cpu(cc, b, NULL);
     memcpy(logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float));
@@ -481,5 +481,6 @@ const ComputeOps compute_gpt_cpu = {
     .finish_backward = gpt_finish_backward,
     .set_tail_hook = gpt_set_tail_hook,
     .evaluate = gpt_evaluate,
+    .last_logits = gpt_last_logits,
     .optimizer = &optimizer_cpu,
 };

@@ -217,6 +217,12 @@ static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct) {
     return mlp_loss_cpu(cc, b, NULL, 0, 0, correct);
 }
 
+static void cpu_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0 && b->T <= cc->cap);
+    mlp_forward_cpu(cc, b, NULL);
+    memcpy(logits, cc->Y + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float));
+}
+
 const ComputeOps compute_mlp_cpu = {
     .name = "cpu",
     .model = MODEL_MLP,
@@ -237,5 +243,6 @@ const ComputeOps compute_mlp_cpu = {
     .finish_backward = cpu_finish_backward,
     .set_tail_hook = cpu_set_tail_hook,
     .evaluate = cpu_evaluate,
+    .last_logits = cpu_last_logits,
     .optimizer = &optimizer_cpu,
 };
