@@ -1,6 +1,7 @@
 // test_gpt.c — the GPT's CPU backward (src/model/gpt_cpu.c) against central finite
 // differences of an independent double-precision forward written from the equations of
-// include/model/gpt.h, for every parameter tensor: two accumulated microbatches of packed
+// include/model/gpt.h, for every parameter tensor of the row (tests/fd.h, the check every
+// model's test shares): two accumulated microbatches of packed
 // sequences with dropout at every site, an unlabelled prefix and the sequence unit's weights,
 // under both dropout keyings (per microbatch; keyed by step and sequence id). Also: the
 // forward's loss sum against the double one, each sequence attending only to itself (a
@@ -18,6 +19,8 @@
 #include "data/synthetic.h"
 #include "data/sampler.h"
 #include "model/gpt.h"
+
+#include "fd.h"
 
 static const char *TINY =
     "seed: 11\n"
@@ -140,71 +143,15 @@ static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
     return total;
 }
 
-// --- The checks -------------------------------------------------------------------------
-
-typedef struct {
-    Dropout d[2];  // per microbatch
-} Drops;
-
-static double window_loss(const Net *net, Batch *mb, int A, double scale, const Drops *dr) {
+// The window's loss, as fd.h wants it: Σ_a scale · batch_loss.
+static double gpt_window_loss(const ModelShape *m, const double *th, const Batch *mb, int A, double scale, const Dropout *d) {
+    Net net = {m, th};
     double s = 0;
-    for (int a = 0; a < A; a++) s += scale * batch_loss(net, &mb[a], &dr->d[a]);
+    for (int a = 0; a < A; a++) s += scale * batch_loss(&net, &mb[a], &d[a]);
     return s;
 }
 
-static double window_grad(const ModelShape *m, const float *theta, Batch *mb, int A, double scale, const Drops *dr, float *g) {
-    int cap = 0;
-    for (int a = 0; a < A; a++) cap = mb[a].n > cap ? mb[a].n : cap;
-    Compute *cc = compute_gpt_cpu.create(m, cap, FIRST_LAYER_DENSE);
-    compute_gpt_cpu.set_params(cc, theta);
-    compute_gpt_cpu.zero_grad(cc);
-    double S = 0;
-    for (int a = 0; a < A; a++) S += compute_gpt_cpu.forward_backward(cc, &mb[a], (float)scale, &dr->d[a]);
-    compute_gpt_cpu.finish_backward(cc);
-    compute_gpt_cpu.get_grad(cc, g);
-    compute_gpt_cpu.destroy(cc);
-    return S;
-}
-
-static void backward_vs_fd(const char *name, const ModelShape *m, const float *theta, Batch *mb, int A, int64_t N, const Drops *dr,
-                           int *passed, int *failed) {
-    float *g = malloc((m->total + 1) * sizeof *g);
-    double scale = 1.0 / (double)N;
-    double S = window_grad(m, theta, mb, A, scale, dr, g);
-    double *th = malloc(m->total * sizeof *th);
-    for (size_t i = 0; i < m->total; i++) th[i] = theta[i];
-    Net net = {m, th};
-    double L = 0;
-    for (int a = 0; a < A; a++) L += batch_loss(&net, &mb[a], &dr->d[a]);
-    if (fabs(L - S) > 1e-4 * fabs(L)) (*failed)++, printf("FAIL %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
-    else (*passed)++, printf("ok   %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
-    const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
-    for (int q = 0; q < m->n_tensors; q++) {
-        int bad = 0;
-        double worst = 0, wg = 0, wf = 0;
-        size_t wi = 0;
-        for (size_t i = m->offset[q]; i < m->offset[q] + m->size[q]; i++) {
-            double was = th[i];
-            th[i] = was + h;
-            double lp = window_loss(&net, mb, A, scale, dr);
-            th[i] = was - h;
-            double lm = window_loss(&net, mb, A, scale, dr);
-            th[i] = was;
-            double fd = (lp - lm) / (2 * h), err = fabs(g[i] - fd);
-            if (err > atol + rtol * fabs(fd)) bad++;
-            if (err > worst) worst = err, wi = i, wg = g[i], wf = fd;
-        }
-        if (bad) {
-            (*failed)++;
-            printf("FAIL %s %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", name, m->name[q], bad,
-                   m->size[q], wi - m->offset[q], wg, wf);
-        } else {
-            (*passed)++;
-            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, m->name[q], m->size[q], worst);
-        }
-    }
-    free(th), free(g);
-}
+// --- The checks -------------------------------------------------------------------------
 
 // Each sequence attends only to itself: the float backend's loss of a batch equals the sum of
 // its sequences' losses computed alone (one-sequence batches), within 1e-5 relative (other
@@ -269,12 +216,12 @@ int main(void) {
                                                                              p == GPT_QKVB || p == GPT_ATTPROJB || p == GPT_FCB || p == GPT_FCPROJB;
             theta[i] = lnw ? 1.0f + 0.1f * u : bias ? 0.1f * u : 10.0f * theta[i];
         }
-    Drops per = {{{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 0},
-                  {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 1}}};
-    backward_vs_fd("per-microbatch dropout", &m, theta, mb, A, N, &per, &passed, &failed);
-    Drops keyed = {{{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
-                    {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}}};
-    backward_vs_fd("keyed dropout", &m, theta, mb, A, N, &keyed, &passed, &failed);
+    Dropout per[2] = {{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 0},
+                      {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 1}};
+    fd_check("per-microbatch dropout", &m, FIRST_LAYER_DENSE, theta, mb, A, N, per, gpt_window_loss, &passed, &failed);
+    Dropout keyed[2] = {{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
+                        {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}};
+    fd_check("keyed dropout", &m, FIRST_LAYER_DENSE, theta, mb, A, N, keyed, gpt_window_loss, &passed, &failed);
     sequences_apart(&m, theta, &c, ids, 2 * B, &rule, &passed, &failed);
     printf("test_gpt: %d passed, %d failed\n", passed, failed);
     for (int a = 0; a < A; a++) batch_free(&mb[a]);
