@@ -216,7 +216,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         matmul_backward(cc->dfc, g.fcprojw, g.fcprojb, dproj, fcg, w.fcprojw, n, 4 * C, C);
 #ifndef DDPTOK_TEST_BREAK_GELU
         gelu_backward(cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
-#endif  // else the negative control of tests/test_gpt.c: GELU's derivative forgotten
+#endif  // else the negative control of tests/fd_gpt.c: GELU's derivative forgotten
         matmul_backward(cc->dln, g.fcw, g.fcb, cc->dfc, ln2, w.fcw, n, C, 4 * C);
         layernorm_backward(cc->dres, g.ln2w, g.ln2b, cc->dln, res2, ln2s, w.ln2w, n, C);
         // attention: res2 = h + drop(atty·attprojwᵀ + attprojb)

@@ -177,7 +177,7 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
         const float *mm = cc->M + (size_t)t * H;
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
         cc->kern->tanh_backward(dz, gb1, cc->Hh + (size_t)t * H, cc->dropped ? mm : NULL, H);
-#else  // negative control for tests/test_model.c: forgets tanh's derivative
+#else  // negative control for tests/fd_mlp.c: forgets tanh's derivative
         for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb1[i] += dz[i];
 #endif
     }

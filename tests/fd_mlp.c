@@ -1,13 +1,12 @@
-// test_model.c — the CPU backward against central finite differences of an independent
-// double-precision forward (docs/spec.md §4), for every parameter tensor of the row (tests/fd.h,
-// the check every model's test shares), with dropout and an
-// unlabelled prefix, over two accumulated microbatches, for both first layers (dense and
-// factored, train.first_layer); and the factored gradient against the dense one after θ
-// changed through param_buffer (as the optimizer changes it: no stale tables). Built
-// again against a deliberately broken backward (build/test_model_broken: tanh' dropped,
-// both layers) and a broken factored backward (build/test_mlp_factored_broken: slot
-// j's sums under slot j+1's id), which this same test must reject: tests/test_unit.sh
-// expects those binaries to fail.
+// fd_mlp.c — the MLP's row of the finite-difference test (fd.h): the CPU backward against
+// central finite differences of an independent double-precision forward (docs/spec.md §4),
+// for every parameter tensor of the row, with dropout and an unlabelled prefix, over two
+// accumulated microbatches, for both first layers (dense and factored, train.first_layer);
+// and the factored gradient against the dense one after θ changed through param_buffer (as
+// the optimizer changes it: no stale tables). Built again against a deliberately broken
+// backward (build/test_model_broken: tanh' dropped, both layers) and a broken factored
+// backward (build/test_mlp_factored_broken: slot j's sums under slot j+1's id), which this
+// same test must reject: tests/test_unit.sh expects those binaries to fail.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@
 
 #include "fd.h"
 
-static const char *TINY =
+static const char TINY[] =
     "seed: 7\n"
     "data: {vocab_size: 11, splits: {train: 40, validation: 0, test: 0}, min_length: 3, max_length: 9,\n"
     "       unsupervised_prefix: 2, markov_support: 3}\n"
@@ -111,44 +110,20 @@ static void factored_after_step(const ModelShape *m, const float *theta, Batch *
     free(gd), free(gf), free(stepped);
 }
 
-int main(void) {
-    Config cfg;
-    char err[512];
-    if (config_from_yaml(&cfg, TINY, "tiny", err, sizeof err)) {
-        printf("FAIL config: %s\n", err);
-        return 1;
-    }
-    Corpus c;
-    corpus_generate(&c, &cfg);
-    Sampler s;
-    if (sampler_init(&s, &cfg, &c, 0)) return 1;
-    int A = 2, B = 3;
-    const BatchSpec spec = {BATCH_CONTEXTS, cfg.model.context, cfg.data.max_length};
-    int32_t ids[6];
-    sampler_next(&s, ids);
-    Batch mb[2];
-    int64_t N = 0, expect_N = 0;
-    for (int a = 0; a < A; a++) {
-        batch_init(&mb[a], &spec, B);
-        LabelRule rule = label_rule(&cfg);
-        batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
-        N += mb[a].T;
-        for (int j = 0; j < B; j++) expect_N += corpus_len(&c, ids[a * B + j]) - cfg.data.unsupervised_prefix;
-    }
-    int failed = 0, passed = 0;
-    if (N != expect_N || N == 0) failed++, printf("FAIL supervised count %lld, expected %lld\n", (long long)N, (long long)expect_N);
-    else passed++;
-
-    ModelShape m;
-    model_shape(&m, &cfg);
-    float *theta = malloc(m.total * sizeof *theta);
-    model_init_params(&m, cfg.seed, theta);
-    RngStream drop = rng_stream(cfg.seed, RNG_DROPOUT, 0);
-    Dropout dr[2] = {{.p = cfg.model.dropout, .stream = drop, .block = 0}, {.p = cfg.model.dropout, .stream = drop, .block = 1}};
+// The MLP's checks: the window's supervised count, both first layers against finite
+// differences, the factored one after a step.
+static void mlp_run(FdWindow *w, int *passed, int *failed) {
+    const Config *cfg = w->cfg;
+    const ModelShape *m = w->m;
+    int64_t expect_N = 0;
+    for (int j = 0; j < w->A * w->B; j++) expect_N += corpus_len(w->corpus, w->ids[j]) - cfg->data.unsupervised_prefix;
+    if (w->N != expect_N || w->N == 0) (*failed)++, printf("FAIL supervised count %lld, expected %lld\n", (long long)w->N, (long long)expect_N);
+    else (*passed)++;
+    RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, 0);
+    Dropout dr[2] = {{.p = cfg->model.dropout, .stream = drop, .block = 0}, {.p = cfg->model.dropout, .stream = drop, .block = 1}};
     for (int fl = 0; fl < FIRST_LAYER_COUNT; fl++)
-        fd_check(first_layer_names[fl], &m, (FirstLayer)fl, theta, mb, A, N, dr, loss_double, &passed, &failed);
-    factored_after_step(&m, theta, mb, A, N, cfg.model.dropout, &drop, &passed, &failed);
-    printf("test_model: %d passed, %d failed\n", passed, failed);
-    free(theta);
-    return failed ? 1 : 0;
+        fd_check(first_layer_names[fl], m, (FirstLayer)fl, w->theta, w->mb, w->A, w->N, dr, loss_double, passed, failed);
+    factored_after_step(m, w->theta, w->mb, w->A, w->N, cfg->model.dropout, &drop, passed, failed);
 }
+
+const FdModel fd_mlp = {.yaml = TINY, .run = mlp_run};

@@ -1,13 +1,13 @@
-// test_gpt.c — the GPT's CPU backward (src/model/gpt_cpu.c) against central finite
-// differences of an independent double-precision forward written from the equations of
-// include/model/gpt.h, for every parameter tensor of the row (tests/fd.h, the check every
-// model's test shares): two accumulated microbatches of packed
-// sequences with dropout at every site, an unlabelled prefix and the sequence unit's weights,
-// under both dropout keyings (per microbatch; keyed by step and sequence id). Also: the
-// forward's loss sum against the double one, each sequence attending only to itself (a
-// sequence's loss alone equals its share of the batch), and the tied output layer. Built
-// again with the GELU derivative forgotten (build/test_gpt_broken), which this same test
-// must reject: tests/test_unit.sh expects that binary to fail.
+// fd_gpt.c — the GPT's row of the finite-difference test (fd.h): its CPU backward
+// (src/model/gpt_cpu.c) against central finite differences of an independent double-precision
+// forward written from the equations of include/model/gpt.h, for every parameter tensor of
+// the row: two accumulated microbatches of packed sequences with dropout at every site, an
+// unlabelled prefix and the sequence unit's weights, under both dropout keyings (per
+// microbatch; keyed by step and sequence id). Also: the forward's loss sum against the
+// double one, each sequence attending only to itself (a sequence's loss alone equals its
+// share of the batch), and the tied output layer. Built again with the GELU derivative
+// forgotten (build/test_gpt_broken), which this same test must reject: tests/test_unit.sh
+// expects that binary to fail.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@
 
 #include "fd.h"
 
-static const char *TINY =
+static const char TINY[] =
     "seed: 11\n"
     "data: {vocab_size: 11, splits: {train: 40, validation: 0, test: 0}, min_length: 3, max_length: 9,\n"
     "       unsupervised_prefix: 2, markov_support: 3}\n"
@@ -177,56 +177,32 @@ static void sequences_apart(const ModelShape *m, const float *theta, const Corpu
     batch_free(&all), batch_free(&one);
 }
 
-int main(void) {
-    Config cfg;
-    char err[512];
-    if (config_from_yaml(&cfg, TINY, "tiny", err, sizeof err)) {
-        printf("FAIL config: %s\n", err);
-        return 1;
-    }
-    Corpus c;
-    corpus_generate(&c, &cfg);
-    Sampler s;
-    if (sampler_init(&s, &cfg, &c, 0)) return 1;
-    int A = 2, B = 3;
-    int32_t ids[6];
-    sampler_next(&s, ids);
-    ModelShape m;
-    model_shape(&m, &cfg);
-    const BatchSpec spec = model_batch_spec(&m);
-    LabelRule rule = label_rule(&cfg);
-    Batch mb[2];
-    int64_t N = 0;
-    for (int a = 0; a < A; a++) {
-        batch_init(&mb[a], &spec, B);
-        batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
-        N += mb[a].T;
-    }
-    int failed = 0, passed = 0;
-    float *theta = malloc(m.total * sizeof *theta);
-    model_init_params(&m, cfg.seed, theta);
-    // Weights 10x GPT-2's init, LayerNorms and biases off their 1 and 0, so that every path
-    // carries a gradient well above the tolerance (and no softmax saturates).
+// The GPT's checks: θ moved off GPT-2's init (weights 10x, LayerNorms and biases off their 1
+// and 0) so that every path carries a gradient well above the tolerance (and no softmax
+// saturates); the backward against finite differences under both dropout keyings; each
+// sequence attending only to itself.
+static void gpt_run(FdWindow *w, int *passed, int *failed) {
+    const Config *cfg = w->cfg;
+    const ModelShape *m = w->m;
+    float *theta = w->theta;
     uint32_t lcg = 12345;
-    for (int p = 0; p < m.n_tensors; p++)
-        for (size_t i = m.offset[p]; i < m.offset[p] + m.size[p]; i++) {
+    for (int p = 0; p < m->n_tensors; p++)
+        for (size_t i = m->offset[p]; i < m->offset[p] + m->size[p]; i++) {
             lcg = lcg * 1664525u + 1013904223u;
             float u = (float)(lcg >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
-            int lnw = p == GPT_LN1W || p == GPT_LN2W || p == GPT_LNFW, bias = m.rank[p] == 1 || p == GPT_LN1B || p == GPT_LN2B ||
-                                                                             p == GPT_QKVB || p == GPT_ATTPROJB || p == GPT_FCB || p == GPT_FCPROJB;
+            int lnw = p == GPT_LN1W || p == GPT_LN2W || p == GPT_LNFW, bias = m->rank[p] == 1 || p == GPT_LN1B || p == GPT_LN2B ||
+                                                                              p == GPT_QKVB || p == GPT_ATTPROJB || p == GPT_FCB || p == GPT_FCPROJB;
             theta[i] = lnw ? 1.0f + 0.1f * u : bias ? 0.1f * u : 10.0f * theta[i];
         }
-    Dropout per[2] = {{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 0},
-                      {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 1}};
-    fd_check("per-microbatch dropout", &m, FIRST_LAYER_DENSE, theta, mb, A, N, per, gpt_window_loss, &passed, &failed);
-    Dropout keyed[2] = {{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
-                        {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}};
-    fd_check("keyed dropout", &m, FIRST_LAYER_DENSE, theta, mb, A, N, keyed, gpt_window_loss, &passed, &failed);
-    sequences_apart(&m, theta, &c, ids, 2 * B, &rule, &passed, &failed);
-    printf("test_gpt: %d passed, %d failed\n", passed, failed);
-    for (int a = 0; a < A; a++) batch_free(&mb[a]);
-    free(theta);
-    sampler_free(&s);
-    corpus_free(&c);
-    return failed ? 1 : 0;
+    const int32_t *ids = w->ids;
+    int B = w->B;
+    Dropout per[2] = {{.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_DROPOUT, 0), .block = 0},
+                      {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_DROPOUT, 0), .block = 1}};
+    fd_check("per-microbatch dropout", m, FIRST_LAYER_DENSE, theta, w->mb, w->A, w->N, per, gpt_window_loss, passed, failed);
+    Dropout keyed[2] = {{.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
+                        {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}};
+    fd_check("keyed dropout", m, FIRST_LAYER_DENSE, theta, w->mb, w->A, w->N, keyed, gpt_window_loss, passed, failed);
+    sequences_apart(m, theta, w->corpus, ids, w->A * B, &w->rule, passed, failed);
 }
+
+const FdModel fd_gpt = {.yaml = TINY, .run = gpt_run};
