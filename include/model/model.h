@@ -15,8 +15,9 @@
 // its two files share), its row src/model/<name>.c (`const ModelRow name_row`: shape, init,
 // budget, logits) and its CPU backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own
 // shape are rows of DDPTOK_MODEL_KEYS (config.h; its row's `shape` reads them), their
-// cross-field checks rows of DDPTOK_MODEL_CHECKS; a CUDA twin is cuda/<name>_cuda.cu and
-// its CudaModule.compute entry.
+// cross-field checks rows of DDPTOK_MODEL_CHECKS; its finite-difference test is its row
+// tests/fd_<name>.c (tests/fd.h); a CUDA twin is cuda/<name>_cuda.cu and its
+// CudaModule.compute entry. Its layers are model/layers.h's calls (the twin: the same names).
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
