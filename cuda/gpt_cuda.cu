@@ -61,7 +61,7 @@ struct Compute {
 
 #define F4 sizeof(float)
 size_t gpt_cuda_plan(const ModelShape *m, int cap, GptCudaBuffer *out) {
-    size_t C = (size_t)m->n_embd, NL = (size_t)m->n_layer, NH = (size_t)m->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
+    size_t C = (size_t)gpt_dims(m)->n_embd, NL = (size_t)gpt_dims(m)->n_layer, NH = (size_t)gpt_dims(m)->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
     size_t n = (size_t)(cap > 0 ? cap : 1), P = m->total;
     GptCudaBuffer b[] = {
         {"theta", GPT_BUF_PARAMS, P * F4}, {"grad", GPT_BUF_PARAMS, (P + 1) * F4},
@@ -105,7 +105,7 @@ static Compute *gpt_cuda_create(const ModelShape *m, int cap, FirstLayer first_l
     cc->m = *m;
     cc->cap = cap > 0 ? cap : 1;
     size_t n = (size_t)cc->cap, V = (size_t)m->V, T = (size_t)m->max_length;
-    cc->att_cap = (size_t)m->n_head * T * n;
+    cc->att_cap = (size_t)gpt_dims(m)->n_head * T * n;
     CUDA_CHECK(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&cc->blas));
     CUBLAS_CHECK(cublasSetStream(cc->blas, cc->stream));
@@ -223,7 +223,7 @@ static void upload_batch(Compute *cc, const Batch *b, const Dropout *d) {
 
 static void gpt_forward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, NH = m->n_head, V = m->V, Lmax = m->max_length;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     cudaStream_t st = cc->stream;
     cublasHandle_t blas = cc->blas;
@@ -236,7 +236,7 @@ static void gpt_forward_cuda(Compute *cc, const Batch *b) {
     dropout_forward(st, cc->h0, cc->keep_emb, cc->at, GPT_SITE_EMBEDDING, n, C, &cc->d);
     CUDA_LAUNCH_CHECK();
     const float *h = cc->h0;
-    for (int l = 0; l < m->n_layer; l++) {
+    for (int l = 0; l < gpt_dims(m)->n_layer; l++) {
         GptBlock w = gpt_block(m, cc->theta, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
@@ -291,7 +291,7 @@ static double gpt_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
 
 static void gpt_backward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, NH = m->n_head, V = m->V, T = b->T;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, T = b->T;
     cudaStream_t st = cc->stream;
     cublasHandle_t blas = cc->blas;
     const float *wte = cc->theta + m->offset[GPT_WTE], *lnfw = cc->theta + m->offset[GPT_LNFW];
@@ -302,10 +302,10 @@ static void gpt_backward_cuda(Compute *cc, const Batch *b) {
     rows_scatter(st, cc->datty, cc->dln, cc->row, T, n, C);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaMemsetAsync(cc->dres, 0, (size_t)n * C * sizeof(float), st));
-    const float *h_last = m->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (m->n_layer - 1) : cc->h0;
+    const float *h_last = gpt_dims(m)->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (gpt_dims(m)->n_layer - 1) : cc->h0;
     layernorm_backward(st, cc->dres, glnfw, glnfb, cc->datty, h_last, cc->lnf_stat, lnfw, n, C);
     CUDA_LAUNCH_CHECK();
-    for (int l = m->n_layer - 1; l >= 0; l--) {
+    for (int l = gpt_dims(m)->n_layer - 1; l >= 0; l--) {
         GptBlock w = gpt_block(m, cc->theta, l), g = gpt_block(m, cc->grad, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         const float *h = l ? cc->res3 + block_rows(cc, (size_t)C) * (l - 1) : cc->h0;

@@ -153,7 +153,7 @@ static Compute *cuda_create(const ModelShape *m, int cap, FirstLayer first_layer
     Compute *cc = (Compute *)xcalloc(1, sizeof *cc);
     cc->m = *m;
     cc->cap = cap;
-    size_t P = m->total, kD = (size_t)m->k * m->D, H = m->H, V = m->V, T = cap;
+    size_t P = m->total, kD = (size_t)mlp_dims(m)->k * mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, T = cap;
     CUDA_CHECK(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&cc->blas));
     CUBLAS_CHECK(cublasSetStream(cc->blas, cc->stream));
@@ -171,15 +171,15 @@ static Compute *cuda_create(const ModelShape *m, int cap, FirstLayer first_layer
     CUDA_CHECK(cudaMalloc(&cc->dE, T * kD * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&cc->row_loss, T * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&cc->row_hit, T * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&cc->ctx, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->ctx, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->target, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->pos, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->slot_ids, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->weight, T * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&cc->csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&cc->csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->csr_entry, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&cc->h_csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_csr_entry, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_count, (V + 1) * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_row_loss, T * sizeof(double)));
     CUDA_CHECK(cudaMallocHost(&cc->h_row_hit, T * sizeof(int)));
@@ -226,7 +226,7 @@ static float cuda_get_grad_extra(Compute *cc) {
 
 // Uploads one microbatch and the CSR list of embedding rows → (t, j) entries.
 static void upload_batch(Compute *cc, const Batch *b) {
-    int T = b->T, k = cc->m.k, V = cc->m.V;
+    int T = b->T, k = mlp_dims(&cc->m)->k, V = cc->m.V;
     int32_t *cnt = cc->h_count, *start = cc->h_csr_start;
     memset(cnt, 0, (size_t)(V + 1) * sizeof *cnt);
     for (int e = 0; e < T * k; e++) cnt[b->ctx[e]]++;
@@ -244,7 +244,7 @@ static void upload_batch(Compute *cc, const Batch *b) {
 
 static void mlp_forward_cuda(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *emb = cc->theta + m->offset[MLP_EMBEDDING], *w1 = cc->theta + m->offset[MLP_W1],
                 *b1 = cc->theta + m->offset[MLP_B1], *w2 = cc->theta + m->offset[MLP_W2], *b2 = cc->theta + m->offset[MLP_B2];
     const float one = 1.0f;
@@ -289,7 +289,7 @@ static double mlp_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
 
 static void mlp_backward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *w1 = cc->theta + m->offset[MLP_W1], *w2 = cc->theta + m->offset[MLP_W2];
     float *gemb = cc->grad + m->offset[MLP_EMBEDDING], *gw1 = cc->grad + m->offset[MLP_W1], *gb1 = cc->grad + m->offset[MLP_B1],
           *gw2 = cc->grad + m->offset[MLP_W2], *gb2 = cc->grad + m->offset[MLP_B2];

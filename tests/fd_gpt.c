@@ -38,7 +38,7 @@ typedef struct {
 
 static const double *T_(const Net *n, int p, int l) {
     const ModelShape *m = n->m;
-    size_t per = p >= GPT_LN1W && p <= GPT_FCPROJB ? m->size[p] / (size_t)m->n_layer : 0;
+    size_t per = p >= GPT_LN1W && p <= GPT_FCPROJB ? m->size[p] / (size_t)gpt_dims(m)->n_layer : 0;
     return n->th + m->offset[p] + (size_t)l * per;
 }
 
@@ -64,7 +64,7 @@ static double keep(const Dropout *d, int L, int at, uint32_t site, uint32_t u) {
 // Σ_t w_t·loss_t over one batch: each run forward alone (the sequence attends to itself only).
 static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
     const ModelShape *m = net->m;
-    int C = m->n_embd, NH = m->n_head, hs = C / NH, V = m->V, Lmax = m->max_length;
+    int C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, hs = C / NH, V = m->V, Lmax = m->max_length;
     double total = 0;
     for (int j = 0; j < b->runs; j++) {
         int s0 = b->run_start[j], len = b->run_start[j + 1] - s0;
@@ -75,7 +75,7 @@ static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
             for (int i = 0; i < C; i++)
                 h[t * C + i] = (T_(net, GPT_WTE, 0)[(size_t)b->input[s0 + t] * C + i] + T_(net, GPT_WPE, 0)[(size_t)t * C + i]) *
                                keep(d, b->L, b->at[s0 + t], GPT_SITE_EMBEDDING, (uint32_t)i);
-        for (int l = 0; l < m->n_layer; l++) {
+        for (int l = 0; l < gpt_dims(m)->n_layer; l++) {
             for (int t = 0; t < len; t++) ln(h + t * C, T_(net, GPT_LN1W, l), T_(net, GPT_LN1B, l), C, a + t * C);
             const double *W = T_(net, GPT_QKVW, l), *B = T_(net, GPT_QKVB, l);
             for (int t = 0; t < len; t++)

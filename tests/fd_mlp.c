@@ -30,7 +30,7 @@ static const char TINY[] =
 
 // Independent forward in double: Σ over microbatches of scale · Σ_t w_t·loss_t.
 static double loss_double(const ModelShape *m, const double *th, const Batch *mb, int A, double scale, const Dropout *dr) {
-    int k = m->k, D = m->D, H = m->H, V = m->V;
+    int k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V;
     const double *emb = th + m->offset[MLP_EMBEDDING], *w1 = th + m->offset[MLP_W1], *b1 = th + m->offset[MLP_B1],
                  *w2 = th + m->offset[MLP_W2], *b2 = th + m->offset[MLP_B2];
     double p = dr[0].p;

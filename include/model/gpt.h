@@ -46,6 +46,15 @@ enum {
     GPT_WTE = 0, GPT_WPE, GPT_LN1W, GPT_LN1B, GPT_QKVW, GPT_QKVB, GPT_ATTPROJW, GPT_ATTPROJB,
     GPT_LN2W, GPT_LN2B, GPT_FCW, GPT_FCB, GPT_FCPROJW, GPT_FCPROJB, GPT_LNFW, GPT_LNFB, GPT_TENSORS
 };
+
+// Its own shape (ModelShape.own, set by its row's shape from model.n_layer, n_head, n_embd).
+typedef struct {
+    int n_layer;  // NL blocks
+    int n_head;   // NH heads
+    int n_embd;   // C, the width
+} GptDims;
+MODEL_OWN_SHAPE(GptDims, gpt_dims)
+
 #define GPT_LN_EPS 1e-5
 #define GPT_INIT_STD 0.02
 
@@ -85,7 +94,7 @@ typedef struct {
     float *fcprojw, *fcprojb;    // (C, 4C), (C)
 } GptBlock;
 static inline GptBlock gpt_block(const ModelShape *m, float *base, int l) {
-#define GPT_SLICE(p) (base + m->offset[p] + (size_t)l * (m->size[p] / (size_t)m->n_layer))
+#define GPT_SLICE(p) (base + m->offset[p] + (size_t)l * (m->size[p] / (size_t)gpt_dims(m)->n_layer))
     GptBlock w = {GPT_SLICE(GPT_LN1W), GPT_SLICE(GPT_LN1B),     GPT_SLICE(GPT_QKVW),    GPT_SLICE(GPT_QKVB),
                   GPT_SLICE(GPT_ATTPROJW), GPT_SLICE(GPT_ATTPROJB), GPT_SLICE(GPT_LN2W), GPT_SLICE(GPT_LN2B),
                   GPT_SLICE(GPT_FCW),  GPT_SLICE(GPT_FCB),      GPT_SLICE(GPT_FCPROJW), GPT_SLICE(GPT_FCPROJB)};

@@ -76,7 +76,7 @@ static Compute *gpt_create(const ModelShape *m, int cap, FirstLayer first_layer)
     Compute *cc = xcalloc(1, sizeof *cc);
     cc->m = *m;
     cc->cap = cap > 0 ? cap : 1;
-    size_t C = (size_t)m->n_embd, NL = (size_t)m->n_layer, NH = (size_t)m->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
+    size_t C = (size_t)gpt_dims(m)->n_embd, NL = (size_t)gpt_dims(m)->n_layer, NH = (size_t)gpt_dims(m)->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
     size_t n = (size_t)cc->cap;
     cc->theta = xcalloc(m->total, sizeof(float));
     cc->grad = xcalloc(m->total + 1, sizeof(float));
@@ -144,7 +144,7 @@ static void gpt_set_tail_hook(Compute *cc, GradTailHook hook, void *ctx) { cc->t
 
 static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, NH = m->n_head, V = m->V, Lmax = m->max_length;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     dropout_draw_init(&cc->drop, d, b->L, cc->keep_tmp);
     attention_runs(cc->run_att, b->run_start, b->runs, NH);
@@ -154,7 +154,7 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     encoder_forward(cc->h0, wte, wpe, b->input, b->run_start, b->runs, C);
     dropout_forward(cc->h0, cc->keep_emb, b->at, GPT_SITE_EMBEDDING, n, C, &cc->drop);
     const float *h = cc->h0;
-    for (int l = 0; l < m->n_layer; l++) {
+    for (int l = 0; l < gpt_dims(m)->n_layer; l++) {
         GptBlock w = gpt_block(m, cc->theta, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
@@ -190,7 +190,7 @@ static double gpt_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
 
 static void gpt_backward_cpu(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, NH = m->n_head, V = m->V, T = b->T;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, T = b->T;
     const float *wte = cc->theta + m->offset[GPT_WTE], *lnfw = cc->theta + m->offset[GPT_LNFW];
     float *gwte = cc->grad + m->offset[GPT_WTE], *gwpe = cc->grad + m->offset[GPT_WPE];
     float *glnfw = cc->grad + m->offset[GPT_LNFW], *glnfb = cc->grad + m->offset[GPT_LNFB];
@@ -198,10 +198,10 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
     matmul_backward(cc->dln, gwte, NULL, cc->logits, cc->sup, wte, T, C, V);
     rows_scatter(cc->datty, cc->dln, b->row, T, n, C);
     memset(cc->dres, 0, (size_t)n * C * sizeof(float));
-    const float *h_last = m->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (m->n_layer - 1) : cc->h0;
+    const float *h_last = gpt_dims(m)->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (gpt_dims(m)->n_layer - 1) : cc->h0;
     layernorm_backward(cc->dres, glnfw, glnfb, cc->datty, h_last, cc->lnf_stat, lnfw, n, C);
     if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // ln_f final: the tail bucket may go
-    for (int l = m->n_layer - 1; l >= 0; l--) {
+    for (int l = gpt_dims(m)->n_layer - 1; l >= 0; l--) {
         GptBlock w = gpt_block(m, cc->theta, l), g = gpt_block(m, cc->grad, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         const float *h = l ? cc->res3 + block_rows(cc, (size_t)C) * (l - 1) : cc->h0;
