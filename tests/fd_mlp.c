@@ -110,6 +110,35 @@ static void factored_after_step(const ModelShape *m, const float *theta, Batch *
     free(gd), free(gf), free(stepped);
 }
 
+// ComputeOps.last_logits (the backend's float logits at the batch's last supervised position)
+// against the row's double logits for generate from that position's context, |a − b| ≤ 1e-5 +
+// 1e-4·|b| for every v; control: the first position's logits, another context, are rejected.
+static void last_logits(const ModelShape *m, const float *theta, Batch *b, int *passed, int *failed) {
+    const ModelRow *row = model_row(m);
+    int V = m->V, k = mlp_dims(m)->k, T = b->T;
+    float *got = malloc((size_t)V * sizeof *got);
+    double *want = malloc((size_t)V * sizeof *want), *first = malloc((size_t)V * sizeof *first);
+    Compute *cc = row->cpu->create(m, b->cap, FIRST_LAYER_DENSE);
+    row->cpu->set_params(cc, theta);
+    row->cpu->last_logits(cc, b, got);
+    row->cpu->destroy(cc);
+    row->logits(m, theta, b->ctx + (size_t)(T - 1) * k, k, want);
+    row->logits(m, theta, b->ctx, k, first);
+    int bad = 0, control = 0;
+    double worst = 0;
+    for (int v = 0; v < V; v++) {
+        double err = fabs(got[v] - want[v]);
+        bad += err > 1e-5 + 1e-4 * fabs(want[v]);
+        control += fabs(got[v] - first[v]) > 1e-5 + 1e-4 * fabs(first[v]);
+        worst = err > worst ? err : worst;
+    }
+    if (bad || T < 2) (*failed)++, printf("FAIL last_logits: %d of %d logits off the row's (T = %d)\n", bad, V, T);
+    else (*passed)++, printf("ok   last_logits = the row's double logits at position %d of %d (max err %.3g)\n", T - 1, T, worst);
+    if (!control) (*failed)++, printf("FAIL control: the first position's logits pass as the last's\n");
+    else (*passed)++, printf("ok   control: the first position's logits rejected (%d of %d off)\n", control, V);
+    free(got), free(want), free(first);
+}
+
 // The MLP's checks: the window's supervised count, both first layers against finite
 // differences, the factored one after a step.
 static void mlp_run(FdWindow *w, int *passed, int *failed) {
@@ -124,6 +153,7 @@ static void mlp_run(FdWindow *w, int *passed, int *failed) {
     for (int fl = 0; fl < FIRST_LAYER_COUNT; fl++)
         fd_check(first_layer_names[fl], m, (FirstLayer)fl, w->theta, w->mb, w->A, w->N, dr, loss_double, passed, failed);
     factored_after_step(m, w->theta, w->mb, w->A, w->N, cfg->model.dropout, &drop, passed, failed);
+    last_logits(m, w->theta, &w->mb[0], passed, failed);
 }
 
 const FdModel fd_mlp = {.yaml = TINY, .run = mlp_run};

@@ -35,7 +35,7 @@ case_clang_kernels() {
   else bad "negative control: clang with -ffp-contract=on is rejected" "— the kernel test accepted FMA-contracted kernels"; echo "$out" | tail -3; fi
 }
 case_backward() {
-  local n="CPU backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step"
+  local n="CPU backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step; last_logits = the row's logits"
   local out; out=$("$ROOT/build/test_fd" mlp); local rc=$?
   [ $rc -eq 0 ] && ok "$n" || { bad "$n"; echo "$out"; }
 }
