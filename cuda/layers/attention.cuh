@@ -1,4 +1,4 @@
-// attention.cuh — the rows of the causal attention over packed runs (gpt_cpu.c's
+// attention.cuh — the rows of the causal attention over packed runs (layers.c's
 // attention_forward and attention_backward between their GEMMs): one thread per (head, query
 // row) of a run, the CPU's row code — the softmax over keys 0..t with exp_f32 and eight
 // partial sums in double, the dropout of the probabilities (units h·Lmax + u of the attention
@@ -14,7 +14,7 @@
 #include "layers/linear.cuh"
 #endif
 
-// The largest of x[0..n-1] (n ≥ 1), eight lanes (gpt_cpu.c's row_max).
+// The largest of x[0..n-1] (n ≥ 1), eight lanes (layers.c's row_max).
 LAYER_FN float row_max_dev(const float *x, int n) {
     float m[8];
     for (int l = 0; l < 8; l++) m[l] = x[0];
@@ -25,7 +25,7 @@ LAYER_FN float row_max_dev(const float *x, int n) {
     for (int l = 1; l < 8; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
     return m[0];
 }
-// Σ a·b in double as eight partial sums (gpt_cpu.c's row_dot).
+// Σ a·b in double as eight partial sums (layers.c's row_dot).
 LAYER_FN double row_dot_dev(const float *a, const float *b, int n) {
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int i = 0;
