@@ -178,8 +178,8 @@ build/test_base: tests/test_base.c $(BASE_SRC) $(wildcard include/base/*.h)
 
 # Test programs: unit tests link the library objects except main.
 LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
-TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_model build/test_model_broken build/test_mlp_factored_broken \
-             build/test_gpt build/test_gpt_broken \
+TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_fd build/test_model_broken build/test_mlp_factored_broken \
+             build/test_gpt_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus build/bench_replay \
              build/jsonl_width
 
@@ -193,10 +193,10 @@ build/test_tanh: tests/test_tanh.c include/base/tanh_f32.h include/base/exp_f32.
 build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/test_model: tests/test_model.c $(LIBOBJ)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
-
-build/test_gpt: tests/test_gpt.c $(LIBOBJ)
+# Every model's backward against finite differences: one row per model of DDPTOK_MODELS,
+# tests/fd_<name>.c (tests/fd.h); `build/test_fd NAME` runs one.
+FD_SRC := tests/test_fd.c tests/fd.c $(patsubst %,tests/fd_%.c,$(MODEL_WINGS))
+build/test_fd: $(FD_SRC) $(LIBOBJ)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control of the GPT's finite-difference test: GELU's derivative forgotten.
@@ -204,7 +204,7 @@ $(BUILD)/model/gpt_cpu_broken.o: src/model/gpt_cpu.c $(HDR) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_GELU -c -o $@ $<
 
-build/test_gpt_broken: tests/test_gpt.c $(filter-out $(BUILD)/model/gpt_cpu.o,$(LIBOBJ)) $(BUILD)/model/gpt_cpu_broken.o
+build/test_gpt_broken: $(FD_SRC) $(filter-out $(BUILD)/model/gpt_cpu.o,$(LIBOBJ)) $(BUILD)/model/gpt_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/test_config_roundtrip: tests/test_config_roundtrip.c $(LIBOBJ)
@@ -229,7 +229,7 @@ $(BUILD)/model/mlp_cpu_broken.o: src/model/mlp_cpu.c $(HDR) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_BACKWARD -c -o $@ $<
 
-build/test_model_broken: tests/test_model.c $(filter-out $(BUILD)/model/mlp_cpu.o,$(LIBOBJ)) $(BUILD)/model/mlp_cpu_broken.o
+build/test_model_broken: $(FD_SRC) $(filter-out $(BUILD)/model/mlp_cpu.o,$(LIBOBJ)) $(BUILD)/model/mlp_cpu_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Negative control of the factored first layer: slot j's sums under slot j+1's id. The
@@ -239,7 +239,7 @@ $(BUILD)/model/mlp_factored_broken.o: src/model/mlp_factored.c $(HDR) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -DDDPTOK_TEST_BREAK_FACTORED -c -o $@ $<
 
-build/test_mlp_factored_broken: tests/test_model.c $(filter-out $(BUILD)/model/mlp_factored.o,$(LIBOBJ)) $(BUILD)/model/mlp_factored_broken.o
+build/test_mlp_factored_broken: $(FD_SRC) $(filter-out $(BUILD)/model/mlp_factored.o,$(LIBOBJ)) $(BUILD)/model/mlp_factored_broken.o
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 build/ddptok-factored-broken: $(filter-out $(BUILD)/model/mlp_factored.o,$(OBJ)) $(BUILD)/model/mlp_factored_broken.o

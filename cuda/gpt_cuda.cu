@@ -61,7 +61,7 @@ struct Compute {
 
 #define F4 sizeof(float)
 size_t gpt_cuda_plan(const ModelShape *m, int cap, GptCudaBuffer *out) {
-    size_t C = (size_t)m->n_embd, NL = (size_t)m->n_layer, NH = (size_t)m->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
+    size_t C = (size_t)gpt_dims(m)->n_embd, NL = (size_t)gpt_dims(m)->n_layer, NH = (size_t)gpt_dims(m)->n_head, T = (size_t)m->max_length, V = (size_t)m->V;
     size_t n = (size_t)(cap > 0 ? cap : 1), P = m->total;
     GptCudaBuffer b[] = {
         {"theta", GPT_BUF_PARAMS, P * F4}, {"grad", GPT_BUF_PARAMS, (P + 1) * F4},
@@ -105,7 +105,7 @@ static Compute *gpt_cuda_create(const ModelShape *m, int cap, FirstLayer first_l
     cc->m = *m;
     cc->cap = cap > 0 ? cap : 1;
     size_t n = (size_t)cc->cap, V = (size_t)m->V, T = (size_t)m->max_length;
-    cc->att_cap = (size_t)m->n_head * T * n;
+    cc->att_cap = (size_t)gpt_dims(m)->n_head * T * n;
     CUDA_CHECK(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&cc->blas));
     CUBLAS_CHECK(cublasSetStream(cc->blas, cc->stream));
@@ -180,13 +180,6 @@ static void gpt_cuda_finish_backward(Compute *cc) { (void)cc; }  // nothing is l
 
 static size_t block_rows(const Compute *cc, size_t width) { return (size_t)cc->cap * width; }
 
-// Block l's slice of a stacked tensor p (ln1w .. fcprojb), in θ or in the gradient (device).
-static float *param(const Compute *cc, float *base, int p, int l) {
-    const ModelShape *m = &cc->m;
-    ASSERT(p >= GPT_LN1W && p <= GPT_FCPROJB && l >= 0 && l < m->n_layer);
-    return base + m->offset[p] + (size_t)l * (m->size[p] / (size_t)m->n_layer);
-}
-
 // One microbatch to the device: its rows' ids, padded positions and positions in their run,
 // the supervised rows, targets and weights, the slots' sequence ids (keyed dropout) and the
 // CSR lists of the wte and wpe rows each packed row adds to (the embedding's backward).
@@ -225,110 +218,57 @@ static void upload_batch(Compute *cc, const Batch *b, const Dropout *d) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The attention of one block (gpt_cpu.c's attention_forward / attention_backward): per run,
-// the NH heads as one strided-batched GEMM per product (head h: columns h·hs of q, k, v; its
-// (len, len) matrices at h·len²), the rows by attention.cuh's kernels.
-
-static void attention_forward(Compute *cc, const Batch *b, int l) {
-    const ModelShape *m = &cc->m;
-    int C = m->n_embd, NH = m->n_head, hs = C / NH, T = m->max_length;
-    const float *qkv = cc->qkv + block_rows(cc, 3 * (size_t)C) * l;
-    float *att = cc->att + cc->att_cap * l, *atty = cc->atty + block_rows(cc, (size_t)C) * l;
-    uint8_t *keep_att = cc->keep_att + cc->att_cap * l;
-    float scale = (float)(1.0 / sqrt((double)hs));
-    for (int j = 0; j < b->runs; j++) {
-        int s = b->run_start[j], len = b->run_start[j + 1] - s;
-        long long L2 = (long long)len * len;
-        const float *q = qkv + (size_t)s * 3 * C, *k = q + C, *v = q + 2 * C;
-        float *P = att + cc->run_att[j];
-        uint8_t *keep = keep_att + cc->run_att[j];
-        // S = scale·q·kᵀ (into P), then the causal softmax in place and the dropout into dpd
-        gemm_rm(cc->blas, 0, 1, len, len, hs, scale, q, 3 * C, k, 3 * C, 0.0f, P, len, NH, hs, hs, L2);
-        causal_softmax_kernel<<<layer_blocks((size_t)NH * len, 64), 64, 0, cc->stream>>>(P, cc->dpd, keep, NH, len, s, cc->at, T,
-                                                                                       gpt_site_attention(l), cc->d);
-        CUDA_LAUNCH_CHECK();
-        // y = (P ⊙ mask)·v, head h into columns h·hs of atty
-        gemm_rm(cc->blas, 0, 0, len, hs, len, 1.0f, cc->d.on ? cc->dpd : P, len, v, 3 * C, 0.0f, atty + (size_t)s * C, C, NH, L2, hs, hs);
-    }
-}
-
-static void attention_backward(Compute *cc, const Batch *b, int l) {
-    const ModelShape *m = &cc->m;
-    int C = m->n_embd, NH = m->n_head, hs = C / NH;
-    const float *qkv = cc->qkv + block_rows(cc, 3 * (size_t)C) * l, *att = cc->att + cc->att_cap * l;
-    const uint8_t *keep_att = cc->keep_att + cc->att_cap * l;
-    float scale = (float)(1.0 / sqrt((double)hs));
-    for (int j = 0; j < b->runs; j++) {
-        int s = b->run_start[j], len = b->run_start[j + 1] - s;
-        long long L2 = (long long)len * len;
-        const float *q = qkv + (size_t)s * 3 * C, *k = q + C, *v = q + 2 * C, *dy = cc->datty + (size_t)s * C;
-        const float *P = att + cc->run_att[j], *Pd = P;
-        const uint8_t *keep = keep_att + cc->run_att[j];
-        float *dq = cc->dqkv + (size_t)s * 3 * C, *dk = dq + C, *dv = dq + 2 * C, *dS = cc->ds;
-        unsigned g = layer_blocks((size_t)NH * len, 64);
-        if (cc->d.on) {  // Pd = P ⊙ mask again
-            attention_redrop_kernel<<<g, 64, 0, cc->stream>>>(cc->dpd, P, keep, NH, len, cc->d);
-            CUDA_LAUNCH_CHECK();
-            Pd = cc->dpd;
-        }
-        // dv = Pdᵀ·dy
-        gemm_rm(cc->blas, 1, 0, len, hs, len, 1.0f, Pd, len, dy, C, 0.0f, dv, 3 * C, NH, L2, hs, hs);
-        // dPd = dy·vᵀ; dP = dPd ⊙ mask; dS = P ⊙ (dP − Σ_u P·dP), in place
-        gemm_rm(cc->blas, 0, 1, len, len, hs, 1.0f, dy, C, v, 3 * C, 0.0f, dS, len, NH, hs, hs, L2);
-        causal_softmax_backward_kernel<<<g, 64, 0, cc->stream>>>(dS, P, keep, NH, len, cc->d);
-        CUDA_LAUNCH_CHECK();
-        // dq = scale·dS·k; dk = scale·dSᵀ·q
-        gemm_rm(cc->blas, 0, 0, len, hs, len, scale, dS, len, k, 3 * C, 0.0f, dq, 3 * C, NH, L2, hs, hs);
-        gemm_rm(cc->blas, 1, 0, len, hs, len, scale, dS, len, q, 3 * C, 0.0f, dk, 3 * C, NH, L2, hs, hs);
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Forward, loss and backward of one microbatch (gpt_cpu.c's, call for call)
+// Forward, loss and backward of one microbatch: gpt_cpu.c's, call for call, each layer
+// layers.h's name and arguments after the cuBLAS handle and stream (cuda/layers/*.cuh)
 
 static void gpt_forward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, NH = m->n_head, V = m->V;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     cudaStream_t st = cc->stream;
-    cc->run_att[0] = 0;
-    for (int j = 0; j < b->runs; j++) {
-        int64_t len = b->run_start[j + 1] - b->run_start[j];
-        cc->run_att[j + 1] = cc->run_att[j] + (int64_t)NH * len * len;
-    }
+    cublasHandle_t blas = cc->blas;
+    attention_runs(cc->run_att, b->run_start, b->runs, NH);
     ASSERT((size_t)cc->run_att[b->runs] <= cc->att_cap);
     const float *wte = cc->theta + m->offset[GPT_WTE], *wpe = cc->theta + m->offset[GPT_WPE];
-    encoder_forward(st, cc->h0, cc->keep_emb, wte, wpe, cc->input, cc->tpos, cc->at, GPT_SITE_EMBEDDING, n, C, &cc->d);
+    const float *lnfw = cc->theta + m->offset[GPT_LNFW], *lnfb = cc->theta + m->offset[GPT_LNFB];
+    encoder_forward(st, cc->h0, wte, wpe, cc->input, cc->tpos, n, C);
+    CUDA_LAUNCH_CHECK();
+    dropout_forward(st, cc->h0, cc->keep_emb, cc->at, GPT_SITE_EMBEDDING, n, C, &cc->d);
     CUDA_LAUNCH_CHECK();
     const float *h = cc->h0;
-    for (int l = 0; l < m->n_layer; l++) {
+    for (int l = 0; l < gpt_dims(m)->n_layer; l++) {
+        GptBlock w = gpt_block(m, cc->theta, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
+        float *att = cc->att + cc->att_cap * l, *atty = cc->atty + o1;
         float *res2 = cc->res2 + o1, *ln2 = cc->ln2 + o1, *ln2s = cc->ln2_stat + block_rows(cc, 2) * l;
         float *fch = cc->fch + o4, *fcg = cc->fcg + o4, *res3 = cc->res3 + o1, *proj = cc->dln;
-        layernorm_forward(st, ln1, ln1s, h, param(cc, cc->theta, GPT_LN1W, l), param(cc, cc->theta, GPT_LN1B, l), n, C, GPT_LN_EPS);
+        uint8_t *keep_att = cc->keep_att + cc->att_cap * l, *keep_res1 = cc->keep_res1 + o1, *keep_res2 = cc->keep_res2 + o1;
+        layernorm_forward(st, ln1, ln1s, h, w.ln1w, w.ln1b, n, C, GPT_LN_EPS);
         CUDA_LAUNCH_CHECK();
-        linear_forward(cc->blas, st, qkv, ln1, param(cc, cc->theta, GPT_QKVW, l), param(cc, cc->theta, GPT_QKVB, l), n, C, 3 * C);
-        attention_forward(cc, b, l);
-        linear_forward(cc->blas, st, proj, cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), param(cc, cc->theta, GPT_ATTPROJB, l), n,
-                       C, C);
-        residual_forward(st, res2, h, proj, cc->keep_res1 + o1, cc->at, gpt_site_attn_residual(l), n, C, &cc->d);
+        matmul_forward(blas, st, qkv, ln1, w.qkvw, w.qkvb, n, C, 3 * C);
+        attention_forward(blas, st, atty, att, keep_att, qkv, b->run_start, cc->run_att, b->runs, cc->at, gpt_site_attention(l), NH, C,
+                          Lmax, &cc->d, cc->dpd, cc->ds);
+        matmul_forward(blas, st, proj, atty, w.attprojw, w.attprojb, n, C, C);
+        dropout_forward(st, proj, keep_res1, cc->at, gpt_site_attn_residual(l), n, C, &cc->d);
+        residual_forward(st, res2, h, proj, (size_t)n * C);
         CUDA_LAUNCH_CHECK();
-        layernorm_forward(st, ln2, ln2s, res2, param(cc, cc->theta, GPT_LN2W, l), param(cc, cc->theta, GPT_LN2B, l), n, C, GPT_LN_EPS);
+        layernorm_forward(st, ln2, ln2s, res2, w.ln2w, w.ln2b, n, C, GPT_LN_EPS);
         CUDA_LAUNCH_CHECK();
-        linear_forward(cc->blas, st, fch, ln2, param(cc, cc->theta, GPT_FCW, l), param(cc, cc->theta, GPT_FCB, l), n, C, 4 * C);
+        matmul_forward(blas, st, fch, ln2, w.fcw, w.fcb, n, C, 4 * C);
         gelu_forward(st, fcg, fch, (size_t)n * 4 * C);
         CUDA_LAUNCH_CHECK();
-        linear_forward(cc->blas, st, proj, fcg, param(cc, cc->theta, GPT_FCPROJW, l), param(cc, cc->theta, GPT_FCPROJB, l), n, 4 * C, C);
-        residual_forward(st, res3, res2, proj, cc->keep_res2 + o1, cc->at, gpt_site_mlp_residual(l), n, C, &cc->d);
+        matmul_forward(blas, st, proj, fcg, w.fcprojw, w.fcprojb, n, 4 * C, C);
+        dropout_forward(st, proj, keep_res2, cc->at, gpt_site_mlp_residual(l), n, C, &cc->d);
+        residual_forward(st, res3, res2, proj, (size_t)n * C);
         CUDA_LAUNCH_CHECK();
         h = res3;
     }
-    layernorm_forward(st, cc->lnf, cc->lnf_stat, h, cc->theta + m->offset[GPT_LNFW], cc->theta + m->offset[GPT_LNFB], n, C, GPT_LN_EPS);
+    layernorm_forward(st, cc->lnf, cc->lnf_stat, h, lnfw, lnfb, n, C, GPT_LN_EPS);
     CUDA_LAUNCH_CHECK();
-    rows_gather_kernel<<<layer_blocks((size_t)b->T * C, 256), 256, 0, st>>>(cc->sup, cc->lnf, cc->row, b->T, C, 0);
+    rows_gather(st, cc->sup, cc->lnf, cc->row, b->T, C);
     CUDA_LAUNCH_CHECK();
-    gemm_rm(cc->blas, 0, 1, b->T, V, C, 1.0f, cc->sup, C, wte, C, 0.0f, cc->logits, V);
+    matmul_forward(blas, st, cc->logits, cc->sup, wte, NULL, b->T, C, V);  // the output layer, tied to wte
 }
 
 // Σ_t w_t·loss_t (the rows on the device, loss.cuh; added here in t order); with backward
@@ -349,64 +289,59 @@ static double gpt_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
     return total;
 }
 
-static void drop_rows_backward(Compute *cc, const Batch *b, const uint8_t *keep, const float *dres, float *out) {
-    dropout_backward(cc->stream, out, dres, keep, (size_t)b->n * cc->m.n_embd, &cc->d);
-    CUDA_LAUNCH_CHECK();
-}
-
 static void gpt_backward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = m->n_embd, V = m->V, T = b->T;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, T = b->T;
     cudaStream_t st = cc->stream;
-    cublasHandle_t h_ = cc->blas;
-    const float *wte = cc->theta + m->offset[GPT_WTE];
+    cublasHandle_t blas = cc->blas;
+    const float *wte = cc->theta + m->offset[GPT_WTE], *lnfw = cc->theta + m->offset[GPT_LNFW];
     float *gwte = cc->grad + m->offset[GPT_WTE], *gwpe = cc->grad + m->offset[GPT_WPE];
+    float *glnfw = cc->grad + m->offset[GPT_LNFW], *glnfb = cc->grad + m->offset[GPT_LNFB];
     // the output layer (tied): gwte += dlogitsᵀ·sup; ∂/∂sup = dlogits·wte, scattered to its rows
-    gemm_rm(h_, 1, 0, V, C, T, 1.0f, cc->logits, V, cc->sup, C, 1.0f, gwte, C);
-    gemm_rm(h_, 0, 0, T, C, V, 1.0f, cc->logits, V, wte, C, 0.0f, cc->dln, C);
-    CUDA_CHECK(cudaMemsetAsync(cc->datty, 0, (size_t)n * C * sizeof(float), st));
-    rows_gather_kernel<<<layer_blocks((size_t)T * C, 256), 256, 0, st>>>(cc->datty, cc->dln, cc->row, T, C, 1);
+    matmul_backward(blas, st, cc->dln, gwte, NULL, cc->logits, cc->sup, wte, T, C, V);
+    rows_scatter(st, cc->datty, cc->dln, cc->row, T, n, C);
     CUDA_LAUNCH_CHECK();
     CUDA_CHECK(cudaMemsetAsync(cc->dres, 0, (size_t)n * C * sizeof(float), st));
-    const float *h_last = m->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (m->n_layer - 1) : cc->h0;
-    layernorm_backward(st, cc->dres, cc->grad + m->offset[GPT_LNFW], cc->grad + m->offset[GPT_LNFB], cc->datty, h_last, cc->lnf_stat,
-                       cc->theta + m->offset[GPT_LNFW], n, C);
+    const float *h_last = gpt_dims(m)->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (gpt_dims(m)->n_layer - 1) : cc->h0;
+    layernorm_backward(st, cc->dres, glnfw, glnfb, cc->datty, h_last, cc->lnf_stat, lnfw, n, C);
     CUDA_LAUNCH_CHECK();
-    for (int l = m->n_layer - 1; l >= 0; l--) {
-        size_t o1 = block_rows(cc, (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
+    for (int l = gpt_dims(m)->n_layer - 1; l >= 0; l--) {
+        GptBlock w = gpt_block(m, cc->theta, l), g = gpt_block(m, cc->grad, l);
+        size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
         const float *h = l ? cc->res3 + block_rows(cc, (size_t)C) * (l - 1) : cc->h0;
+        const float *ln1 = cc->ln1 + o1, *ln1s = cc->ln1_stat + block_rows(cc, 2) * l, *qkv = cc->qkv + o3;
+        const float *att = cc->att + cc->att_cap * l, *atty = cc->atty + o1;
+        const float *res2 = cc->res2 + o1, *ln2 = cc->ln2 + o1, *ln2s = cc->ln2_stat + block_rows(cc, 2) * l;
+        const float *fcg = cc->fcg + o4;
+        const uint8_t *keep_att = cc->keep_att + cc->att_cap * l, *keep_res1 = cc->keep_res1 + o1, *keep_res2 = cc->keep_res2 + o1;
         float *dproj = cc->dln;
         // the MLP: res3 = res2 + drop(fcg·fcprojwᵀ + fcprojb)
-        drop_rows_backward(cc, b, cc->keep_res2 + o1, cc->dres, dproj);
-        linear_backward(h_, st, cc->dfc, param(cc, cc->grad, GPT_FCPROJW, l), param(cc, cc->grad, GPT_FCPROJB, l), dproj, cc->fcg + o4,
-                        param(cc, cc->theta, GPT_FCPROJW, l), n, 4 * C, C);
+        dropout_backward(st, dproj, cc->dres, keep_res2, (size_t)n * C, &cc->d);
+        CUDA_LAUNCH_CHECK();
+        matmul_backward(blas, st, cc->dfc, g.fcprojw, g.fcprojb, dproj, fcg, w.fcprojw, n, 4 * C, C);
         gelu_backward(st, cc->dfc, cc->fch + o4, (size_t)n * 4 * C);
         CUDA_LAUNCH_CHECK();
-        linear_backward(h_, st, cc->dln, param(cc, cc->grad, GPT_FCW, l), param(cc, cc->grad, GPT_FCB, l), cc->dfc, cc->ln2 + o1,
-                        param(cc, cc->theta, GPT_FCW, l), n, C, 4 * C);
-        layernorm_backward(st, cc->dres, param(cc, cc->grad, GPT_LN2W, l), param(cc, cc->grad, GPT_LN2B, l), cc->dln, cc->res2 + o1,
-                           cc->ln2_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN2W, l), n, C);
+        matmul_backward(blas, st, cc->dln, g.fcw, g.fcb, cc->dfc, ln2, w.fcw, n, C, 4 * C);
+        layernorm_backward(st, cc->dres, g.ln2w, g.ln2b, cc->dln, res2, ln2s, w.ln2w, n, C);
         CUDA_LAUNCH_CHECK();
         // attention: res2 = h + drop(atty·attprojwᵀ + attprojb)
-        drop_rows_backward(cc, b, cc->keep_res1 + o1, cc->dres, dproj);
-        linear_backward(h_, st, cc->datty, param(cc, cc->grad, GPT_ATTPROJW, l), param(cc, cc->grad, GPT_ATTPROJB, l), dproj,
-                        cc->atty + o1, param(cc, cc->theta, GPT_ATTPROJW, l), n, C, C);
-        attention_backward(cc, b, l);
-        linear_backward(h_, st, cc->dln, param(cc, cc->grad, GPT_QKVW, l), NULL, cc->dqkv, cc->ln1 + o1, param(cc, cc->theta, GPT_QKVW, l),
-                        n, C, 3 * C);
-        // the key bias's gradient is left at 0, exactly as the equations have it (gpt_cpu.c says why)
-        bias_sum(st, param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 0, C);
-        bias_sum(st, param(cc, cc->grad, GPT_QKVB, l), cc->dqkv, n, 3 * C, 2 * C, 3 * C);
+        dropout_backward(st, dproj, cc->dres, keep_res1, (size_t)n * C, &cc->d);
         CUDA_LAUNCH_CHECK();
-        layernorm_backward(st, cc->dres, param(cc, cc->grad, GPT_LN1W, l), param(cc, cc->grad, GPT_LN1B, l), cc->dln, h,
-                           cc->ln1_stat + block_rows(cc, 2) * l, param(cc, cc->theta, GPT_LN1W, l), n, C);
+        matmul_backward(blas, st, cc->datty, g.attprojw, g.attprojb, dproj, atty, w.attprojw, n, C, C);
+        attention_backward(blas, st, cc->dqkv, cc->datty, qkv, att, keep_att, b->run_start, cc->run_att, b->runs, NH, C, &cc->d, cc->dpd,
+                           cc->ds);
+        matmul_backward(blas, st, cc->dln, g.qkvw, NULL, cc->dqkv, ln1, w.qkvw, n, C, 3 * C);
+        // the key bias's gradient is left at 0, exactly as the equations have it (gpt_cpu.c says why)
+        bias_backward(st, g.qkvb, cc->dqkv, n, 3 * C, 0, C);
+        bias_backward(st, g.qkvb, cc->dqkv, n, 3 * C, 2 * C, 3 * C);
+        CUDA_LAUNCH_CHECK();
+        layernorm_backward(st, cc->dres, g.ln1w, g.ln1b, cc->dln, h, ln1s, w.ln1w, n, C);
         CUDA_LAUNCH_CHECK();
     }
     // the embeddings: h0 = drop(wte[input] + wpe[t]), each table row's entries in row order
-    drop_rows_backward(cc, b, cc->keep_emb, cc->dres, cc->dln);
-    embedding_backward(st, gwte, cc->dln, cc->wte_start, cc->wte_entry, V, C);
+    dropout_backward(st, cc->dln, cc->dres, cc->keep_emb, (size_t)n * C, &cc->d);
     CUDA_LAUNCH_CHECK();
-    embedding_backward(st, gwpe, cc->dln, cc->wpe_start, cc->wpe_entry, m->max_length, C);
+    encoder_backward(st, gwte, gwpe, cc->dln, cc->wte_start, cc->wte_entry, cc->wpe_start, cc->wpe_entry, V, m->max_length, C);
     CUDA_LAUNCH_CHECK();
 }
 
@@ -432,6 +367,13 @@ static double gpt_cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct, d
     return loss;
 }
 
+static void gpt_cuda_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0);
+    upload_batch(cc, b, NULL);
+    gpt_forward_cuda(cc, b);
+    copy_sync(cc, logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
 extern "C" const ComputeOps compute_gpt_cuda = {
     .name = "cuda",
     .model = MODEL_GPT,
@@ -453,5 +395,6 @@ extern "C" const ComputeOps compute_gpt_cuda = {
     .finish_backward = gpt_cuda_finish_backward,
     .set_tail_hook = NULL,  // train.overlap does not apply on the GPU (as the MLP's twin)
     .evaluate = gpt_cuda_evaluate,
+    .last_logits = gpt_cuda_last_logits,
     .optimizer = &optimizer_cuda,
 };

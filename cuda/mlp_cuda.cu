@@ -83,7 +83,7 @@ static Compute *cuda_create(const ModelShape *m, int cap, FirstLayer first_layer
     Compute *cc = (Compute *)xcalloc(1, sizeof *cc);
     cc->m = *m;
     cc->cap = cap;
-    size_t P = m->total, kD = (size_t)m->k * m->D, H = m->H, V = m->V, T = cap;
+    size_t P = m->total, kD = (size_t)mlp_dims(m)->k * mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, T = cap;
     CUDA_CHECK(cudaStreamCreateWithFlags(&cc->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&cc->blas));
     CUBLAS_CHECK(cublasSetStream(cc->blas, cc->stream));
@@ -101,15 +101,15 @@ static Compute *cuda_create(const ModelShape *m, int cap, FirstLayer first_layer
     CUDA_CHECK(cudaMalloc(&cc->dE, T * kD * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&cc->row_loss, T * sizeof(double)));
     CUDA_CHECK(cudaMalloc(&cc->row_hit, T * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&cc->ctx, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->ctx, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->target, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->pos, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->slot_ids, T * sizeof(int32_t)));
     CUDA_CHECK(cudaMalloc(&cc->weight, T * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&cc->csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMalloc(&cc->csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMalloc(&cc->csr_entry, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_csr_start, (V + 1) * sizeof(int32_t)));
-    CUDA_CHECK(cudaMallocHost(&cc->h_csr_entry, T * m->k * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost(&cc->h_csr_entry, T * mlp_dims(m)->k * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_count, (V + 1) * sizeof(int32_t)));
     CUDA_CHECK(cudaMallocHost(&cc->h_row_loss, T * sizeof(double)));
     CUDA_CHECK(cudaMallocHost(&cc->h_row_hit, T * sizeof(int)));
@@ -156,7 +156,7 @@ static float cuda_get_grad_extra(Compute *cc) {
 
 // Uploads one microbatch and the CSR list of embedding rows → (t, j) entries.
 static void upload_batch(Compute *cc, const Batch *b) {
-    int T = b->T, k = cc->m.k, V = cc->m.V;
+    int T = b->T, k = mlp_dims(&cc->m)->k, V = cc->m.V;
     int32_t *start = cc->h_csr_start;
     csr_build(b->ctx, T * k, V, start, cc->h_csr_entry, cc->h_count);
     CUDA_CHECK(cudaMemcpyAsync(cc->ctx, b->ctx, (size_t)T * k * sizeof(int32_t), cudaMemcpyHostToDevice, cc->stream));
@@ -169,12 +169,12 @@ static void upload_batch(Compute *cc, const Batch *b) {
 
 static void mlp_forward_cuda(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *emb = cc->theta + m->offset[MLP_EMBEDDING], *w1 = cc->theta + m->offset[MLP_W1],
                 *b1 = cc->theta + m->offset[MLP_B1], *w2 = cc->theta + m->offset[MLP_W2], *b2 = cc->theta + m->offset[MLP_B2];
     gather_embedding_kernel<<<layer_blocks((size_t)T * kD, 256), 256, 0, cc->stream>>>(cc->E, emb, cc->ctx, T, k, D);
     CUDA_LAUNCH_CHECK();
-    linear_forward(cc->blas, cc->stream, cc->Hh, cc->E, w1, b1, T, kD, H);  // Z (T, H) = E · w1ᵀ + b1
+    matmul_forward(cc->blas, cc->stream, cc->Hh, cc->E, w1, b1, T, kD, H);  // Z (T, H) = E · w1ᵀ + b1
     CUDA_LAUNCH_CHECK();
     int drop = d && d->p > 0;
     RngStream s = drop ? d->stream : rng_stream(0, 0, 0);
@@ -186,7 +186,7 @@ static void mlp_forward_cuda(Compute *cc, const Batch *b, const Dropout *d) {
         cc->Hh, cc->M, cc->Hd, cc->pos, T, H, drop, s, drop ? d->block : 0, keyed ? cc->slot_ids : NULL, b->L,
         keyed ? d->step : 0, drop ? dropout_threshold(d->p) : 0, drop ? (float)(1.0 / (1.0 - d->p)) : 1.0f);
     CUDA_LAUNCH_CHECK();
-    linear_forward(cc->blas, cc->stream, cc->Y, cc->Hd, w2, b2, T, H, V);  // Y (T, V) = Hd · w2ᵀ + b2
+    matmul_forward(cc->blas, cc->stream, cc->Y, cc->Hd, w2, b2, T, H, V);  // Y (T, V) = Hd · w2ᵀ + b2
     CUDA_LAUNCH_CHECK();
 }
 
@@ -209,18 +209,18 @@ static double mlp_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
 
 static void mlp_backward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *w1 = cc->theta + m->offset[MLP_W1], *w2 = cc->theta + m->offset[MLP_W2];
     float *gemb = cc->grad + m->offset[MLP_EMBEDDING], *gw1 = cc->grad + m->offset[MLP_W1], *gb1 = cc->grad + m->offset[MLP_B1],
           *gw2 = cc->grad + m->offset[MLP_W2], *gb2 = cc->grad + m->offset[MLP_B2];
     // w2 (V, H) += dYᵀ · Hd ; b2 += Σ_t dY ; dH (T, H) = dY · w2
-    linear_backward(cc->blas, cc->stream, cc->dH, gw2, gb2, cc->Y, cc->Hd, w2, T, H, V);
+    matmul_backward(cc->blas, cc->stream, cc->dH, gw2, gb2, cc->Y, cc->Hd, w2, T, H, V);
     CUDA_LAUNCH_CHECK();
     // dZ = dH ⊙ M ⊙ (1 − Hh²)
     tanh_backward_kernel<<<layer_blocks((size_t)T * H, 256), 256, 0, cc->stream>>>(cc->dH, cc->M, cc->Hh, T * H);
     CUDA_LAUNCH_CHECK();
     // w1 (H, kD) += dZᵀ · E ; b1 += Σ_t dZ ; dE (T, kD) = dZ · w1
-    linear_backward(cc->blas, cc->stream, cc->dE, gw1, gb1, cc->dH, cc->E, w1, T, kD, H);
+    matmul_backward(cc->blas, cc->stream, cc->dE, gw1, gb1, cc->dH, cc->E, w1, T, kD, H);
     CUDA_LAUNCH_CHECK();
     // dE rows are (t, j) entries of D floats: treat dE as (T·k, D).
     embedding_backward(cc->stream, gemb, cc->dE, cc->csr_start, cc->csr_entry, V, D);
@@ -254,6 +254,13 @@ static double cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct, doubl
     return loss;
 }
 
+static void cuda_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0 && b->T <= cc->cap);
+    upload_batch(cc, b);
+    mlp_forward_cuda(cc, b, NULL);
+    copy_sync(cc, logits, cc->Y + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
+}
+
 extern "C" const ComputeOps compute_mlp_cuda = {
     .name = "cuda",
     .model = MODEL_MLP,
@@ -279,5 +286,6 @@ extern "C" const ComputeOps compute_mlp_cuda = {
     // stream (comm_nccl.cu) wait on it before reducing the tail, while this stream goes on.
     .set_tail_hook = NULL,
     .evaluate = cuda_evaluate,
+    .last_logits = cuda_last_logits,
     .optimizer = &optimizer_cuda,
 };

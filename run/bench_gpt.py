@@ -178,10 +178,10 @@ def llmc_run(files, B, T, steps, threads, opt):
 
 def gemm_label(func, s, dims):
     C, hs, V, n, T = dims["C"], dims["hs"], dims["V"], dims["n"], dims["T"]
-    layer = {(3 * C, C): "qkv", (C, C): "attproj", (4 * C, C): "fc", (C, 4 * C): "fcproj"}
-    if func == "linear_forward":
+    layer = {(3 * C, C): "qkv", (C, C): "attproj", (4 * C, C): "fc", (C, 4 * C): "fcproj", (V, C): "lm head (tied wte)"}
+    if func == "matmul_forward":
         return "linear fwd: " + layer.get((s["N"], s["K"]), f"{s['N']}x{s['K']}")
-    if func == "linear_backward":
+    if func == "matmul_backward":
         if s["ta"]:
             return "linear bwd dW: " + layer.get((s["M"], s["N"]), f"{s['M']}x{s['N']}")
         return "linear bwd dX: " + layer.get((s["K"], s["N"]), f"{s['K']}x{s['N']}")
@@ -224,10 +224,13 @@ def addr2line(exe, addrs):
 
 GPT_FUNCS = {"layernorm_forward": "LayerNorm fwd", "layernorm_backward": "LayerNorm bwd", "gelu_forward": "GELU fwd",
              "gelu_backward": "GELU bwd", "attention_forward": "attention fwd: causal softmax, masks (not GEMM)",
-             "attention_backward": "attention bwd: softmax backward, masks (not GEMM)", "gpt_loss_cpu": "output log-softmax (loss)",
-             "bias_sum": "bias gradient sums", "linear_forward": "linear fwd: bias broadcast",
-             "linear_backward": "linear bwd: bias sums", "drop_rows_backward": "residual/embedding dropout: apply",
-             "drop_row": "residual/embedding dropout: apply", "gpt_forward_cpu": "fwd: embeddings, residual adds, copies",
+             "attention_backward": "attention bwd: softmax backward, masks (not GEMM)",
+             "crossentropy_forward": "output log-softmax (loss)", "bias_backward": "bias gradient sums",
+             "matmul_forward": "linear fwd: bias broadcast", "matmul_backward": "linear bwd: bias sums",
+             "dropout_backward": "residual/embedding dropout: apply", "dropout_forward": "residual/embedding dropout: apply",
+             "encoder_forward": "fwd: embeddings", "encoder_backward": "bwd: embeddings", "residual_forward": "fwd: residual adds",
+             "rows_gather": "fwd: copies", "rows_scatter": "bwd: scatter, memset",
+             "gpt_forward_cpu": "fwd: embeddings, residual adds, copies",
              "gpt_backward_cpu": "bwd: residual, scatter, embeddings, memset", "gpt_forward_backward": "fwd/bwd glue"}
 
 
@@ -290,11 +293,12 @@ def profile(shape, cfgfile, lens, fb_json):
         cats[c] = cats.get(c, 0) + 1
         names = [f for f, _, _ in ch]
         which = "gemm" if "openblas" in dso else "bwd" if any("backward" in f for f in names) else \
-            "fwd" if any(f.startswith(("gpt_forward_cpu", "layernorm_forward", "gelu_forward", "attention_forward", "linear_forward",
-                                        "drop_row", "gpt_loss_cpu", "sum_exp")) for f in names) else "other"
+            "fwd" if any(f.startswith(("gpt_forward_cpu", "layernorm_forward", "gelu_forward", "attention_forward", "matmul_forward",
+                                        "dropout_forward", "encoder_forward", "residual_forward", "rows_gather",
+                                        "crossentropy_forward", "sum_exp")) for f in names) else "other"
         passes[which] += 1
         if ch:
-            inner = next(((f, fl, ln) for f, fl, ln in ch if fl == "gpt_cpu.c"), ch[0])
+            inner = next(((f, fl, ln) for f, fl, ln in ch if fl in ("gpt_cpu.c", "layers.c")), ch[0])
             key = f"{inner[1]}:{inner[2]} ({inner[0]})"
             lines[key] = lines.get(key, 0) + 1
     n = len(samples)

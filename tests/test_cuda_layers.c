@@ -62,7 +62,7 @@ int main(void) {
     }
     check("gelu backward: the CPU's bits", same_bits(gb1, gb2, N * C), 1);
     check("gelu backward, control: without its second term rejected", same_bits(gb1, gb3, N * C), 0);
-    // causal softmax of row t of a run of L keys (gpt_cpu.c: row_max, sum_exp, scaled_softmax)
+    // causal softmax of row t of a run of L keys (layers.c attention_forward: row_max, sum_exp, scaled_softmax)
     int ok_sm = 1, ok_bw = 1;
     float sc[L], e[L], p1[L], p2[L], dp1[L], dp2[L];
     DropDev nod = {0};

@@ -16,7 +16,7 @@
 #   reference.h5 and grads.h5, while attention across the sequences of a microbatch or an
 #   untied output layer disagree; 100 gloo-DDP AdamW updates agree with ddptok's model, while
 #   GELU's erf form or torch's Adam with coupled L2 decay fall outside the bounds.
-# The backward against finite differences is in the unit group (tests/test_gpt.c).
+# The backward against finite differences is in the unit group (build/test_fd, tests/fd_gpt.c).
 source "$TESTS_DIR/test_train.sh"
 source "$TESTS_DIR/test_invariance.sh"
 source "$TESTS_DIR/test_evaluation.sh"

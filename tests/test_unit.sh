@@ -1,6 +1,6 @@
 # Unit tests: Philox known answers; tanh_f32's and exp_f32's accuracy (with negative controls); every SIMD variant
-# of the CPU row kernels against its scalar definition (with negative controls); the CPU backward (dense and factored first
-# layer) against finite differences, and the same test against a deliberately broken backward and a broken factored one
+# of the CPU row kernels against its scalar definition (with negative controls); every model's CPU backward (build/test_fd:
+# the MLP's dense and factored first layer, the GPT's) against finite differences, and the same test against a deliberately broken backward and a broken factored one
 # (negative controls).
 case_philox() {
   local out; out=$("$ROOT/build/test_philox"); local rc=$?
@@ -35,31 +35,47 @@ case_clang_kernels() {
   else bad "negative control: clang with -ffp-contract=on is rejected" "— the kernel test accepted FMA-contracted kernels"; echo "$out" | tail -3; fi
 }
 case_backward() {
-  local n="CPU backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step"
-  local out; out=$("$ROOT/build/test_model"); local rc=$?
+  local n="CPU backward = central finite differences for every tensor, dense and factored first layer (dropout 0.3, prefix 2, A = 2); factored = dense after a step; last_logits = the row's logits"
+  local out; out=$("$ROOT/build/test_fd" mlp); local rc=$?
   [ $rc -eq 0 ] && ok "$n" || { bad "$n"; echo "$out"; }
 }
 case_backward_broken() {
   local n="negative control: a backward without tanh' is rejected by the finite-difference test"
-  local out; out=$("$ROOT/build/test_model_broken"); local rc=$?
+  local out; out=$("$ROOT/build/test_model_broken" mlp); local rc=$?
   if [ $rc -ne 0 ] && grep -qE "FAIL dense +w1" <<<"$out"; then ok "$n"
   else bad "$n" "— the finite-difference test accepted a broken backward"; echo "$out"; fi
 }
 case_gpt_backward() {
   local n="GPT backward = central finite differences for every tensor (dropout 0.3 at every site, per-microbatch and keyed; prefix 2, A = 2, sequence weights); no attention across sequences"
-  local out; out=$("$ROOT/build/test_gpt"); local rc=$?
+  local out; out=$("$ROOT/build/test_fd" gpt); local rc=$?
   [ $rc -eq 0 ] && ok "$n" "($(grep -c '^ok' <<<"$out") checks)" || { bad "$n"; echo "$out" | grep -v '^ok'; }
 }
 case_gpt_backward_broken() {
   local n="negative control: a GPT backward without GELU's derivative is rejected by the same finite-difference test (fcw rejected; ln_f, before any GELU in the backward, unaffected)"
-  local out; out=$("$ROOT/build/test_gpt_broken"); local rc=$?
+  local out; out=$("$ROOT/build/test_gpt_broken" gpt); local rc=$?
   if [ $rc -ne 0 ] && grep -qE "FAIL per-microbatch dropout fcw " <<<"$out" && grep -qE "^ok   per-microbatch dropout lnfw" <<<"$out" \
      && grep -qE "^ok   per-microbatch dropout lnfb" <<<"$out"; then ok "$n"
   else bad "$n" "— the finite-difference test accepted a broken GPT backward"; echo "$out" | head -20; fi
 }
+# Every model of DDPTOK_MODELS (include/config/config.h, read as the Makefile reads it) has its
+# row in the finite-difference test (tests/fd_<name>.c) and passes it; control: a model name
+# not in the list is refused (exit 2), so the run is driven by the list, not by a copy of it.
+case_fd_every_model() {
+  local n="every model of DDPTOK_MODELS runs the finite-difference test of its row's tensors (build/test_fd)"
+  local models got out rc
+  models=$(sed -n 's/^#define DDPTOK_MODELS(X) //p' "$ROOT/include/config/config.h" | grep -o 'X([A-Z0-9_]*, *[a-z0-9_]*)' \
+           | cut -d, -f2 | tr -d ' )' | tr '\n' ' ')
+  out=$("$ROOT/build/test_fd"); rc=$?
+  got=$(sed -n 's/^-- \([a-z0-9_]*\) .*/\1/p' <<<"$out" | tr '\n' ' ')
+  [ $rc -eq 0 ] && [ -n "$models" ] && [ "$got" = "$models" ] && ok "$n" "(models: $got$(grep -c '^ok' <<<"$out") checks)" \
+    || { bad "$n" "— exit $rc, models listed: '$models', run: '$got'"; echo "$out" | grep -v '^ok' | head; }
+  out=$("$ROOT/build/test_fd" no_such_model); rc=$?
+  [ $rc -eq 2 ] && grep -q '^FAIL no model no_such_model' <<<"$out" && ok "control: a model not in DDPTOK_MODELS is refused (exit 2)" \
+    || bad "control: a model not in DDPTOK_MODELS is refused (exit 2)" "— exit $rc: $out"
+}
 case_backward_factored_broken() {
   local n="negative control: a factored backward that sums slot j under slot j+1's id is rejected by the finite-difference test (w1, embedding; dense unaffected)"
-  local out; out=$("$ROOT/build/test_mlp_factored_broken"); local rc=$?
+  local out; out=$("$ROOT/build/test_mlp_factored_broken" mlp); local rc=$?
   if [ $rc -ne 0 ] && grep -qE "FAIL factored +w1" <<<"$out" && grep -qE "FAIL factored +embedding" <<<"$out" && ! grep -q "FAIL dense" <<<"$out"; then ok "$n"
   else bad "$n" "— the finite-difference test accepted a broken factored backward"; echo "$out"; fi
 }

@@ -1,17 +1,20 @@
-// attention.cuh — the rows of the causal attention over packed runs (gpt_cpu.c's
+// attention.cuh — the rows of the causal attention over packed runs (layers.c's
 // attention_forward and attention_backward between their GEMMs): one thread per (head, query
 // row) of a run, the CPU's row code — the softmax over keys 0..t with exp_f32 and eight
 // partial sums in double, the dropout of the probabilities (units h·Lmax + u of the attention
 // site), and the softmax's backward dS = P ⊙ (dP − Σ P·dP) with that sum as eight partial
-// sums — so a row gets the CPU's bits from the same scores. The GEMMs around them are
-// strided-batched over the heads of one run (gpt_cuda.cu).
+// sums — so a row gets the CPU's bits from the same scores; and the host functions of the
+// whole layer, whose GEMMs around those rows are strided-batched over the heads of one run.
 #ifndef DDPTOK_CUDA_LAYERS_ATTENTION_CUH
 #define DDPTOK_CUDA_LAYERS_ATTENTION_CUH
 
 #include "layers/common.cuh"
 #include "layers/dropout.cuh"
+#ifdef __CUDACC__
+#include "layers/linear.cuh"
+#endif
 
-// The largest of x[0..n-1] (n ≥ 1), eight lanes (gpt_cpu.c's row_max).
+// The largest of x[0..n-1] (n ≥ 1), eight lanes (layers.c's row_max).
 LAYER_FN float row_max_dev(const float *x, int n) {
     float m[8];
     for (int l = 0; l < 8; l++) m[l] = x[0];
@@ -22,7 +25,7 @@ LAYER_FN float row_max_dev(const float *x, int n) {
     for (int l = 1; l < 8; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
     return m[0];
 }
-// Σ a·b in double as eight partial sums (gpt_cpu.c's row_dot).
+// Σ a·b in double as eight partial sums (layers.c's row_dot).
 LAYER_FN double row_dot_dev(const float *a, const float *b, int n) {
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int i = 0;
@@ -100,6 +103,72 @@ static __global__ void causal_softmax_backward_kernel(float *dP, const float *P,
     if (i >= NH * len) return;
     size_t o = (size_t)(i / len) * len * len + (size_t)(i % len) * len;
     causal_softmax_backward_row_dev(dP + o, P + o, keep + o, i % len, len, &d);
+}
+
+// run_att (runs + 1) = Σ NH·len² before run j: where run j's probabilities start (layers.h
+// attention_runs; host code).
+static inline void attention_runs(int64_t *run_att, const int32_t *run_start, int runs, int NH) {
+    run_att[0] = 0;
+    for (int j = 0; j < runs; j++) {
+        int64_t len = run_start[j + 1] - run_start[j];
+        run_att[j + 1] = run_att[j] + (int64_t)NH * len * len;
+    }
+}
+
+// The attention of one block over packed runs (layers.h attention_forward / attention_backward,
+// by name and argument order after the handle and stream; the CPU's ex scratch is a register
+// here): per run (run_start on the host), the NH heads as one strided-batched GEMM per
+// product (head h: columns h·hs of q, k, v; its (len, len) matrices at h·len²), the rows by
+// the kernels above. dpd, ds: (NH, Lmax, Lmax), one run's heads (the CPU: one head's).
+static inline void attention_forward(cublasHandle_t blas, cudaStream_t st, float *out, float *att, uint8_t *keep_att, const float *qkv,
+                                     const int32_t *run_start, const int64_t *run_att, int runs, const int32_t *at, uint32_t site,
+                                     int NH, int C, int Lmax, const DropDev *d, float *dpd, float *ds) {
+    (void)ds;
+    int hs = C / NH;
+    float scale = (float)(1.0 / sqrt((double)hs));
+    for (int j = 0; j < runs; j++) {
+        int s = run_start[j], len = run_start[j + 1] - s;
+        long long L2 = (long long)len * len;
+        const float *q = qkv + (size_t)s * 3 * C, *k = q + C, *v = q + 2 * C;
+        float *P = att + run_att[j];
+        uint8_t *keep = keep_att + run_att[j];
+        // S = scale·q·kᵀ (into P), then the causal softmax in place and the dropout into dpd
+        gemm_rm(blas, 0, 1, len, len, hs, scale, q, 3 * C, k, 3 * C, 0.0f, P, len, NH, hs, hs, L2);
+        causal_softmax_kernel<<<layer_blocks((size_t)NH * len, 64), 64, 0, st>>>(P, dpd, keep, NH, len, s, at, Lmax, site, *d);
+        CUDA_LAUNCH_CHECK();
+        // y = (P ⊙ mask)·v, head h into columns h·hs of out
+        gemm_rm(blas, 0, 0, len, hs, len, 1.0f, d->on ? dpd : P, len, v, 3 * C, 0.0f, out + (size_t)s * C, C, NH, L2, hs, hs);
+    }
+}
+
+static inline void attention_backward(cublasHandle_t blas, cudaStream_t st, float *dqkv, const float *dout, const float *qkv,
+                                      const float *att, const uint8_t *keep_att, const int32_t *run_start, const int64_t *run_att,
+                                      int runs, int NH, int C, const DropDev *d, float *dpd, float *ds) {
+    int hs = C / NH;
+    float scale = (float)(1.0 / sqrt((double)hs));
+    for (int j = 0; j < runs; j++) {
+        int s = run_start[j], len = run_start[j + 1] - s;
+        long long L2 = (long long)len * len;
+        const float *q = qkv + (size_t)s * 3 * C, *k = q + C, *v = q + 2 * C, *dy = dout + (size_t)s * C;
+        const float *P = att + run_att[j], *Pd = P;
+        const uint8_t *keep = keep_att + run_att[j];
+        float *dq = dqkv + (size_t)s * 3 * C, *dk = dq + C, *dv = dq + 2 * C, *dS = ds;
+        unsigned g = layer_blocks((size_t)NH * len, 64);
+        if (d->on) {  // Pd = P ⊙ mask again
+            attention_redrop_kernel<<<g, 64, 0, st>>>(dpd, P, keep, NH, len, *d);
+            CUDA_LAUNCH_CHECK();
+            Pd = dpd;
+        }
+        // dv = Pdᵀ·dy
+        gemm_rm(blas, 1, 0, len, hs, len, 1.0f, Pd, len, dy, C, 0.0f, dv, 3 * C, NH, L2, hs, hs);
+        // dPd = dy·vᵀ; dP = dPd ⊙ mask; dS = P ⊙ (dP − Σ_u P·dP), in place
+        gemm_rm(blas, 0, 1, len, len, hs, 1.0f, dy, C, v, 3 * C, 0.0f, dS, len, NH, hs, hs, L2);
+        causal_softmax_backward_kernel<<<g, 64, 0, st>>>(dS, P, keep, NH, len, *d);
+        CUDA_LAUNCH_CHECK();
+        // dq = scale·dS·k; dk = scale·dSᵀ·q
+        gemm_rm(blas, 0, 0, len, hs, len, scale, dS, len, k, 3 * C, 0.0f, dq, 3 * C, NH, L2, hs, hs);
+        gemm_rm(blas, 1, 0, len, hs, len, scale, dS, len, q, 3 * C, 0.0f, dk, 3 * C, NH, L2, hs, hs);
+    }
 }
 #endif
 

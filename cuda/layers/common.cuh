@@ -5,7 +5,7 @@
 // row kernels, and the launch arithmetic.
 //
 // Every row function here is the same C as its CPU twin (src/model/cpu_kernels.c,
-// src/model/gpt_cpu.c): the same operations in the same order, never contracted into FMAs
+// src/model/layers.c): the same operations in the same order, never contracted into FMAs
 // (the Makefile compiles cuda/*.cu with --fmad=false; gcc's -std=c11 keeps
 // -ffp-contract=off), so a device row gives the CPU's bits for the same inputs. What differs
 // between the twins is the GEMMs (cuBLAS and OpenBLAS sum in other orders) and the row loss's

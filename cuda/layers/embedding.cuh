@@ -1,5 +1,5 @@
 // embedding.cuh — embedding tables on the device: the GPT's encoder (token and position rows
-// added, then dropout), and the gradient scatter of every model through a CSR list of each
+// added), the rows gathered and scattered, and the gradient scatter of every model through a CSR list of each
 // table row's entries built on the host in entry order, so a table row's gradient adds its
 // entries in the CPU's order (one thread per (row, feature), no atomics).
 #ifndef DDPTOK_CUDA_LAYERS_EMBEDDING_CUH
@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "layers/common.cuh"
-#include "layers/dropout.cuh"
+#ifdef __CUDACC__
+#include "cuda_common.h"
+#endif
 
 // start (K + 1), entry (n): the entries e of key[e] = v are entry[start[v] .. start[v+1] - 1],
 // ascending; cnt (K + 1) scratch. Host code.
@@ -38,23 +40,25 @@ static __global__ void embedding_scatter_kernel(float *g, const float *dE, const
 static inline void embedding_backward(cudaStream_t st, float *g, const float *dE, const int32_t *start, const int32_t *entry, int V, int D) {
     embedding_scatter_kernel<<<layer_blocks((size_t)V * D, 128), 128, 0, st>>>(g, dE, start, entry, V, D);
 }
-// The GPT's h0 (n, C) = drop(wte[input] + wpe[t]) (t: tpos, the row's position in its run).
-static __global__ void encoder_forward_kernel(float *h0, uint8_t *keep, const float *wte, const float *wpe, const int32_t *input,
-                                       const int32_t *tpos, const int32_t *at, uint32_t site, int n, int C, DropDev d) {
+// out (n, C) row p = wte[input[p]] + wpe[tpos[p]] (tpos: the row's position in its run; layers.h
+// encoder_forward, which walks the runs on the host).
+static __global__ void encoder_forward_kernel(float *out, const float *wte, const float *wpe, const int32_t *input, const int32_t *tpos,
+                                              int n, int C) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)n * C) return;
     size_t p = i / C, c = i % C;
-    float x = wte[(size_t)input[p] * C + c] + wpe[(size_t)tpos[p] * C + c];
-    if (d.on) {
-        int k = dropout_keep_dev(&d, (uint32_t)at[p], site, (uint32_t)c);
-        keep[i] = (uint8_t)k;
-        x *= dropout_scale_dev(&d, k);
-    }
-    h0[i] = x;
+    out[i] = wte[(size_t)input[p] * C + c] + wpe[(size_t)tpos[p] * C + c];
 }
-static inline void encoder_forward(cudaStream_t st, float *h0, uint8_t *keep, const float *wte, const float *wpe, const int32_t *input,
-                                   const int32_t *tpos, const int32_t *at, uint32_t site, int n, int C, const DropDev *d) {
-    encoder_forward_kernel<<<layer_blocks((size_t)n * C, 256), 256, 0, st>>>(h0, keep, wte, wpe, input, tpos, at, site, n, C, *d);
+static inline void encoder_forward(cudaStream_t st, float *out, const float *wte, const float *wpe, const int32_t *input,
+                                   const int32_t *tpos, int n, int C) {
+    encoder_forward_kernel<<<layer_blocks((size_t)n * C, 256), 256, 0, st>>>(out, wte, wpe, input, tpos, n, C);
+}
+// dwte, dwpe += dout's rows through the CSR lists of each table row's entries (layers.h
+// encoder_backward: the same order, entries ascending).
+static inline void encoder_backward(cudaStream_t st, float *dwte, float *dwpe, const float *dout, const int32_t *wte_start,
+                                    const int32_t *wte_entry, const int32_t *wpe_start, const int32_t *wpe_entry, int V, int Lmax, int C) {
+    embedding_backward(st, dwte, dout, wte_start, wte_entry, V, C);
+    embedding_backward(st, dwpe, dout, wpe_start, wpe_entry, Lmax, C);
 }
 // Rows of X (rows, C) gathered (out[i] = X[row[i]]) or scattered (out[row[i]] = X[i], the rest untouched).
 static __global__ void rows_gather_kernel(float *out, const float *X, const int32_t *row, int rows, int C, int scatter) {
@@ -63,6 +67,15 @@ static __global__ void rows_gather_kernel(float *out, const float *X, const int3
     size_t r = i / C, c = i % C;
     if (scatter) out[(size_t)row[r] * C + c] = X[i];
     else out[i] = X[(size_t)row[r] * C + c];
+}
+// out (T, C) = rows row[0..T-1] of inp (layers.h rows_gather).
+static inline void rows_gather(cudaStream_t st, float *out, const float *inp, const int32_t *row, int T, int C) {
+    rows_gather_kernel<<<layer_blocks((size_t)T * C, 256), 256, 0, st>>>(out, inp, row, T, C, 0);
+}
+// out (N, C) = 0 except rows row[i] = inp's row i (layers.h rows_scatter).
+static inline void rows_scatter(cudaStream_t st, float *out, const float *inp, const int32_t *row, int T, int N, int C) {
+    CUDA_CHECK(cudaMemsetAsync(out, 0, (size_t)N * C * sizeof(float), st));
+    rows_gather_kernel<<<layer_blocks((size_t)T * C, 256), 256, 0, st>>>(out, inp, row, T, C, 1);
 }
 #endif
 

@@ -7,7 +7,7 @@
 
 #include "layers/common.cuh"
 
-// Column o of db += Σ_rows d[., o] over n rows of width N, ascending (gpt_cpu.c's bias_sum).
+// Column o of db += Σ_rows d[., o] over n rows of width N, ascending (layers.c's bias_backward).
 LAYER_FN void column_sum_dev(float *db, const float *d, int n, int N, int o) {
     float acc = db[o];
     for (int p = 0; p < n; p++) acc += d[(size_t)p * N + o];
@@ -41,20 +41,26 @@ static __global__ void column_sum_kernel(float *out, const float *X, int T, int 
     int o = from + blockIdx.x * blockDim.x + threadIdx.x;
     if (o < to) column_sum_dev(out, X, T, N, o);
 }
-static inline void bias_sum(cudaStream_t st, float *db, const float *dout, int n, int OC, int from, int to) {
+// layers.h bias_backward.
+static inline void bias_backward(cudaStream_t st, float *db, const float *dout, int n, int OC, int from, int to) {
     if (to > from) column_sum_kernel<<<layer_blocks((size_t)(to - from), 128), 128, 0, st>>>(db, dout, n, OC, from, to);
 }
-// out (n, OC) = inp (n, IC)·wᵀ + bias (w: (OC, IC))
-static inline void linear_forward(cublasHandle_t h, cudaStream_t st, float *out, const float *inp, const float *w, const float *bias,
+// out (n, OC) = inp (n, IC)·wᵀ + bias (w: (OC, IC); bias NULL: none) (layers.h matmul_forward).
+static inline void matmul_forward(cublasHandle_t h, cudaStream_t st, float *out, const float *inp, const float *w, const float *bias,
                                   int n, int IC, int OC) {
+    if (!bias) {
+        gemm_rm(h, 0, 1, n, OC, IC, 1.0f, inp, IC, w, IC, 0.0f, out, OC);
+        return;
+    }
     broadcast_rows_kernel<<<layer_blocks((size_t)n * OC, 256), 256, 0, st>>>(out, bias, n, OC);
     gemm_rm(h, 0, 1, n, OC, IC, 1.0f, inp, IC, w, IC, 1.0f, out, OC);
 }
-// dw (OC, IC) += doutᵀ·inp; db (OC) += Σ_rows dout (db NULL: the caller sums it); dinp (n, IC) = dout·w.
-static inline void linear_backward(cublasHandle_t h, cudaStream_t st, float *dinp, float *dw, float *db, const float *dout,
+// dw (OC, IC) += doutᵀ·inp; db (OC) += Σ_rows dout (db NULL: the caller sums it); dinp (n, IC) = dout·w
+// (layers.h matmul_backward).
+static inline void matmul_backward(cublasHandle_t h, cudaStream_t st, float *dinp, float *dw, float *db, const float *dout,
                                    const float *inp, const float *w, int n, int IC, int OC) {
     gemm_rm(h, 1, 0, OC, IC, n, 1.0f, dout, OC, inp, IC, 1.0f, dw, IC);
-    if (db) bias_sum(st, db, dout, n, OC, 0, OC);
+    if (db) bias_backward(st, db, dout, n, OC, 0, OC);
     gemm_rm(h, 0, 0, n, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dinp, IC);
 }
 #endif

@@ -46,6 +46,15 @@ enum {
     GPT_WTE = 0, GPT_WPE, GPT_LN1W, GPT_LN1B, GPT_QKVW, GPT_QKVB, GPT_ATTPROJW, GPT_ATTPROJB,
     GPT_LN2W, GPT_LN2B, GPT_FCW, GPT_FCB, GPT_FCPROJW, GPT_FCPROJB, GPT_LNFW, GPT_LNFB, GPT_TENSORS
 };
+
+// Its own shape (ModelShape.own, set by its row's shape from model.n_layer, n_head, n_embd).
+typedef struct {
+    int n_layer;  // NL blocks
+    int n_head;   // NH heads
+    int n_embd;   // C, the width
+} GptDims;
+MODEL_OWN_SHAPE(GptDims, gpt_dims)
+
 #define GPT_LN_EPS 1e-5
 #define GPT_INIT_STD 0.02
 
@@ -74,9 +83,26 @@ static inline void gpt_dropout_scales(const Dropout *d, int L, uint32_t at, uint
     }
 }
 
+// Block l's weights in θ, or their gradients in the gradient buffer (the same offsets), named
+// before the layer calls as llm.c's `l_ln1w = …` block: gpt_cpu.c and gpt_cuda.cu alike.
+typedef struct {
+    float *ln1w, *ln1b;          // (C) each
+    float *qkvw, *qkvb;          // (3C, C), (3C)
+    float *attprojw, *attprojb;  // (C, C), (C)
+    float *ln2w, *ln2b;          // (C) each
+    float *fcw, *fcb;            // (4C, C), (4C)
+    float *fcprojw, *fcprojb;    // (C, 4C), (C)
+} GptBlock;
+static inline GptBlock gpt_block(const ModelShape *m, float *base, int l) {
+#define GPT_SLICE(p) (base + m->offset[p] + (size_t)l * (m->size[p] / (size_t)gpt_dims(m)->n_layer))
+    GptBlock w = {GPT_SLICE(GPT_LN1W), GPT_SLICE(GPT_LN1B),     GPT_SLICE(GPT_QKVW),    GPT_SLICE(GPT_QKVB),
+                  GPT_SLICE(GPT_ATTPROJW), GPT_SLICE(GPT_ATTPROJB), GPT_SLICE(GPT_LN2W), GPT_SLICE(GPT_LN2B),
+                  GPT_SLICE(GPT_FCW),  GPT_SLICE(GPT_FCB),      GPT_SLICE(GPT_FCPROJW), GPT_SLICE(GPT_FCPROJB)};
+#undef GPT_SLICE
+    return w;
+}
+
 extern const ComputeOps compute_gpt_cpu;  // src/model/gpt_cpu.c: the reference backend
-// The forward of `b` (no dropout) and the logits (V) of its last supervised position (gpt_logits).
-void gpt_cpu_last_logits(Compute *cc, const Batch *b, float *logits);
 
 #ifdef __cplusplus
 }

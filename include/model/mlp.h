@@ -16,6 +16,14 @@ extern "C" {
 
 enum { MLP_EMBEDDING = 0, MLP_W1, MLP_B1, MLP_W2, MLP_B2, MLP_TENSORS };
 
+// Its own shape (ModelShape.own, set by its row's shape from model.context, embed_dim, hidden).
+typedef struct {
+    int k;  // context: the ids before a position that its prediction reads
+    int D;  // embedding width
+    int H;  // hidden width
+} MlpDims;
+MODEL_OWN_SHAPE(MlpDims, mlp_dims)
+
 // Its row, mlp_row (src/model/mlp.c): embedding ~ N(0, 1), w1 and b1 ~ U(±1/√(kD)), w2 and
 // b2 ~ U(±1/√H) (torch's nn.Embedding and nn.Linear defaults) drawn in θ order from the init
 // stream; the CPU backend's buffers per row (2kD + 4H + V)·4 bytes, the factored tables

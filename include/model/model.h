@@ -12,11 +12,13 @@
 //
 // To add a model (ARCHITECTURE.md "Which files a change touches"): one X(ENUM, name) in
 // DDPTOK_MODELS (config/config.h); its header include/model/<name>.h (its tensors' enum, what
-// its two files share), its row src/model/<name>.c (`const ModelRow name_row`: shape, init,
-// budget, logits) and its CPU backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own
-// shape are rows of DDPTOK_MODEL_KEYS (config.h; its row's `shape` reads them), their
-// cross-field checks rows of DDPTOK_MODEL_CHECKS; a CUDA twin is cuda/<name>_cuda.cu and
-// its CudaModule.compute entry.
+// its two files share, its own shape struct through MODEL_OWN_SHAPE), its row
+// src/model/<name>.c (`const ModelRow name_row`: shape, init, budget, logits) and its CPU
+// backend src/model/<name>_cpu.c (a ComputeOps). Keys of its own shape are rows of
+// DDPTOK_MODEL_KEYS (config.h; its row's `shape` reads them), their cross-field checks rows of
+// DDPTOK_MODEL_CHECKS; its finite-difference test is its row tests/fd_<name>.c (tests/fd.h); a
+// CUDA twin is cuda/<name>_cuda.cu and its CudaModule.compute entry. Its layers are
+// model/layers.h's calls (the twin's: the same names).
 #ifndef DDPTOK_MODEL_H
 #define DDPTOK_MODEL_H
 
@@ -35,7 +37,7 @@
 extern "C" {
 #endif
 
-enum { MODEL_MAX_TENSORS = 16, MODEL_MAX_DIMS = 3, MODEL_MAX_FIELDS = 8 };
+enum { MODEL_MAX_TENSORS = 16, MODEL_MAX_DIMS = 3, MODEL_MAX_FIELDS = 8, MODEL_OWN_BYTES = 64 };
 
 // The shape of one model: what the config says of it (derived once, model_shape) and the
 // tensors its row lays out in θ.
@@ -43,9 +45,15 @@ typedef struct {
     ModelKind kind;
     int V;               // vocabulary (data.vocab_size): ids 0 (the begin/pad id) .. V - 1
     int max_length;      // the longest sequence a batch holds (data.max_length): the GPT's context
-    int k, D, H;         // mlp: context, embedding width, hidden width
-    int n_layer, n_head, n_embd;  // gpt: blocks, heads, width C
     int context;         // the ids before a position that its prediction reads (mlp k, gpt max_length)
+    // The row's own shape: its keys as its header's struct (MlpDims in mlp.h, GptDims in gpt.h,
+    // any types), which its `shape` fills and its files read through the header's accessor, so
+    // that this header names no model's field.
+    union {
+        double align_;
+        long long align_ll_;
+        unsigned char bytes[MODEL_OWN_BYTES];
+    } own;
     int n_tensors;
     const char *name[MODEL_MAX_TENSORS];  // in θ order; checkpoints' /model/<name>
     int rank[MODEL_MAX_TENSORS];          // 1 to MODEL_MAX_DIMS
@@ -61,6 +69,13 @@ typedef struct {
         long long value;
     } field[MODEL_MAX_FIELDS];
 } ModelShape;
+
+// A model's header declares its own shape struct S and its accessor: MODEL_OWN_SHAPE(S, name)
+// gives `S *name(const ModelShape *m)` over ModelShape.own (and fails to compile when S does not
+// fit in MODEL_OWN_BYTES).
+#define MODEL_OWN_SHAPE(S, name)                                                             \
+    typedef char name##_fits_[sizeof(S) <= MODEL_OWN_BYTES ? 1 : -1];                      \
+    static inline S *name(const ModelShape *m) { return (S *)(void *)m->own.bytes; }
 
 typedef struct ComputeOps ComputeOps;
 
@@ -117,7 +132,8 @@ void model_init_params(const ModelShape *m, uint32_t seed, float *theta);
 float *model_initial(const Config *cfg, ModelShape *m);
 // The microbatch layout this model reads (data/batch.h).
 static inline BatchSpec model_batch_spec(const ModelShape *m) {
-    BatchSpec s = {model_rows[m->kind]->layout, m->k, m->max_length};
+    BatchLayout layout = model_rows[m->kind]->layout;
+    BatchSpec s = {layout, layout == BATCH_CONTEXTS ? m->context : 0, m->max_length};
     return s;
 }
 // The budget's terms of this model: its parameters (the working P-vectors the commands hold
@@ -188,6 +204,9 @@ struct ComputeOps {
     // returned sum adds, in position order) and 1 where its argmax is the target (evaluate
     // --per-sequence sums them per sequence).
     double (*evaluate)(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit);
+    // Forward only, no dropout: logits (V, host) = the output layer at the batch's last
+    // supervised position (b->T ≥ 1), what generate samples the next token from.
+    void (*last_logits)(Compute *cc, const Batch *b, float *logits);
     const OptimizerOps *optimizer;                            // the optimizer steps in this backend's memory
 };
 

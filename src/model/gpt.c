@@ -10,8 +10,8 @@
 #include "base/report.h"
 
 static void gpt_shape(ModelShape *m, const Config *cfg) {
-    m->n_layer = cfg->model.n_layer, m->n_head = cfg->model.n_head, m->n_embd = cfg->model.n_embd;
-    size_t V = (size_t)m->V, T = (size_t)m->max_length, C = (size_t)m->n_embd, NL = (size_t)m->n_layer;
+    gpt_dims(m)->n_layer = cfg->model.n_layer, gpt_dims(m)->n_head = cfg->model.n_head, gpt_dims(m)->n_embd = cfg->model.n_embd;
+    size_t V = (size_t)m->V, T = (size_t)m->max_length, C = (size_t)gpt_dims(m)->n_embd, NL = (size_t)gpt_dims(m)->n_layer;
     model_add_tensor(m, "wte", 2, V, C, 1);
     model_add_tensor(m, "wpe", 2, T, C, 1);
     model_add_block_tensor(m, "ln1w", 2, NL, C, 1);
@@ -33,14 +33,14 @@ static void gpt_shape(ModelShape *m, const Config *cfg) {
     m->context = m->max_length;
     model_add_field(m, "vocab_size", m->V);
     model_add_field(m, "n_ctx", m->max_length);
-    model_add_field(m, "n_layer", m->n_layer);
-    model_add_field(m, "n_head", m->n_head);
-    model_add_field(m, "n_embd", m->n_embd);
+    model_add_field(m, "n_layer", gpt_dims(m)->n_layer);
+    model_add_field(m, "n_head", gpt_dims(m)->n_head);
+    model_add_field(m, "n_embd", gpt_dims(m)->n_embd);
 }
 
 static void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
     RngStream rng = rng_stream(seed, RNG_INIT, 0);
-    double resid = GPT_INIT_STD / sqrt(2.0 * m->n_layer);
+    double resid = GPT_INIT_STD / sqrt(2.0 * gpt_dims(m)->n_layer);
     for (int p = 0; p < GPT_TENSORS; p++) {
         float *x = theta + m->offset[p];
         int normal = p == GPT_WTE || p == GPT_WPE || p == GPT_QKVW || p == GPT_ATTPROJW || p == GPT_FCW || p == GPT_FCPROJW;
@@ -65,7 +65,7 @@ static void gpt_init(const ModelShape *m, uint32_t seed, float *theta) {
 //   per instance: the attention's scratch 2·Lmax² and one row's max(4C, NH·Lmax), V floats.
 static void gpt_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
     (void)first_layer;  // dense only (compute_gpt_cpu.first_layers)
-    uint64_t C = (uint64_t)m->n_embd, NL = (uint64_t)m->n_layer, NH = (uint64_t)m->n_head, T = (uint64_t)m->max_length,
+    uint64_t C = (uint64_t)gpt_dims(m)->n_embd, NL = (uint64_t)gpt_dims(m)->n_layer, NH = (uint64_t)gpt_dims(m)->n_head, T = (uint64_t)m->max_length,
              V = (uint64_t)m->V;
     uint64_t per_row = size_add(size_mul(NL, size_add(size_mul(16, C), 4)), size_add(size_add(size_mul(13, C), 4), V));
     uint64_t per_row_bytes = size_add(size_mul(per_row, 4), size_mul(size_add(size_mul(2, NL), 1), C));
@@ -93,12 +93,13 @@ static void gpt_logits(const ModelShape *m, const float *theta, const int32_t *i
     int32_t id = 0;
     const LabelRule last = {keep, -1, 0};
     batch_build(&b, &one, &id, 1, &last, UNIT_TOKEN);
-    Compute *cc = compute_gpt_cpu.create(m, b.n, FIRST_LAYER_DENSE);
-    compute_gpt_cpu.set_params(cc, theta);
+    const ComputeOps *cpu = model_row(m)->cpu;
+    Compute *cc = cpu->create(m, b.n, FIRST_LAYER_DENSE);
+    cpu->set_params(cc, theta);
     float *out = xmalloc((size_t)m->V * sizeof *out);
-    gpt_cpu_last_logits(cc, &b, out);
+    cpu->last_logits(cc, &b, out);
     for (int v = 0; v < m->V; v++) logits[v] = out[v];
-    compute_gpt_cpu.destroy(cc);
+    cpu->destroy(cc);
     free(out), free(one.tokens);
     batch_free(&b);
 }

@@ -35,7 +35,7 @@ static const struct {
 // Block l's slice of tensor p: its (rows, cols) in ddptok's layout and its first element.
 static size_t slice(const ModelShape *m, int p, int l, size_t *rows, size_t *cols) {
     int stacked = p >= GPT_LN1W && p <= GPT_FCPROJB;
-    size_t per = stacked ? m->size[p] / (size_t)m->n_layer : m->size[p];
+    size_t per = stacked ? m->size[p] / (size_t)gpt_dims(m)->n_layer : m->size[p];
     *rows = m->rank[p] == 3 ? m->dims[p][1] : m->rank[p] == 2 && !stacked ? m->dims[p][0] : 1;
     *cols = per / *rows;
     return m->offset[p] + (stacked ? (size_t)l * per : 0);
@@ -48,7 +48,7 @@ static void hf_name(char *out, size_t len, int i, int l) {
 
 int hf_export(const char *dir, const ModelShape *m, const float *theta, const Config *cfg, json_t *provenance) {
     ASSERT(m->kind == MODEL_GPT);
-    int NL = m->n_layer, n = 0, V = m->V;
+    int NL = gpt_dims(m)->n_layer, n = 0, V = m->V;
     float *hf = xmalloc(m->total * sizeof *hf);  // the tensors in HF's layout, back to back
     StTensorOut *t = xcalloc((size_t)GPT_TENSORS * NL, sizeof *t);
     char (*names)[96] = xcalloc((size_t)GPT_TENSORS * NL, sizeof *names);
@@ -88,7 +88,7 @@ int hf_export(const char *dir, const ModelShape *m, const float *theta, const Co
     json_t *c = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:n, s:s, s:o, s:o, s:o, s:f, s:f, s:b, s:b, s:b, s:b, s:i, "
                           "s:i, s:b, s:s}",
                           "architectures", "GPT2LMHeadModel", "model_type", "gpt2", "vocab_size", V, "n_positions", m->max_length,
-                          "n_ctx", m->max_length, "n_embd", m->n_embd, "n_layer", NL, "n_head", m->n_head, "n_inner",
+                          "n_ctx", m->max_length, "n_embd", gpt_dims(m)->n_embd, "n_layer", NL, "n_head", gpt_dims(m)->n_head, "n_inner",
                           "activation_function", "gelu_new", "resid_pdrop", json_num(p), "embd_pdrop", json_num(p), "attn_pdrop",
                           json_num(p), "layer_norm_epsilon", GPT_LN_EPS, "initializer_range", GPT_INIT_STD, "scale_attn_weights", 1,
                           "scale_attn_by_inverse_layer_idx", 0, "reorder_and_upcast_attn", 0, "use_cache", 1, "bos_token_id",
@@ -140,7 +140,7 @@ static int config_check(const char *path, json_t *c, const ModelShape *m, long l
         const char *key;
         long long want;
         const char *ours;
-    } dims[] = {{"n_embd", m->n_embd, "model.n_embd"}, {"n_layer", m->n_layer, "model.n_layer"}, {"n_head", m->n_head, "model.n_head"}};
+    } dims[] = {{"n_embd", gpt_dims(m)->n_embd, "model.n_embd"}, {"n_layer", gpt_dims(m)->n_layer, "model.n_layer"}, {"n_head", gpt_dims(m)->n_head, "model.n_head"}};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) {
         long long v = config_int(path, c, dims[i].key, -1);
         if (v < 0) return -1;
@@ -155,9 +155,9 @@ static int config_check(const char *path, json_t *c, const ModelShape *m, long l
     *positions = pos;
     if (pos < m->max_length)
         return error("%s: n_positions %lld, fewer than this config's data.max_length %d (the GPT's context)", path, pos, m->max_length);
-    long long inner = json_is_null(json_object_get(c, "n_inner")) ? -2 : config_int(path, c, "n_inner", 4LL * m->n_embd);
+    long long inner = json_is_null(json_object_get(c, "n_inner")) ? -2 : config_int(path, c, "n_inner", 4LL * gpt_dims(m)->n_embd);
     if (inner == -1) return -1;
-    if (inner >= 0 && inner != 4LL * m->n_embd) return error("%s: n_inner %lld, the GPT's MLP is 4 x n_embd = %d", path, inner, 4 * m->n_embd);
+    if (inner >= 0 && inner != 4LL * gpt_dims(m)->n_embd) return error("%s: n_inner %lld, the GPT's MLP is 4 x n_embd = %d", path, inner, 4 * gpt_dims(m)->n_embd);
     json_t *act = json_object_get(c, "activation_function");  // transformers: ACT2FN[value], default gelu_new
     if (act && !json_is_string(act)) return error("%s: activation_function is %s: expected a string (gelu_new)", path, json_kind(act));
     if (act && strcmp(json_string_value(act), "gelu_new") && strcmp(json_string_value(act), "gelu_pytorch_tanh"))
@@ -222,7 +222,7 @@ int hf_import(const char *dir, const ModelShape *m, float *theta) {
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     StFile st;
     if (safetensors_open(&st, path)) return -1;
-    int V = m->V, NL = m->n_layer;
+    int V = m->V, NL = gpt_dims(m)->n_layer;
     Sha256 *h = sha256_begin();  // θ0 as read: every tensor's float values in HF's order
     float *buf = NULL;
     for (int i = 0; i < GPT_TENSORS && !rc; i++)

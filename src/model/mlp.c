@@ -8,25 +8,25 @@
 #include "base/mem.h"
 
 static void mlp_shape(ModelShape *m, const Config *cfg) {
-    m->k = cfg->model.context, m->D = cfg->model.embed_dim, m->H = cfg->model.hidden;
-    size_t V = (size_t)m->V, kD = (size_t)m->k * m->D, H = (size_t)m->H;
-    model_add_tensor(m, "embedding", 2, V, (size_t)m->D, 1);
+    mlp_dims(m)->k = cfg->model.context, mlp_dims(m)->D = cfg->model.embed_dim, mlp_dims(m)->H = cfg->model.hidden;
+    size_t V = (size_t)m->V, kD = (size_t)mlp_dims(m)->k * mlp_dims(m)->D, H = (size_t)mlp_dims(m)->H;
+    model_add_tensor(m, "embedding", 2, V, (size_t)mlp_dims(m)->D, 1);
     model_add_tensor(m, "w1", 2, H, kD, 1);
     model_add_tensor(m, "b1", 1, H, 1, 1);
     model_add_tensor(m, "w2", 2, V, H, 1);
     model_add_tensor(m, "b2", 1, V, 1, 1);
     m->tail = m->offset[MLP_W2];
-    m->context = m->k;
+    m->context = mlp_dims(m)->k;
     model_add_field(m, "vocab_size", m->V);
-    model_add_field(m, "context", m->k);
-    model_add_field(m, "embed_dim", m->D);
-    model_add_field(m, "hidden", m->H);
+    model_add_field(m, "context", mlp_dims(m)->k);
+    model_add_field(m, "embed_dim", mlp_dims(m)->D);
+    model_add_field(m, "hidden", mlp_dims(m)->H);
 }
 
 static void mlp_init(const ModelShape *m, uint32_t seed, float *theta) {
     RngStream rng = rng_stream(seed, RNG_INIT, 0);
-    double bound[MLP_TENSORS] = {0, 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->k * m->D), 1 / sqrt((double)m->H),
-                                 1 / sqrt((double)m->H)};
+    double bound[MLP_TENSORS] = {0, 1 / sqrt((double)mlp_dims(m)->k * mlp_dims(m)->D), 1 / sqrt((double)mlp_dims(m)->k * mlp_dims(m)->D), 1 / sqrt((double)mlp_dims(m)->H),
+                                 1 / sqrt((double)mlp_dims(m)->H)};
     for (int p = 0; p < MLP_TENSORS; p++) {
         float *x = theta + m->offset[p];
         for (size_t i = 0; i < m->size[p]; i++) {
@@ -43,7 +43,7 @@ static void mlp_init(const ModelShape *m, uint32_t seed, float *theta) {
 // mlp_cpu.c's buffers of `rows` positions: E and dE (kD each, dense), Hh, M, Hd, dH (H each),
 // Y (V); the factored layer's tables P and sums G (k·V·H each).
 static void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char *rows_text, const char *keys, FirstLayer first_layer) {
-    uint64_t V = (uint64_t)m->V, D = (uint64_t)m->D, H = (uint64_t)m->H, k = (uint64_t)m->k;
+    uint64_t V = (uint64_t)m->V, D = (uint64_t)mlp_dims(m)->D, H = (uint64_t)mlp_dims(m)->H, k = (uint64_t)mlp_dims(m)->k;
     uint64_t per_row = size_add(size_mul(size_mul(2, k), D), size_add(size_mul(4, H), V));
     budget_add(b, size_mul(size_mul(rows, per_row), 4), keys, "activations %s*(2kD+4H+V)*4", rows_text);
     budget_add(b, first_layer == FIRST_LAYER_FACTORED ? size_mul(size_mul(size_mul(k, V), H), 8) : 0,
@@ -53,21 +53,21 @@ static void mlp_budget(Budget *b, const ModelShape *m, uint64_t rows, const char
 static void mlp_logits(const ModelShape *m, const float *theta, const int32_t *ids, int n, double *logits) {
     const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1], *b1 = theta + m->offset[MLP_B1];
     const float *w2 = theta + m->offset[MLP_W2], *b2 = theta + m->offset[MLP_B2];
-    size_t kD = (size_t)m->k * m->D;
-    double *x = xmalloc(kD * sizeof *x), *h = xmalloc((size_t)m->H * sizeof *h);
-    for (int j = 0; j < m->k; j++) {
-        int at = n - m->k + j;
+    size_t kD = (size_t)mlp_dims(m)->k * mlp_dims(m)->D;
+    double *x = xmalloc(kD * sizeof *x), *h = xmalloc((size_t)mlp_dims(m)->H * sizeof *h);
+    for (int j = 0; j < mlp_dims(m)->k; j++) {
+        int at = n - mlp_dims(m)->k + j;
         int32_t id = at >= 0 ? ids[at] : 0;
-        for (int d = 0; d < m->D; d++) x[(size_t)j * m->D + d] = emb[(size_t)id * m->D + d];
+        for (int d = 0; d < mlp_dims(m)->D; d++) x[(size_t)j * mlp_dims(m)->D + d] = emb[(size_t)id * mlp_dims(m)->D + d];
     }
-    for (int i = 0; i < m->H; i++) {
+    for (int i = 0; i < mlp_dims(m)->H; i++) {
         double a = b1[i];
         for (size_t c = 0; c < kD; c++) a += (double)w1[(size_t)i * kD + c] * x[c];
         h[i] = tanh(a);
     }
     for (int v = 0; v < m->V; v++) {
         double a = b2[v];
-        for (int i = 0; i < m->H; i++) a += (double)w2[(size_t)v * m->H + i] * h[i];
+        for (int i = 0; i < mlp_dims(m)->H; i++) a += (double)w2[(size_t)v * mlp_dims(m)->H + i] * h[i];
         logits[v] = a;
     }
     free(x), free(h);

@@ -53,7 +53,7 @@ static Compute *cpu_create(const ModelShape *m, int cap, FirstLayer first_layer)
     cc->m = *m;
     cc->cap = cap;
     cc->first_layer = first_layer;
-    size_t P = m->total, kD = (size_t)m->k * m->D, H = (size_t)m->H, V = (size_t)m->V, T = (size_t)cap;
+    size_t P = m->total, kD = (size_t)mlp_dims(m)->k * mlp_dims(m)->D, H = (size_t)mlp_dims(m)->H, V = (size_t)m->V, T = (size_t)cap;
     cc->theta = xcalloc(P, sizeof(float));
     cc->grad = xcalloc(P + 1, sizeof(float));
     cc->Hh = xmalloc(T * H * sizeof(float));
@@ -118,7 +118,7 @@ static void cpu_finish_backward(Compute *cc) {
 // Forward through the hidden layer and the logits; fills E (dense), Hh, M (with dropout), Hd, Y.
 static void mlp_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *emb = cc->theta + m->offset[MLP_EMBEDDING], *w1 = cc->theta + m->offset[MLP_W1],
                 *b1 = cc->theta + m->offset[MLP_B1], *w2 = cc->theta + m->offset[MLP_W2], *b2 = cc->theta + m->offset[MLP_B2];
     if (cc->factored) factored_forward(cc->factored, cc->theta, b, cc->Hh);
@@ -169,7 +169,7 @@ static double mlp_loss_cpu(Compute *cc, const Batch *b, const float *weight, flo
 
 static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int T = b->T, k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int T = b->T, k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *w1 = cc->theta + m->offset[MLP_W1], *w2 = cc->theta + m->offset[MLP_W2];
     float *gemb = cc->grad + m->offset[MLP_EMBEDDING], *gw1 = cc->grad + m->offset[MLP_W1], *gb1 = cc->grad + m->offset[MLP_B1],
           *gw2 = cc->grad + m->offset[MLP_W2];
@@ -184,7 +184,7 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
         const float *mm = cc->M + (size_t)t * H;
 #ifndef DDPTOK_TEST_BREAK_BACKWARD
         cc->kern->tanh_backward(dz, gb1, cc->Hh + (size_t)t * H, cc->dropped ? mm : NULL, H);
-#else  // negative control for tests/test_model.c: forgets tanh's derivative
+#else  // negative control for tests/fd_mlp.c: forgets tanh's derivative
         for (int i = 0; i < H; i++) dz[i] *= cc->dropped ? mm[i] : 1.0f, gb1[i] += dz[i];
 #endif
     }
@@ -224,6 +224,12 @@ static double cpu_evaluate(Compute *cc, const Batch *b, int64_t *correct, double
     return mlp_loss_cpu(cc, b, NULL, 0, 0, correct, row_loss, row_hit);
 }
 
+static void cpu_last_logits(Compute *cc, const Batch *b, float *logits) {
+    ASSERT(b->T > 0 && b->T <= cc->cap);
+    mlp_forward_cpu(cc, b, NULL);
+    memcpy(logits, cc->Y + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float));
+}
+
 const ComputeOps compute_mlp_cpu = {
     .name = "cpu",
     .model = MODEL_MLP,
@@ -244,5 +250,6 @@ const ComputeOps compute_mlp_cpu = {
     .finish_backward = cpu_finish_backward,
     .set_tail_hook = cpu_set_tail_hook,
     .evaluate = cpu_evaluate,
+    .last_logits = cpu_last_logits,
     .optimizer = &optimizer_cpu,
 };

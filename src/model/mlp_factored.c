@@ -75,8 +75,8 @@ struct Factored {
 Factored *factored_create(const ModelShape *m) {
     Factored *f = xcalloc(1, sizeof *f);
     f->m = *m;
-    f->tables = xmalloc((size_t)m->k * m->V * m->H * sizeof(float));
-    f->sums = xcalloc((size_t)m->k * m->V * m->H, sizeof(float));
+    f->tables = xmalloc((size_t)mlp_dims(m)->k * m->V * mlp_dims(m)->H * sizeof(float));
+    f->sums = xcalloc((size_t)mlp_dims(m)->k * m->V * mlp_dims(m)->H, sizeof(float));
     return f;
 }
 
@@ -90,14 +90,14 @@ void factored_params_changed(Factored *f) { f->tables_valid = 0; }
 int factored_pending(const Factored *f) { return f->pending; }
 
 void factored_window_begin(Factored *f) {
-    if (f->pending) memset(f->sums, 0, (size_t)f->m.k * f->m.V * f->m.H * sizeof(float));
+    if (f->pending) memset(f->sums, 0, (size_t)mlp_dims(&f->m)->k * f->m.V * mlp_dims(&f->m)->H * sizeof(float));
     f->pending = 0;
     f->tables_valid = 0;
 }
 
 void factored_forward(Factored *f, const float *theta, const Batch *b, float *Z) {
     const ModelShape *m = &f->m;
-    int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1], *b1 = theta + m->offset[MLP_B1];
     size_t VH = (size_t)V * H;
     if (!f->tables_valid)  // P_j (V, H) = emb (V, D) · w1_jᵀ (D, H)
@@ -109,14 +109,14 @@ void factored_forward(Factored *f, const float *theta, const Batch *b, float *Z)
 }
 
 void factored_backward(Factored *f, const Batch *b, const float *dZ) {
-    factored_scatter(f->sums, dZ, b->ctx, b->T, f->m.k, f->m.V, f->m.H);
+    factored_scatter(f->sums, dZ, b->ctx, b->T, mlp_dims(&f->m)->k, f->m.V, mlp_dims(&f->m)->H);
     f->pending = 1;
 }
 
 void factored_finish(Factored *f, const float *theta, float *grad) {
     if (!f->pending) return;
     const ModelShape *m = &f->m;
-    int k = m->k, D = m->D, H = m->H, V = m->V, kD = k * D;
+    int k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V, kD = k * D;
     const float *emb = theta + m->offset[MLP_EMBEDDING], *w1 = theta + m->offset[MLP_W1];
     float *gemb = grad + m->offset[MLP_EMBEDDING], *gw1 = grad + m->offset[MLP_W1];
     size_t VH = (size_t)V * H;

@@ -1,12 +1,13 @@
-// test_gpt.c — the GPT's CPU backward (src/model/gpt_cpu.c) against central finite
-// differences of an independent double-precision forward written from the equations of
-// include/model/gpt.h, for every parameter tensor: two accumulated microbatches of packed
-// sequences with dropout at every site, an unlabelled prefix and the sequence unit's weights,
-// under both dropout keyings (per microbatch; keyed by step and sequence id). Also: the
-// forward's loss sum against the double one, each sequence attending only to itself (a
-// sequence's loss alone equals its share of the batch), and the tied output layer. Built
-// again with the GELU derivative forgotten (build/test_gpt_broken), which this same test
-// must reject: tests/test_unit.sh expects that binary to fail.
+// fd_gpt.c — the GPT's row of the finite-difference test (fd.h): its CPU backward
+// (src/model/gpt_cpu.c) against central finite differences of an independent double-precision
+// forward written from the equations of include/model/gpt.h, for every parameter tensor of
+// the row: two accumulated microbatches of packed sequences with dropout at every site, an
+// unlabelled prefix and the sequence unit's weights, under both dropout keyings (per
+// microbatch; keyed by step and sequence id). Also: the forward's loss sum against the
+// double one, each sequence attending only to itself (a sequence's loss alone equals its
+// share of the batch), and the tied output layer. Built again with the GELU derivative
+// forgotten (build/test_gpt_broken), which this same test must reject: tests/test_unit.sh
+// expects that binary to fail.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 #include "data/sampler.h"
 #include "model/gpt.h"
 
-static const char *TINY =
+#include "fd.h"
+
+static const char TINY[] =
     "seed: 11\n"
     "data: {vocab_size: 11, splits: {train: 40, validation: 0, test: 0}, min_length: 3, max_length: 9,\n"
     "       unsupervised_prefix: 2, markov_support: 3}\n"
@@ -35,7 +38,7 @@ typedef struct {
 
 static const double *T_(const Net *n, int p, int l) {
     const ModelShape *m = n->m;
-    size_t per = p >= GPT_LN1W && p <= GPT_FCPROJB ? m->size[p] / (size_t)m->n_layer : 0;
+    size_t per = p >= GPT_LN1W && p <= GPT_FCPROJB ? m->size[p] / (size_t)gpt_dims(m)->n_layer : 0;
     return n->th + m->offset[p] + (size_t)l * per;
 }
 
@@ -61,7 +64,7 @@ static double keep(const Dropout *d, int L, int at, uint32_t site, uint32_t u) {
 // Σ_t w_t·loss_t over one batch: each run forward alone (the sequence attends to itself only).
 static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
     const ModelShape *m = net->m;
-    int C = m->n_embd, NH = m->n_head, hs = C / NH, V = m->V, Lmax = m->max_length;
+    int C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, hs = C / NH, V = m->V, Lmax = m->max_length;
     double total = 0;
     for (int j = 0; j < b->runs; j++) {
         int s0 = b->run_start[j], len = b->run_start[j + 1] - s0;
@@ -72,7 +75,7 @@ static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
             for (int i = 0; i < C; i++)
                 h[t * C + i] = (T_(net, GPT_WTE, 0)[(size_t)b->input[s0 + t] * C + i] + T_(net, GPT_WPE, 0)[(size_t)t * C + i]) *
                                keep(d, b->L, b->at[s0 + t], GPT_SITE_EMBEDDING, (uint32_t)i);
-        for (int l = 0; l < m->n_layer; l++) {
+        for (int l = 0; l < gpt_dims(m)->n_layer; l++) {
             for (int t = 0; t < len; t++) ln(h + t * C, T_(net, GPT_LN1W, l), T_(net, GPT_LN1B, l), C, a + t * C);
             const double *W = T_(net, GPT_QKVW, l), *B = T_(net, GPT_QKVB, l);
             for (int t = 0; t < len; t++)
@@ -140,71 +143,15 @@ static double batch_loss(const Net *net, const Batch *b, const Dropout *d) {
     return total;
 }
 
-// --- The checks -------------------------------------------------------------------------
-
-typedef struct {
-    Dropout d[2];  // per microbatch
-} Drops;
-
-static double window_loss(const Net *net, Batch *mb, int A, double scale, const Drops *dr) {
+// The window's loss, as fd.h wants it: Σ_a scale · batch_loss.
+static double gpt_window_loss(const ModelShape *m, const double *th, const Batch *mb, int A, double scale, const Dropout *d) {
+    Net net = {m, th};
     double s = 0;
-    for (int a = 0; a < A; a++) s += scale * batch_loss(net, &mb[a], &dr->d[a]);
+    for (int a = 0; a < A; a++) s += scale * batch_loss(&net, &mb[a], &d[a]);
     return s;
 }
 
-static double window_grad(const ModelShape *m, const float *theta, Batch *mb, int A, double scale, const Drops *dr, float *g) {
-    int cap = 0;
-    for (int a = 0; a < A; a++) cap = mb[a].n > cap ? mb[a].n : cap;
-    Compute *cc = compute_gpt_cpu.create(m, cap, FIRST_LAYER_DENSE);
-    compute_gpt_cpu.set_params(cc, theta);
-    compute_gpt_cpu.zero_grad(cc);
-    double S = 0;
-    for (int a = 0; a < A; a++) S += compute_gpt_cpu.forward_backward(cc, &mb[a], (float)scale, &dr->d[a]);
-    compute_gpt_cpu.finish_backward(cc);
-    compute_gpt_cpu.get_grad(cc, g);
-    compute_gpt_cpu.destroy(cc);
-    return S;
-}
-
-static void backward_vs_fd(const char *name, const ModelShape *m, const float *theta, Batch *mb, int A, int64_t N, const Drops *dr,
-                           int *passed, int *failed) {
-    float *g = malloc((m->total + 1) * sizeof *g);
-    double scale = 1.0 / (double)N;
-    double S = window_grad(m, theta, mb, A, scale, dr, g);
-    double *th = malloc(m->total * sizeof *th);
-    for (size_t i = 0; i < m->total; i++) th[i] = theta[i];
-    Net net = {m, th};
-    double L = 0;
-    for (int a = 0; a < A; a++) L += batch_loss(&net, &mb[a], &dr->d[a]);
-    if (fabs(L - S) > 1e-4 * fabs(L)) (*failed)++, printf("FAIL %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
-    else (*passed)++, printf("ok   %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
-    const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
-    for (int q = 0; q < m->n_tensors; q++) {
-        int bad = 0;
-        double worst = 0, wg = 0, wf = 0;
-        size_t wi = 0;
-        for (size_t i = m->offset[q]; i < m->offset[q] + m->size[q]; i++) {
-            double was = th[i];
-            th[i] = was + h;
-            double lp = window_loss(&net, mb, A, scale, dr);
-            th[i] = was - h;
-            double lm = window_loss(&net, mb, A, scale, dr);
-            th[i] = was;
-            double fd = (lp - lm) / (2 * h), err = fabs(g[i] - fd);
-            if (err > atol + rtol * fabs(fd)) bad++;
-            if (err > worst) worst = err, wi = i, wg = g[i], wf = fd;
-        }
-        if (bad) {
-            (*failed)++;
-            printf("FAIL %s %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", name, m->name[q], bad,
-                   m->size[q], wi - m->offset[q], wg, wf);
-        } else {
-            (*passed)++;
-            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, m->name[q], m->size[q], worst);
-        }
-    }
-    free(th), free(g);
-}
+// --- The checks -------------------------------------------------------------------------
 
 // Each sequence attends only to itself: the float backend's loss of a batch equals the sum of
 // its sequences' losses computed alone (one-sequence batches), within 1e-5 relative (other
@@ -230,56 +177,32 @@ static void sequences_apart(const ModelShape *m, const float *theta, const Corpu
     batch_free(&all), batch_free(&one);
 }
 
-int main(void) {
-    Config cfg;
-    char err[512];
-    if (config_from_yaml(&cfg, TINY, "tiny", err, sizeof err)) {
-        printf("FAIL config: %s\n", err);
-        return 1;
-    }
-    Corpus c;
-    corpus_generate(&c, &cfg);
-    Sampler s;
-    if (sampler_init(&s, &cfg, &c, 0)) return 1;
-    int A = 2, B = 3;
-    int32_t ids[6];
-    sampler_next(&s, ids);
-    ModelShape m;
-    model_shape(&m, &cfg);
-    const BatchSpec spec = model_batch_spec(&m);
-    LabelRule rule = label_rule(&cfg);
-    Batch mb[2];
-    int64_t N = 0;
-    for (int a = 0; a < A; a++) {
-        batch_init(&mb[a], &spec, B);
-        batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
-        N += mb[a].T;
-    }
-    int failed = 0, passed = 0;
-    float *theta = malloc(m.total * sizeof *theta);
-    model_init_params(&m, cfg.seed, theta);
-    // Weights 10x GPT-2's init, LayerNorms and biases off their 1 and 0, so that every path
-    // carries a gradient well above the tolerance (and no softmax saturates).
+// The GPT's checks: θ moved off GPT-2's init (weights 10x, LayerNorms and biases off their 1
+// and 0) so that every path carries a gradient well above the tolerance (and no softmax
+// saturates); the backward against finite differences under both dropout keyings; each
+// sequence attending only to itself.
+static void gpt_run(FdWindow *w, int *passed, int *failed) {
+    const Config *cfg = w->cfg;
+    const ModelShape *m = w->m;
+    float *theta = w->theta;
     uint32_t lcg = 12345;
-    for (int p = 0; p < m.n_tensors; p++)
-        for (size_t i = m.offset[p]; i < m.offset[p] + m.size[p]; i++) {
+    for (int p = 0; p < m->n_tensors; p++)
+        for (size_t i = m->offset[p]; i < m->offset[p] + m->size[p]; i++) {
             lcg = lcg * 1664525u + 1013904223u;
             float u = (float)(lcg >> 8) / 8388608.0f - 1.0f;  // [-1, 1)
-            int lnw = p == GPT_LN1W || p == GPT_LN2W || p == GPT_LNFW, bias = m.rank[p] == 1 || p == GPT_LN1B || p == GPT_LN2B ||
-                                                                             p == GPT_QKVB || p == GPT_ATTPROJB || p == GPT_FCB || p == GPT_FCPROJB;
+            int lnw = p == GPT_LN1W || p == GPT_LN2W || p == GPT_LNFW, bias = m->rank[p] == 1 || p == GPT_LN1B || p == GPT_LN2B ||
+                                                                              p == GPT_QKVB || p == GPT_ATTPROJB || p == GPT_FCB || p == GPT_FCPROJB;
             theta[i] = lnw ? 1.0f + 0.1f * u : bias ? 0.1f * u : 10.0f * theta[i];
         }
-    Drops per = {{{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 0},
-                  {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_DROPOUT, 0), .block = 1}}};
-    backward_vs_fd("per-microbatch dropout", &m, theta, mb, A, N, &per, &passed, &failed);
-    Drops keyed = {{{.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
-                    {.p = cfg.model.dropout, .stream = rng_stream(cfg.seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}}};
-    backward_vs_fd("keyed dropout", &m, theta, mb, A, N, &keyed, &passed, &failed);
-    sequences_apart(&m, theta, &c, ids, 2 * B, &rule, &passed, &failed);
-    printf("test_gpt: %d passed, %d failed\n", passed, failed);
-    for (int a = 0; a < A; a++) batch_free(&mb[a]);
-    free(theta);
-    sampler_free(&s);
-    corpus_free(&c);
-    return failed ? 1 : 0;
+    const int32_t *ids = w->ids;
+    int B = w->B;
+    Dropout per[2] = {{.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_DROPOUT, 0), .block = 0},
+                      {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_DROPOUT, 0), .block = 1}};
+    fd_check("per-microbatch dropout", m, FIRST_LAYER_DENSE, theta, w->mb, w->A, w->N, per, gpt_window_loss, passed, failed);
+    Dropout keyed[2] = {{.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = ids, .step = 3},
+                        {.p = cfg->model.dropout, .stream = rng_stream(cfg->seed, RNG_KEYED_DROPOUT, 0), .ids = ids + B, .step = 3}};
+    fd_check("keyed dropout", m, FIRST_LAYER_DENSE, theta, w->mb, w->A, w->N, keyed, gpt_window_loss, passed, failed);
+    sequences_apart(m, theta, w->corpus, ids, w->A * B, &w->rule, passed, failed);
 }
+
+const FdModel fd_gpt = {.yaml = TINY, .run = gpt_run};

@@ -1,12 +1,12 @@
-// test_model.c — the CPU backward against central finite differences of an independent
-// double-precision forward (docs/spec.md §4), for every parameter tensor, with dropout and an
-// unlabelled prefix, over two accumulated microbatches, for both first layers (dense and
-// factored, train.first_layer); and the factored gradient against the dense one after θ
-// changed through param_buffer (as the optimizer changes it: no stale tables). Built
-// again against a deliberately broken backward (build/test_model_broken: tanh' dropped,
-// both layers) and a broken factored backward (build/test_mlp_factored_broken: slot
-// j's sums under slot j+1's id), which this same test must reject: tests/test_unit.sh
-// expects those binaries to fail.
+// fd_mlp.c — the MLP's row of the finite-difference test (fd.h): the CPU backward against
+// central finite differences of an independent double-precision forward (docs/spec.md §4),
+// for every parameter tensor of the row, with dropout and an unlabelled prefix, over two
+// accumulated microbatches, for both first layers (dense and factored, train.first_layer);
+// and the factored gradient against the dense one after θ changed through param_buffer (as
+// the optimizer changes it: no stale tables). Built again against a deliberately broken
+// backward (build/test_model_broken: tanh' dropped, both layers) and a broken factored
+// backward (build/test_mlp_factored_broken: slot j's sums under slot j+1's id), which this
+// same test must reject: tests/test_unit.sh expects those binaries to fail.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,9 @@
 #include "data/sampler.h"
 #include "model/mlp.h"
 
-static const char *TINY =
+#include "fd.h"
+
+static const char TINY[] =
     "seed: 7\n"
     "data: {vocab_size: 11, splits: {train: 40, validation: 0, test: 0}, min_length: 3, max_length: 9,\n"
     "       unsupervised_prefix: 2, markov_support: 3}\n"
@@ -27,11 +29,11 @@ static const char *TINY =
     "train: {world_size: 1, rank_bands: auto, batch_size_per_rank: 3, accumulation: 2, updates: 1, interrupt_at: 0}\n";
 
 // Independent forward in double: Σ over microbatches of scale · Σ_t w_t·loss_t.
-static double loss_double(const ModelShape *m, const double *th, Batch *mb, int A, double scale, double p,
-                          const RngStream *drop) {
-    int k = m->k, D = m->D, H = m->H, V = m->V;
+static double loss_double(const ModelShape *m, const double *th, const Batch *mb, int A, double scale, const Dropout *dr) {
+    int k = mlp_dims(m)->k, D = mlp_dims(m)->D, H = mlp_dims(m)->H, V = m->V;
     const double *emb = th + m->offset[MLP_EMBEDDING], *w1 = th + m->offset[MLP_W1], *b1 = th + m->offset[MLP_B1],
                  *w2 = th + m->offset[MLP_W2], *b2 = th + m->offset[MLP_B2];
+    double p = dr[0].p;
     uint32_t thr = dropout_threshold(p);
     double total = 0, *h = malloc(sizeof(double) * H), *y = malloc(sizeof(double) * V);
     for (int a = 0; a < A; a++) {
@@ -41,7 +43,7 @@ static double loss_double(const ModelShape *m, const double *th, Batch *mb, int 
                 double z = b1[i];
                 for (int j = 0; j < k; j++)
                     for (int d = 0; d < D; d++) z += w1[(size_t)i * k * D + j * D + d] * emb[(size_t)b->ctx[t * k + j] * D + d];
-                int keep = p == 0 || dropout_bits(drop, (uint64_t)a, (uint32_t)b->pos[t], (uint32_t)i) >= thr;
+                int keep = p == 0 || dropout_bits(&dr[a].stream, dr[a].block, (uint32_t)b->pos[t], (uint32_t)i) >= thr;
                 h[i] = keep ? tanh(z) / (1.0 - p) : 0.0;
             }
             double mx = -INFINITY, s = 0;
@@ -71,52 +73,6 @@ static double window_grad(Compute *cc, const float *theta, Batch *mb, int A, dou
     compute_mlp_cpu.finish_backward(cc);
     compute_mlp_cpu.get_grad(cc, g);
     return S;
-}
-
-// The backward of first layer `fl` against central finite differences, every component.
-static void backward_vs_fd(FirstLayer fl, const ModelShape *m, const float *theta, Batch *mb, int A, int64_t N, double p,
-                           const RngStream *drop, int *passed, int *failed) {
-    const char *name = first_layer_names[fl];
-    int cap = mb[0].cap;
-    float *g = malloc((m->total + 1) * sizeof *g);
-    double scale = 1.0 / (double)N;
-    Compute *cc = compute_mlp_cpu.create(m, cap, fl);
-    double S = window_grad(cc, theta, mb, A, scale, p, drop, g);
-    compute_mlp_cpu.destroy(cc);
-    double *th = malloc(m->total * sizeof *th);
-    for (size_t i = 0; i < m->total; i++) th[i] = theta[i];
-    double L = loss_double(m, th, mb, A, 1.0, p, drop);
-    if (fabs(L - S) > 1e-4 * fabs(L)) (*failed)++, printf("FAIL %s forward: float loss sum %.9g, double %.9g\n", name, S, L);
-    else (*passed)++;
-
-    // Central differences for every component; tolerance atol 1e-6, rtol 1e-4.
-    const double h = 1e-5, atol = 1e-6, rtol = 1e-4;
-    for (int q = 0; q < MLP_TENSORS; q++) {
-        int bad = 0;
-        double worst = 0;
-        size_t wi = 0;
-        double wg = 0, wf = 0;
-        for (size_t i = m->offset[q]; i < m->offset[q] + m->size[q]; i++) {
-            double keep = th[i];
-            th[i] = keep + h;
-            double lp = loss_double(m, th, mb, A, scale, p, drop);
-            th[i] = keep - h;
-            double lm = loss_double(m, th, mb, A, scale, p, drop);
-            th[i] = keep;
-            double fd = (lp - lm) / (2 * h), err = fabs(g[i] - fd);
-            if (err > atol + rtol * fabs(fd)) bad++;
-            if (err > worst) worst = err, wi = i, wg = g[i], wf = fd;
-        }
-        if (bad) {
-            (*failed)++;
-            printf("FAIL %s %-9s %d of %zu components off; worst [%zu]: backward %.9g, finite difference %.9g\n", name,
-                   m->name[q], bad, m->size[q], wi - m->offset[q], wg, wf);
-        } else {
-            (*passed)++;
-            printf("ok   %s %-9s %zu components, max |backward - fd| = %.3g\n", name, m->name[q], m->size[q], worst);
-        }
-    }
-    free(th), free(g);
 }
 
 // A second window after θ changed through param_buffer (as the optimizer changes it): the
@@ -154,43 +110,50 @@ static void factored_after_step(const ModelShape *m, const float *theta, Batch *
     free(gd), free(gf), free(stepped);
 }
 
-int main(void) {
-    Config cfg;
-    char err[512];
-    if (config_from_yaml(&cfg, TINY, "tiny", err, sizeof err)) {
-        printf("FAIL config: %s\n", err);
-        return 1;
+// ComputeOps.last_logits (the backend's float logits at the batch's last supervised position)
+// against the row's double logits for generate from that position's context, |a − b| ≤ 1e-5 +
+// 1e-4·|b| for every v; control: the first position's logits, another context, are rejected.
+static void last_logits(const ModelShape *m, const float *theta, Batch *b, int *passed, int *failed) {
+    const ModelRow *row = model_row(m);
+    int V = m->V, k = mlp_dims(m)->k, T = b->T;
+    float *got = malloc((size_t)V * sizeof *got);
+    double *want = malloc((size_t)V * sizeof *want), *first = malloc((size_t)V * sizeof *first);
+    Compute *cc = row->cpu->create(m, b->cap, FIRST_LAYER_DENSE);
+    row->cpu->set_params(cc, theta);
+    row->cpu->last_logits(cc, b, got);
+    row->cpu->destroy(cc);
+    row->logits(m, theta, b->ctx + (size_t)(T - 1) * k, k, want);
+    row->logits(m, theta, b->ctx, k, first);
+    int bad = 0, control = 0;
+    double worst = 0;
+    for (int v = 0; v < V; v++) {
+        double err = fabs(got[v] - want[v]);
+        bad += err > 1e-5 + 1e-4 * fabs(want[v]);
+        control += fabs(got[v] - first[v]) > 1e-5 + 1e-4 * fabs(first[v]);
+        worst = err > worst ? err : worst;
     }
-    Corpus c;
-    corpus_generate(&c, &cfg);
-    Sampler s;
-    if (sampler_init(&s, &cfg, &c, 0)) return 1;
-    int A = 2, B = 3;
-    const BatchSpec spec = {BATCH_CONTEXTS, cfg.model.context, cfg.data.max_length};
-    int32_t ids[6];
-    sampler_next(&s, ids);
-    Batch mb[2];
-    int64_t N = 0, expect_N = 0;
-    for (int a = 0; a < A; a++) {
-        batch_init(&mb[a], &spec, B);
-        LabelRule rule = label_rule(&cfg);
-        batch_build(&mb[a], &c, ids + a * B, B, &rule, UNIT_SEQUENCE);  // weights 1/n_s exercise the weighted path
-        N += mb[a].T;
-        for (int j = 0; j < B; j++) expect_N += corpus_len(&c, ids[a * B + j]) - cfg.data.unsupervised_prefix;
-    }
-    int failed = 0, passed = 0;
-    if (N != expect_N || N == 0) failed++, printf("FAIL supervised count %lld, expected %lld\n", (long long)N, (long long)expect_N);
-    else passed++;
-
-    ModelShape m;
-    model_shape(&m, &cfg);
-    float *theta = malloc(m.total * sizeof *theta);
-    model_init_params(&m, cfg.seed, theta);
-    RngStream drop = rng_stream(cfg.seed, RNG_DROPOUT, 0);
-    for (int fl = 0; fl < FIRST_LAYER_COUNT; fl++)
-        backward_vs_fd((FirstLayer)fl, &m, theta, mb, A, N, cfg.model.dropout, &drop, &passed, &failed);
-    factored_after_step(&m, theta, mb, A, N, cfg.model.dropout, &drop, &passed, &failed);
-    printf("test_model: %d passed, %d failed\n", passed, failed);
-    free(theta);
-    return failed ? 1 : 0;
+    if (bad || T < 2) (*failed)++, printf("FAIL last_logits: %d of %d logits off the row's (T = %d)\n", bad, V, T);
+    else (*passed)++, printf("ok   last_logits = the row's double logits at position %d of %d (max err %.3g)\n", T - 1, T, worst);
+    if (!control) (*failed)++, printf("FAIL control: the first position's logits pass as the last's\n");
+    else (*passed)++, printf("ok   control: the first position's logits rejected (%d of %d off)\n", control, V);
+    free(got), free(want), free(first);
 }
+
+// The MLP's checks: the window's supervised count, both first layers against finite
+// differences, the factored one after a step.
+static void mlp_run(FdWindow *w, int *passed, int *failed) {
+    const Config *cfg = w->cfg;
+    const ModelShape *m = w->m;
+    int64_t expect_N = 0;
+    for (int j = 0; j < w->A * w->B; j++) expect_N += corpus_len(w->corpus, w->ids[j]) - cfg->data.unsupervised_prefix;
+    if (w->N != expect_N || w->N == 0) (*failed)++, printf("FAIL supervised count %lld, expected %lld\n", (long long)w->N, (long long)expect_N);
+    else (*passed)++;
+    RngStream drop = rng_stream(cfg->seed, RNG_DROPOUT, 0);
+    Dropout dr[2] = {{.p = cfg->model.dropout, .stream = drop, .block = 0}, {.p = cfg->model.dropout, .stream = drop, .block = 1}};
+    for (int fl = 0; fl < FIRST_LAYER_COUNT; fl++)
+        fd_check(first_layer_names[fl], m, (FirstLayer)fl, w->theta, w->mb, w->A, w->N, dr, loss_double, passed, failed);
+    factored_after_step(m, w->theta, w->mb, w->A, w->N, cfg->model.dropout, &drop, passed, failed);
+    last_logits(m, w->theta, &w->mb[0], passed, failed);
+}
+
+const FdModel fd_mlp = {.yaml = TINY, .run = mlp_run};
