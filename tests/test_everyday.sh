@@ -438,3 +438,35 @@ case_no_test_split_hint() {
   one import "${s[@]}" --format bytes --delimiter '\n\n' --input all.txt >/dev/null && ddp 2 train "${s[@]}" >/dev/null 2>&1; OUT=$(ddp 2 train "${s[@]}" --fresh 2>&1)
   expect_grep "the control: with a test split, the hint is the plain evaluate" '^train: to evaluate the step-4 model, run `[^`]*evaluate --config [^ ]*fortunes\.yaml --set train\.updates=4`$' "$OUT"
 }
+
+# Issue 38.6d: train.world_size: auto under the bands sampler with rank_bands: auto, where W
+# decides the data: a one-process command (plot, evaluate, config) refused it although the run's
+# W is in its logs. Now it takes the W of this config's run from its JSONL (the first record's
+# rank_tokens, its config_digest this config's at that W) and says so. Negative controls: no log
+# is refused in one line naming the key and the remedy, which runs; another config's log is not
+# taken; a run on 3 ranks gives W = 3 (read, not assumed); prepare (which makes the data for W)
+# is still refused.
+case_world_auto_from_run_logs() {
+  printf 'seed: 3\ndata: {vocab_size: 24, splits: {train: 96, validation: 8, test: 32}, min_length: 8, max_length: 24}\nmodel: {context: 3, embed_dim: 8, hidden: 16}\ntrain: {rank_bands: auto, updates: 4, interrupt_at: 0, eval_every: 2}\n' > wa.yaml
+  expect_rc "no log yet: plot refused" 2 one plot --config wa.yaml
+  expect_grep "no log: one line naming the key and the remedy" '^ddptok: error: wa.yaml: train.world_size: auto with train.rank_bands: auto and the bands sampler: plot takes W from this config.s run, and no log of one \(outputs/train/\*\.jsonl\) says it: give it: --set train.world_size=N' "$OUT"
+  [ "$(wc -l <<<"$OUT")" -eq 1 ] && ok "no log: the refusal is one line" || bad "no log: the refusal is one line" "— $OUT"
+  expect_rc "prepare (makes the data W decides) is still refused without W" 2 one prepare --config wa.yaml
+  one prepare --config wa.yaml --set train.world_size=2 >/dev/null && ddp 2 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 2 ranks of world_size: auto"; return; }
+  if command -v gnuplot >/dev/null; then
+    expect_rc "plot --config wa.yaml after the run on 2 ranks" 0 one plot --config wa.yaml
+    expect_grep "plot: W taken from the run's log, said so" "^plot: train.world_size: auto: W = 2, the run's \(outputs/train/interrupted.jsonl\)" "$OUT"
+  fi
+  expect_rc "evaluate --config wa.yaml in one process after the run" 0 one evaluate --config wa.yaml
+  expect_grep "evaluate: W = 2 from the log, the step-4 model of the run scored" "^evaluate: train.world_size: auto: W = 2, the run's" "$OUT"
+  expect_grep "evaluate: the run's step-4 model" '^evaluate: step-4 model of artifacts/checkpoints/step-0004' "$OUT"
+  expect_rc "negative control: the remedy runs as said (--set train.world_size=2, no log read)" 0 one evaluate --config wa.yaml --set train.world_size=2
+  grep -q "the run's" <<<"$OUT" && bad "negative control: W given: no log read" "— $OUT" || ok "negative control: W given: no log read"
+  expect_rc "negative control: another config (--set train.optimizer.lr=0.05): its log is not this config's: refused" 2 one config --config wa.yaml --set train.optimizer.lr=0.05
+  expect_grep "another config: the no-log refusal" 'config takes W from this config.s run, and no log of one' "$OUT"
+  rm -rf outputs artifacts
+  one prepare --config wa.yaml --set train.world_size=3 >/dev/null && ddp 3 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 3 ranks of world_size: auto"; return; }
+  OUT=$(one config --config wa.yaml 2>&1)
+  expect_grep "negative control: a run on 3 ranks: W = 3 from its log" "^config: train.world_size: auto: W = 3, the run's" "$OUT"
+  expect_grep "config: the value's comment says where W came from" "^train.world_size: auto .*in one process: 3, the run's, from its logs" "$OUT"
+}
