@@ -470,3 +470,35 @@ case_world_auto_from_run_logs() {
   expect_grep "negative control: a run on 3 ranks: W = 3 from its log" "^config: train.world_size: auto: W = 3, the run's" "$OUT"
   expect_grep "config: the value's comment says where W came from" "^train.world_size: auto .*in one process: 3, the run's, from its logs" "$OUT"
 }
+
+# Issue 38.6f: train's lines called the main lineage's first run "train (interrupted)" whatever
+# happened (the name of its log, interrupted.jsonl), so a run that reached step U (interrupt_at
+# 0) was "interrupted" there and "not interrupted" in plot. Now they say what happened, as plot
+# does. Negative controls: a run interrupted as configured, and one stopped by a request before
+# U, are still "interrupted" in both; the resumed run is "resumed".
+case_progress_label_as_plot() {
+  one prepare "${T[@]}" >/dev/null || { bad "progress label fixture"; return; }
+  expect_rc "train with interrupt_at 0 runs to step 12" 0 ddp 2 train "${T[@]}" --set train.interrupt_at=0
+  expect_grep "run to its end: done line says not interrupted" '^train \(not interrupted\): done at step 12$' "$OUT"
+  expect_grep "run to its end: summary says not interrupted" '^train \(not interrupted\): summary: 12 steps \(1\.\.12 of 12\)' "$OUT"
+  grep -q '(interrupted)' <<<"$OUT" && bad "run to its end: no line calls it interrupted" "— $(grep '(interrupted)' <<<"$OUT")" || ok "run to its end: no line calls it interrupted"
+  if command -v gnuplot >/dev/null; then
+    one plot "${T[@]}" >/dev/null && grep -q 'title "train (not interrupted), steps 1-12"' outputs/plot/figure.gp \
+      && ok "plot of that run agrees: not interrupted" || bad "plot of that run agrees: not interrupted" "— $(grep -o 'title "[^"]*"' outputs/plot/figure.gp 2>&1 | head -3)"
+  fi
+  expect_rc "negative control: interrupted as configured (interrupt_at 6)" 0 ddp 2 train "${T[@]}" --fresh
+  expect_grep "negative control: interrupted as configured: done line says interrupted" '^train \(interrupted\): done at step 6 \(interrupted as configured\)$' "$OUT"
+  expect_grep "negative control: interrupted as configured: its start line says so" '^train \(interrupted\): .* steps 1\.\.6 of 12' "$OUT"
+  : > stop.now
+  OUT=$(DDPTOK_STOP_FILE=$PWD/stop.now timeout 120 mpirun -x DDPTOK_STOP_FILE -np 2 "$DDPTOK" train "${T[@]}" --set train.interrupt_at=0 --fresh 2>&1); local rc=$?
+  rm -f stop.now
+  [ $rc -eq 75 ] && grep -q '^train (interrupted): summary: 1 step (1\.\.1 of 12)' <<<"$OUT" && grep -q '^train: .* steps 1\.\.12 of 12' <<<"$OUT" \
+    && ok "negative control: planned to its end, stopped by a request at step 1: exit 75, summary says interrupted" \
+    || bad "negative control: planned to its end, stopped by a request at step 1: exit 75, summary says interrupted" "— exit $rc: $(grep '^train' <<<"$OUT")"
+  if command -v gnuplot >/dev/null; then
+    one plot "${T[@]}" >/dev/null 2>&1 && grep -q 'title "interrupted at step 1 (not resumed), steps 1-1"' outputs/plot/figure.gp \
+      && ok "plot of the stopped run agrees: interrupted" || bad "plot of the stopped run agrees: interrupted" "— $(grep -o 'title "[^"]*"' outputs/plot/figure.gp 2>&1 | head -3)"
+  fi
+  expect_rc "its resume runs to step 12" 0 ddp 2 train "${T[@]}" --set train.interrupt_at=0 --resume latest
+  expect_grep "the resumed run is called resumed" '^train \(resumed\): done at step 12$' "$OUT"
+}

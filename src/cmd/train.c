@@ -47,6 +47,13 @@ static const char *resume_hint(const App *app, char *buf, size_t len) {
                         train_options(app)->continuous ? " --continuous --resume latest" : " --resume latest");
 }
 
+// What the lines call a run, in plot's words: its log's name ("continuous", "resumed"), but the
+// main lineage's first run is "interrupted" only when it ends before step U (train.interrupt_at,
+// a stop request) and "not interrupted" when it reaches U (it was "interrupted" either way).
+static const char *run_label(const char *run, int first_run, int step, int U) {
+    return first_run && step >= U ? "not interrupted" : run;
+}
+
 static int train_run(App *app) {
     const Config *cfg = &app->cfg;
     Corpus corpus;
@@ -102,7 +109,11 @@ static int train_run(App *app) {
     }
     const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
-    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
+    // (a run planned to its end is not called anything yet: a stop request may still interrupt it)
+    char called[40] = "";
+    int first_run = !train_options(app)->continuous && !resuming;  // the main lineage's first (its log: interrupted.jsonl)
+    if (!first_run || stop_at < cfg->train.updates) snprintf(called, sizeof called, " (%s)", run);
+    say("train%s: %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", called, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
     if (cfg->train.normalization != loss_units[cfg->train.loss_unit].product)
@@ -217,8 +228,9 @@ static int train_run(App *app) {
     if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
     if (runlog_close(log, log_path) && !log_bad) log_bad = 1;
     comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
-    if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
-    train_progress_summary(&progress, run);
+    const char *label = run_label(run, first_run, t.step, cfg->train.updates);  // as it happened
+    if (!rc) say("train (%s): done at step %d%s\n", label, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
+    train_progress_summary(&progress, label);
     // What to run next: continue an interrupted run; evaluate a finished one.
     char hint[HINT_MAX];
     if (!rc && t.step < cfg->train.updates)
