@@ -502,3 +502,38 @@ case_progress_label_as_plot() {
   expect_rc "its resume runs to step 12" 0 ddp 2 train "${T[@]}" --set train.interrupt_at=0 --resume latest
   expect_grep "the resumed run is called resumed" '^train \(resumed\): done at step 12$' "$OUT"
 }
+
+# Issue 38.6e: `run/ddprun ... &` from a script starts with SIGINT ignored (a non-interactive
+# shell does that to a background job, and bash cannot trap a signal ignored on entry), so
+# kill -INT was silently lost. Now ddprun says so at start, once, with the signal that stops the
+# run keeping its work: kill -TERM PID, every rank checkpoints, exit 75. Negative control: started
+# with SIGINT at its default (a python wrapper resets it), no such line, and kill -INT is the
+# stop request there (exit 75).
+everyday_bg_train() {  # everyday_bg_train ARTIFACTS [WRAPPER...]: ddprun train in the background, its pid in EVERYDAY_BG_PID
+  local art=$1; shift
+  "$@" "$ROOT/run/ddprun" -np 2 train "${T[@]}" --set train.interrupt_at=0 --set train.updates=400000 --set paths.outputs=o-$art --set paths.artifacts=$art >$art.txt 2>&1 &
+  EVERYDAY_BG_PID=$!
+  wait_lines o-$art/train/interrupted.jsonl 5 60
+}
+case_ddprun_background_sigint() {
+  one prepare "${T[@]}" --set train.updates=400000 --set paths.outputs=o-bg >/dev/null && cp -r o-bg o-fg || { bad "background fixture"; return; }
+  local pid rc step
+  everyday_bg_train bg; pid=$EVERYDAY_BG_PID
+  grep -q '^ddprun: SIGINT is ignored here (started with & by a script): kill -INT does nothing; to stop train keeping its work, run `kill -TERM '"$pid"'` (every rank checkpoints at its next window, exit 75)$' bg.txt \
+    && [ "$(grep -c 'SIGINT is ignored' bg.txt)" -eq 1 ] && ok "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" \
+    || bad "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" "— $(head -3 bg.txt)"
+  kill -INT "$pid"; sleep 1
+  kill -0 "$pid" 2>/dev/null && ok "as it says: kill -INT does nothing there" || bad "as it says: kill -INT does nothing there"
+  kill -TERM "$pid"; wait "$pid"; rc=$?
+  step=$(sed -n 's/^train: stop requested .* checkpointing at step \([0-9]*\) and exiting with 75.*/\1/p' bg.txt)
+  [ $rc -eq 75 ] && [ -n "$step" ] && [ -d "bg/checkpoints/step-$(printf %04d "$step")" ] \
+    && one check-checkpoints "${T[@]}" --set train.updates=400000 --set paths.outputs=o-bg --set paths.artifacts=bg >/dev/null 2>&1 \
+    && ok "the line's kill -TERM stops it keeping the work: exit 75, step-$step checkpointed and intact" \
+    || bad "the line's kill -TERM stops it keeping the work: exit 75, step-$step checkpointed and intact" "— exit $rc: $(grep -v '^  step' bg.txt | tail -3)"
+  everyday_bg_train fg /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'
+  pid=$EVERYDAY_BG_PID
+  grep -q 'SIGINT is ignored' fg.txt && bad "negative control: SIGINT at its default: no such line" "— $(head -2 fg.txt)" || ok "negative control: SIGINT at its default: no such line"
+  trap_up "$pid"; kill -INT "$pid"; wait "$pid"; rc=$?
+  [ $rc -eq 75 ] && grep -q '^ddprun: Ctrl-C: every rank checkpoints at its next window' fg.txt \
+    && ok "negative control: there kill -INT is the stop request (exit 75)" || bad "negative control: there kill -INT is the stop request (exit 75)" "— exit $rc: $(grep -v '^  step' fg.txt | tail -3)"
+}
