@@ -537,3 +537,46 @@ case_ddprun_background_sigint() {
   [ $rc -eq 75 ] && grep -q '^ddprun: Ctrl-C: every rank checkpoints at its next window' fg.txt \
     && ok "negative control: there kill -INT is the stop request (exit 75)" || bad "negative control: there kill -INT is the stop request (exit 75)" "— exit $rc: $(grep -v '^  step' fg.txt | tail -3)"
 }
+
+# Issue 38.6g: train.init_from left no trace in the output or the JSONL. Now train prints one
+# line naming the source and the SHA-256 of θ0 as loaded, and the run's first JSONL record
+# carries "init_from" {path, digest}. The digest is checked against one computed apart from the
+# loaded parameters: the source checkpoint exported as ddptok's safetensors, put together in θ
+# order by model.json's offsets, hashed in Python. Negative controls: without init_from neither
+# the line nor the key; another source (the step-6 model) gives another digest, its own.
+everyday_theta_digest() {  # everyday_theta_digest CONFIG CHECKPOINT: SHA-256 of its θ, from `export` and Python
+  rm -f outputs/model.safetensors outputs/model.json
+  one export --config "$1" --checkpoint "$2" >/dev/null || return
+  /usr/bin/python3 -c "
+import hashlib, json, struct, sys
+d = open('outputs/model.safetensors', 'rb').read(); n = struct.unpack('<Q', d[:8])[0]; h = json.loads(d[8:8 + n]); data = d[8 + n:]
+meta = json.load(open('outputs/model.json')); theta = bytearray(4 * meta['model']['parameters'])
+for t in meta['tensors']:
+    a, b = h[t['name']]['data_offsets']; assert h[t['name']]['dtype'] == 'F32'
+    theta[4 * t['offset']:4 * t['offset'] + b - a] = data[a:b]
+print(hashlib.sha256(theta).hexdigest())"
+}
+case_init_from_traced() {
+  local g="$CONFIGS/gpt-tests.yaml" want want6 got line
+  local s=(--config "$g" --set train.updates=1 --set train.interrupt_at=0 --set train.optimizer.lr=0)
+  one prepare --config "$g" >/dev/null && ddp 2 train --config "$g" >/dev/null 2>&1 && ddp 2 train --config "$g" --continuous >/dev/null 2>&1 \
+    && one export --config "$g" --checkpoint artifacts/continuous/step-0012 --format hf --out hf12 >/dev/null \
+    && one export --config "$g" --checkpoint artifacts/checkpoints/step-0006 --format hf --out hf6 >/dev/null || { bad "init_from fixture"; return; }
+  want=$(everyday_theta_digest "$g" artifacts/continuous/step-0012); want6=$(everyday_theta_digest "$g" artifacts/checkpoints/step-0006)
+  [[ $want =~ ^[0-9a-f]{64}$ ]] && [[ $want6 =~ ^[0-9a-f]{64}$ ]] || { bad "the digests computed apart" "— $want / $want6"; return; }
+  expect_rc "train from train.init_from hf12" 0 ddp 2 train "${s[@]}" --set train.init_from=hf12 --set paths.artifacts=a12
+  line=$(grep '^train: θ0 from train.init_from' <<<"$OUT")
+  [ "$(wc -l <<<"$line")" -eq 1 ] && [ "$line" = "train: θ0 from train.init_from hf12: SHA-256 $want (its $(json outputs/model.json "j['model']['parameters']") parameters as loaded: float32, θ order)" ] \
+    && ok "one line names the source and θ0's SHA-256, the digest computed apart from the export" "(${want:0:16}…)" \
+    || bad "one line names the source and θ0's SHA-256, the digest computed apart from the export" "— want $want: $line"
+  got=$(head -1 outputs/train/interrupted.jsonl | /usr/bin/python3 -c "import json, sys; j = json.load(sys.stdin)['init_from']; print(j['path'], j['digest'])")
+  [ "$got" = "hf12 $want" ] && ok "the JSONL's first record: init_from {path, digest}" || bad "the JSONL's first record: init_from {path, digest}" "— $got"
+  [ "$(grep -c init_from outputs/train/interrupted.jsonl)" -eq 1 ] && ok "init_from in the first record only" || bad "init_from in the first record only"
+  expect_rc "negative control: another source, hf6" 0 ddp 2 train "${s[@]}" --set train.init_from=hf6 --set paths.artifacts=a6
+  got=$(head -1 outputs/train/interrupted.jsonl | /usr/bin/python3 -c "import json, sys; print(json.load(sys.stdin)['init_from']['digest'])")
+  [ "$want6" != "$want" ] && [ "$got" = "$want6" ] && grep -q "^train: θ0 from train.init_from hf6: SHA-256 $want6 " <<<"$OUT" \
+    && ok "negative control: another source gives another digest, its own" || bad "negative control: another source gives another digest, its own" "— $got vs $want6 / $want"
+  expect_rc "negative control: without init_from" 0 ddp 2 train "${s[@]}" --set paths.artifacts=a0
+  ! grep -q 'θ0 from' <<<"$OUT" && ! grep -q init_from outputs/train/interrupted.jsonl \
+    && ok "negative control: without init_from, no θ0 line and no init_from key" || bad "negative control: without init_from, no θ0 line and no init_from key"
+}

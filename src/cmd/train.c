@@ -12,6 +12,7 @@
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "data/corpus.h"
 #include "job/lifecycle.h"
 #include "train/evaluation.h"
@@ -60,6 +61,12 @@ static int train_run(App *app) {
     load_corpus_or_die(app, &corpus);
     ModelShape m;
     float *theta0 = model_initial(cfg, &m);
+    char theta0_digest[65] = "";  // train.init_from: θ0 as loaded, P float32 in θ order (the line and the JSONL say it)
+    if (cfg->train.init_from[0]) {
+        Sha256 *h = sha256_begin();
+        sha256_add(h, theta0, m.total * sizeof *theta0);
+        sha256_hex(h, theta0_digest);
+    }
     Trainer t;
     comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up training");
@@ -116,6 +123,9 @@ static int train_run(App *app) {
     say("train%s: %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", called, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
+    if (theta0_digest[0] && !resuming)
+        say("train: θ0 from train.init_from %s: SHA-256 %s (its %zu parameters as loaded: float32, θ order)\n",
+            text_safe(cfg->train.init_from), theta0_digest, m.total);
     if (cfg->train.normalization != loss_units[cfg->train.loss_unit].product)
         say("train: WARNING: train.normalization %s is a negative control for the %s unit (its product is %s)\n",
             normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
@@ -152,7 +162,8 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
-    config_result_digest(cfg, progress.config_digest);  // which config made this run's curve (plot): all but how it runs
+    config_result_digest(cfg, progress.config_digest);
+    if (theta0_digest[0] && !resuming) progress.init_from = cfg->train.init_from, progress.init_digest = theta0_digest;  // which config made this run's curve (plot): all but how it runs
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
