@@ -24,6 +24,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->eval = NULL;
     p->best = 0;
     p->config_digest[0] = 0;
+    p->init_from = p->init_digest = NULL;
 }
 
 // Seconds to the microsecond, as a JSON number.
