@@ -580,3 +580,44 @@ case_init_from_traced() {
   ! grep -q 'θ0 from' <<<"$OUT" && ! grep -q init_from outputs/train/interrupted.jsonl \
     && ok "negative control: without init_from, no θ0 line and no init_from key" || bad "negative control: without init_from, no θ0 line and no init_from key"
 }
+
+# Issue 38.6h: llm.c shards put the EOT before each document, so every shard begins with one:
+# train and val shards imported with --split-from-names were "2 empty skipped, 1 document cut"
+# though nothing was empty or cut. A separator at the stream's start, its end or a split change
+# is a boundary; a document ended at a split change is cut only when the next shard goes on
+# with its ids. Negative controls: a next shard that does not begin with the EOT says 1 cut;
+# two EOTs in a row are 1 empty; the corpus holds the same documents either way.
+everyday_llmc_shards() {  # everyday_llmc_shards DIR TRAIN VAL: two llm.c v1 shards, each a python list of ids (EOT 299)
+  /usr/bin/python3 -c "
+import os, struct, sys
+E = 299
+d = lambda k: [k * 10 + j for j in range(1, 9)]
+os.makedirs(sys.argv[1], exist_ok=True)
+for name, toks in (('x_train_000.bin', eval(sys.argv[2])), ('x_val_000.bin', eval(sys.argv[3]))):
+    open(os.path.join(sys.argv[1], name), 'wb').write(struct.pack('<256i', 20240520, 1, len(toks), *([0] * 253)) + struct.pack('<%dH' % len(toks), *toks))" "$@"
+}
+case_llmc_import_summary() {
+  printf 'seed: 5\ndata: {vocab_size: 301, min_length: 4, max_length: 32, source: imported}\nmodel: {context: 3, embed_dim: 4, hidden: 8}\ntrain: {sampler: global, global_batch: 2, rank_bands: auto, updates: 3, interrupt_at: 0}\n' > l.yaml
+  local I=(--config l.yaml --format llmc --eot 299 --split-from-names) k
+  everyday_llmc_shards ok '[E] + d(1) + [E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards cut '[E] + d(1) + [E] + d(2) + [E] + d(3)' 'd(4) + [E] + d(5)'
+  everyday_llmc_shards cut2 'd(1) + [E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards empty '[E] + d(1) + [E, E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards after 'd(1) + [E] + d(2) + [E] + d(3) + [E]' 'd(4) + [E] + d(5) + [E]'
+  for k in ok cut cut2 empty after; do
+    OUT=$(one import "${I[@]}" --input $k --set paths.outputs=o-$k --set paths.artifacts=a-$k 2>&1) || { bad "import of the $k shards" "— $OUT"; return; }
+    printf '%s\n' "$OUT" > $k.txt
+  done
+  expect_grep "llm.c shards, each beginning with the EOT: 5 documents, none empty" '^import: 2 files, .*: 5 documents \(0 empty skipped\), 40 tokens' "$(cat ok.txt)"
+  expect_grep "llm.c shards, each beginning with the EOT: no document cut" '\(--split-from-names; 0 documents cut where the split changes between shards\)' "$(cat ok.txt)"
+  # (the val shard is read first, as llm.c writes it: the train shard is the one that may go on)
+  expect_grep "negative control: the train shard goes on with the val shard's last document (no EOT first): 1 cut" '\(--split-from-names; 1 document cut where' "$(cat cut2.txt)"
+  expect_grep "the val shard (read first) without its leading EOT: nothing before it to cut, 0 cut" '\(--split-from-names; 0 documents cut where' "$(cat cut.txt)"
+  expect_grep "negative control: two EOTs in a row are 1 empty document" ': 5 documents \(1 empty skipped\)' "$(cat empty.txt)"
+  expect_grep "nanoGPT's order (EOT after each document): none empty, none cut" ': 5 documents \(0 empty skipped\).*' "$(cat after.txt)"
+  expect_grep "nanoGPT's order: none cut" '0 documents cut where' "$(cat after.txt)"
+  local s; s=$(for k in ok cut cut2 empty after; do /usr/bin/python3 -c "
+import h5py, sys; f = h5py.File(sys.argv[1]); t, o, sp = f['tokens'][()].tolist(), f['offsets'][()].tolist(), f['split'][()].tolist()
+print(sorted((sp[i], t[o[i]:o[i + 1]]) for i in range(len(sp))))" o-$k/data/corpus.h5 2>&1 | sha256sum; done | sort -u | wc -l)
+  [ "$s" -eq 1 ] && ok "the five corpora hold the same documents (only the summary differed)" || bad "the five corpora hold the same documents (only the summary differed)" "— $s distinct"
+}
