@@ -621,3 +621,27 @@ import h5py, sys; f = h5py.File(sys.argv[1]); t, o, sp = f['tokens'][()].tolist(
 print(sorted((sp[i], t[o[i]:o[i + 1]]) for i in range(len(sp))))" o-$k/data/corpus.h5 2>&1 | sha256sum; done | sort -u | wc -l)
   [ "$s" -eq 1 ] && ok "the five corpora hold the same documents (only the summary differed)" || bad "the five corpora hold the same documents (only the summary differed)" "— $s distinct"
 }
+
+# Issue 38.6i: `./ddprun` typed inside run/ looked for run/ddptok ("not built: run make"), and
+# `../run/ddprun` typed in a subdirectory ran sub/../ddptok, whose hints printed `./../ddptok`.
+# ddprun now resolves its own . and .. and finds the repository's binary above run/. Negative
+# controls: with no binary there, one line naming the path it tried and the remedy (exit 2);
+# from the repository's top the hint keeps its `./ddptok` form.
+case_ddprun_from_run_dir() {
+  mkdir -p co/run co/sub bare/run && cp "$DDPTOK" co/ddptok && cp "$ROOT/run/ddprun" co/run/ && cp "$ROOT/run/ddprun" bare/run/ && cp "$cfg" co/tiny.yaml
+  OUT=$(cd co/run && timeout 120 ./ddprun -np 2 check-env --config ../tiny.yaml 2>&1); local rc=$?
+  [ $rc -eq 0 ] && ok "./ddprun typed inside run/ runs the binary above run/" || bad "./ddprun typed inside run/ runs the binary above run/" "— exit $rc: $(tail -2 <<<"$OUT")"
+  OUT=$(cd co/run && timeout 120 bash ddprun -np 2 check-env --config ../tiny.yaml 2>&1); rc=$?
+  [ $rc -eq 0 ] && ok "bash ddprun inside run/ too" || bad "bash ddprun inside run/ too" "— exit $rc: $(tail -2 <<<"$OUT")"
+  OUT=$(cd co/sub && timeout 120 ../run/ddprun -np 2 train --config ../tiny.yaml 2>&1); rc=$?
+  local hint; hint=$(sed -n 's/.*: run `\([^`]*prepare[^`]*\)` first$/\1/p' <<<"$OUT" | head -1)
+  [ $rc -eq 2 ] && [ -n "$hint" ] && ! grep -q '\./\.\./' <<<"$OUT" && ok "../run/ddprun from a subdirectory: the prepare hint has no ./../" "(\`$hint\`)" \
+    || bad "../run/ddprun from a subdirectory: the prepare hint has no ./../" "— exit $rc: $(grep -v '^---' <<<"$OUT" | head -2)"
+  (cd co/sub && timeout 120 bash -c "$hint" >/dev/null 2>&1) && [ -f co/sub/outputs/data/corpus.h5 ] && ok "that hint runs as printed, there" || bad "that hint runs as printed, there" "— $hint"
+  OUT=$(cd co && timeout 120 run/ddprun -np 2 train --config tiny.yaml --set paths.outputs=elsewhere 2>&1)
+  expect_grep "negative control: from the top, the hint keeps ./ddptok" 'run `\./ddptok prepare --config tiny\.yaml --set paths\.outputs=elsewhere` first$' "$OUT"
+  OUT=$(cd bare/run && ./ddprun -np 2 check-env --config x.yaml 2>&1); rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <<<"$OUT")" -eq 1 ] && grep -q "^ddprun: $PWD/bare/ddptok not built (the ddptok beside ddprun, or at the top of its repository): run make in $PWD/bare, or DDPTOK=PATH" <<<"$OUT" \
+    && ok "negative control: no binary above run/: one line naming the path tried and the remedy, exit 2" \
+    || bad "negative control: no binary above run/: one line naming the path tried and the remedy, exit 2" "— exit $rc: $OUT"
+}
