@@ -445,14 +445,18 @@ case_no_test_split_hint() {
 # rank_tokens, its config_digest this config's at that W) and says so. Negative controls: no log
 # is refused in one line naming the key and the remedy, which runs; another config's log is not
 # taken; a run on 3 ranks gives W = 3 (read, not assumed); prepare (which makes the data for W)
-# is still refused.
+# is still refused, and train's hint to prepare, which was that refused plain prepare, gives W.
 case_world_auto_from_run_logs() {
   printf 'seed: 3\ndata: {vocab_size: 24, splits: {train: 96, validation: 8, test: 32}, min_length: 8, max_length: 24}\nmodel: {context: 3, embed_dim: 8, hidden: 16}\ntrain: {rank_bands: auto, updates: 4, interrupt_at: 0, eval_every: 2}\n' > wa.yaml
   expect_rc "no log yet: plot refused" 2 one plot --config wa.yaml
   expect_grep "no log: one line naming the key and the remedy" '^ddptok: error: wa.yaml: train.world_size: auto with train.rank_bands: auto and the bands sampler: plot takes W from this config.s run, and no log of one \(outputs/train/\*\.jsonl\) says it: give it: --set train.world_size=N' "$OUT"
   [ "$(wc -l <<<"$OUT")" -eq 1 ] && ok "no log: the refusal is one line" || bad "no log: the refusal is one line" "— $OUT"
   expect_rc "prepare (makes the data W decides) is still refused without W" 2 one prepare --config wa.yaml
-  one prepare --config wa.yaml --set train.world_size=2 >/dev/null && ddp 2 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 2 ranks of world_size: auto"; return; }
+  expect_rc "train on 2 ranks before prepare: refused" 2 ddp 2 train --config wa.yaml
+  local hint; hint=$(sed -n 's/.*cannot open: No such file or directory: run `\([^`]*\)` first$/\1/p' <<<"$OUT" | head -1)
+  expect_grep "its prepare hint gives the W of the ranks launched (a plain prepare is refused)" 'prepare --config wa\.yaml --set train\.world_size=2$' "$hint"
+  OUT=$(timeout 120 bash -c "$hint" 2>&1) && ok "that prepare hint runs as printed" || { bad "that prepare hint runs as printed" "— $hint: $OUT"; return; }
+  ddp 2 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 2 ranks of world_size: auto"; return; }
   if command -v gnuplot >/dev/null; then
     expect_rc "plot --config wa.yaml after the run on 2 ranks" 0 one plot --config wa.yaml
     expect_grep "plot: W taken from the run's log, said so" "^plot: train.world_size: auto: W = 2, the run's \(outputs/train/interrupted.jsonl\)" "$OUT"
