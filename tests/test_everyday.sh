@@ -523,7 +523,7 @@ case_ddprun_background_sigint() {
   one prepare "${T[@]}" --set train.updates=400000 --set paths.outputs=o-bg >/dev/null && cp -r o-bg o-fg || { bad "background fixture"; return; }
   local pid rc step
   everyday_bg_train bg; pid=$EVERYDAY_BG_PID
-  grep -q '^ddprun: SIGINT is ignored here (started with & by a script): kill -INT does nothing; to stop train keeping its work, run `kill -TERM '"$pid"'` (every rank checkpoints at its next window, exit 75)$' bg.txt \
+  grep -q '^ddprun: SIGINT is ignored here (started with & by a script): kill -INT does nothing; to stop train keeping its work: kill -TERM '"$pid"' (every rank checkpoints at its next window, exit 75)$' bg.txt \
     && [ "$(grep -c 'SIGINT is ignored' bg.txt)" -eq 1 ] && ok "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" \
     || bad "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" "— $(head -3 bg.txt)"
   kill -INT "$pid"; sleep 1
