@@ -257,7 +257,9 @@ int main(int argc, char **argv) {
     }
     char err[4096], located[1024];
     // train.world_size: auto is the ranks launched, for a command that runs on train.world_size ranks.
-    config_launched_ranks(cmd->distributed == 1 && !(check_only && world == 1) ? world : 0);
+    // In one process (and for evaluate), under the bands sampler with auto bands, where W decides the
+    // data: the run's own W, from its logs (below), but for the commands that make the data.
+    config_launched_ranks(cmd->distributed == 1 ? (check_only && world == 1 ? 0 : world) : cmd->makes_data ? 0 : CONFIG_RANKS_FROM_RUN);
     // A shipped config by its bare name (`--config minimum.yaml`, or the README's configs/minimum.yaml
     // outside a checkout): the one beside this binary (app.h).
     config_locate(app.config_path, located, sizeof located);
@@ -268,6 +270,18 @@ int main(int argc, char **argv) {
             shipped_configs_names(dir, names, sizeof names) == 0)
             die(EXIT_BAD_INPUT, "%s (the configs shipped with ddptok are in %s: --config NAME finds %s)", err, dir, names);
         die(EXIT_BAD_INPUT, "%s", err);
+    }
+    if (app.cfg.train.world_size_from_run) {  // train.world_size: auto, one process: the W its run had
+        char which[1200];
+        int W = app_run_world(&app.cfg, which, sizeof which);
+        if (!W)
+            die(EXIT_BAD_INPUT, "%s: train.world_size: auto with train.rank_bands: auto and the bands sampler: %s takes W from "
+                "this config's run, and no log of one (%s) says it: give it: --set train.world_size=N (the -np of the run)",
+                app.config_path, cmd->name, which);
+        config_launched_ranks(W);
+        if (config_load(&app.cfg, located, sets, n_sets, err, sizeof err)) die(EXIT_BAD_INPUT, "%s", err);
+        app.cfg.train.world_size_from_run = 2;
+        if (rank == 0) fprintf(stderr, "%s: train.world_size: auto: W = %d, the run's (%s)\n", cmd->name, W, text_safe(which));  // stdout may be a config
     }
     fs_roots_set(app.cfg.paths.outputs, app.cfg.paths.artifacts);  // below them, no directory is a link (base/fs.h)
     // The memory check counts the ranks that share this host: their buffers add up. --check of

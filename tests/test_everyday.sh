@@ -440,3 +440,214 @@ case_no_test_split_hint() {
   one import "${s[@]}" --format bytes --delimiter '\n\n' --input all.txt >/dev/null && ddp 2 train "${s[@]}" >/dev/null 2>&1; OUT=$(ddp 2 train "${s[@]}" --fresh 2>&1)
   expect_grep "the control: with a test split, the hint is the plain evaluate" '^train: to evaluate the step-4 model, run `[^`]*evaluate --config [^ ]*fortunes\.yaml --set train\.updates=4`$' "$OUT"
 }
+
+# Issue 38.6d: train.world_size: auto under the bands sampler with rank_bands: auto, where W
+# decides the data: a one-process command (plot, evaluate, config) refused it although the run's
+# W is in its logs. Now it takes the W of this config's run from its JSONL (the first record's
+# rank_tokens, its config_digest this config's at that W) and says so. Negative controls: no log
+# is refused in one line naming the key and the remedy, which runs; another config's log is not
+# taken; a run on 3 ranks gives W = 3 (read, not assumed); prepare (which makes the data for W)
+# is still refused, and train's hint to prepare, which was that refused plain prepare, gives W.
+case_world_auto_from_run_logs() {
+  printf 'seed: 3\ndata: {vocab_size: 24, splits: {train: 96, validation: 8, test: 32}, min_length: 8, max_length: 24}\nmodel: {context: 3, embed_dim: 8, hidden: 16}\ntrain: {rank_bands: auto, updates: 4, interrupt_at: 0, eval_every: 2}\n' > wa.yaml
+  expect_rc "no log yet: plot refused" 2 one plot --config wa.yaml
+  expect_grep "no log: one line naming the key and the remedy" '^ddptok: error: wa.yaml: train.world_size: auto with train.rank_bands: auto and the bands sampler: plot takes W from this config.s run, and no log of one \(outputs/train/\*\.jsonl\) says it: give it: --set train.world_size=N' "$OUT"
+  [ "$(wc -l <<<"$OUT")" -eq 1 ] && ok "no log: the refusal is one line" || bad "no log: the refusal is one line" "— $OUT"
+  expect_rc "prepare (makes the data W decides) is still refused without W" 2 one prepare --config wa.yaml
+  expect_rc "train on 2 ranks before prepare: refused" 2 ddp 2 train --config wa.yaml
+  local hint; hint=$(sed -n 's/.*cannot open: No such file or directory: run `\([^`]*\)` first$/\1/p' <<<"$OUT" | head -1)
+  expect_grep "its prepare hint gives the W of the ranks launched (a plain prepare is refused)" 'prepare --config wa\.yaml --set train\.world_size=2$' "$hint"
+  OUT=$(timeout 120 bash -c "$hint" 2>&1) && ok "that prepare hint runs as printed" || { bad "that prepare hint runs as printed" "— $hint: $OUT"; return; }
+  ddp 2 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 2 ranks of world_size: auto"; return; }
+  if command -v gnuplot >/dev/null; then
+    expect_rc "plot --config wa.yaml after the run on 2 ranks" 0 one plot --config wa.yaml
+    expect_grep "plot: W taken from the run's log, said so" "^plot: train.world_size: auto: W = 2, the run's \(outputs/train/interrupted.jsonl\)" "$OUT"
+  fi
+  expect_rc "evaluate --config wa.yaml in one process after the run" 0 one evaluate --config wa.yaml
+  expect_grep "evaluate: W = 2 from the log, the step-4 model of the run scored" "^evaluate: train.world_size: auto: W = 2, the run's" "$OUT"
+  expect_grep "evaluate: the run's step-4 model" '^evaluate: step-4 model of artifacts/checkpoints/step-0004' "$OUT"
+  expect_rc "negative control: the remedy runs as said (--set train.world_size=2, no log read)" 0 one evaluate --config wa.yaml --set train.world_size=2
+  grep -q "the run's" <<<"$OUT" && bad "negative control: W given: no log read" "— $OUT" || ok "negative control: W given: no log read"
+  expect_rc "negative control: another config (--set train.optimizer.lr=0.05): its log is not this config's: refused" 2 one config --config wa.yaml --set train.optimizer.lr=0.05
+  expect_grep "another config: the no-log refusal" 'config takes W from this config.s run, and no log of one' "$OUT"
+  rm -rf outputs artifacts
+  one prepare --config wa.yaml --set train.world_size=3 >/dev/null && ddp 3 train --config wa.yaml >/dev/null 2>&1 || { bad "a run on 3 ranks of world_size: auto"; return; }
+  OUT=$(one config --config wa.yaml 2>&1)
+  expect_grep "negative control: a run on 3 ranks: W = 3 from its log" "^config: train.world_size: auto: W = 3, the run's" "$OUT"
+  expect_grep "config: the value's comment says where W came from" "^train.world_size: auto .*in one process: 3, the run's, from its logs" "$OUT"
+}
+
+# Issue 38.6f: train's lines called the main lineage's first run "train (interrupted)" whatever
+# happened (the name of its log, interrupted.jsonl), so a run that reached step U (interrupt_at
+# 0) was "interrupted" there and "not interrupted" in plot. Now they say what happened, as plot
+# does. Negative controls: a run interrupted as configured, and one stopped by a request before
+# U, are still "interrupted" in both; the resumed run is "resumed".
+case_progress_label_as_plot() {
+  one prepare "${T[@]}" >/dev/null || { bad "progress label fixture"; return; }
+  expect_rc "train with interrupt_at 0 runs to step 12" 0 ddp 2 train "${T[@]}" --set train.interrupt_at=0
+  expect_grep "run to its end: done line says not interrupted" '^train \(not interrupted\): done at step 12$' "$OUT"
+  expect_grep "run to its end: summary says not interrupted" '^train \(not interrupted\): summary: 12 steps \(1\.\.12 of 12\)' "$OUT"
+  grep -q '(interrupted)' <<<"$OUT" && bad "run to its end: no line calls it interrupted" "— $(grep '(interrupted)' <<<"$OUT")" || ok "run to its end: no line calls it interrupted"
+  if command -v gnuplot >/dev/null; then
+    one plot "${T[@]}" >/dev/null && grep -q 'title "train (not interrupted), steps 1-12"' outputs/plot/figure.gp \
+      && ok "plot of that run agrees: not interrupted" || bad "plot of that run agrees: not interrupted" "— $(grep -o 'title "[^"]*"' outputs/plot/figure.gp 2>&1 | head -3)"
+  fi
+  expect_rc "negative control: interrupted as configured (interrupt_at 6)" 0 ddp 2 train "${T[@]}" --fresh
+  expect_grep "negative control: interrupted as configured: done line says interrupted" '^train \(interrupted\): done at step 6 \(interrupted as configured\)$' "$OUT"
+  expect_grep "negative control: interrupted as configured: its start line says so" '^train \(interrupted\): .* steps 1\.\.6 of 12' "$OUT"
+  : > stop.now
+  OUT=$(DDPTOK_STOP_FILE=$PWD/stop.now timeout 120 mpirun -x DDPTOK_STOP_FILE -np 2 "$DDPTOK" train "${T[@]}" --set train.interrupt_at=0 --fresh 2>&1); local rc=$?
+  rm -f stop.now
+  [ $rc -eq 75 ] && grep -q '^train (interrupted): summary: 1 step (1\.\.1 of 12)' <<<"$OUT" && grep -q '^train: .* steps 1\.\.12 of 12' <<<"$OUT" \
+    && ok "negative control: planned to its end, stopped by a request at step 1: exit 75, summary says interrupted" \
+    || bad "negative control: planned to its end, stopped by a request at step 1: exit 75, summary says interrupted" "— exit $rc: $(grep '^train' <<<"$OUT")"
+  if command -v gnuplot >/dev/null; then
+    one plot "${T[@]}" >/dev/null 2>&1 && grep -q 'title "interrupted at step 1 (not resumed), steps 1-1"' outputs/plot/figure.gp \
+      && ok "plot of the stopped run agrees: interrupted" || bad "plot of the stopped run agrees: interrupted" "— $(grep -o 'title "[^"]*"' outputs/plot/figure.gp 2>&1 | head -3)"
+  fi
+  expect_rc "its resume runs to step 12" 0 ddp 2 train "${T[@]}" --set train.interrupt_at=0 --resume latest
+  expect_grep "the resumed run is called resumed" '^train \(resumed\): done at step 12$' "$OUT"
+}
+
+# Issue 38.6e: `run/ddprun ... &` from a script starts with SIGINT ignored (a non-interactive
+# shell does that to a background job, and bash cannot trap a signal ignored on entry), so
+# kill -INT was silently lost. Now ddprun says so at start, once, with the signal that stops the
+# run keeping its work: kill -TERM PID, every rank checkpoints, exit 75. Negative control: started
+# with SIGINT at its default (a python wrapper resets it), no such line, and kill -INT is the
+# stop request there (exit 75).
+everyday_bg_train() {  # everyday_bg_train ARTIFACTS [WRAPPER...]: ddprun train in the background, its pid in EVERYDAY_BG_PID
+  local art=$1; shift
+  "$@" "$ROOT/run/ddprun" -np 2 train "${T[@]}" --set train.interrupt_at=0 --set train.updates=400000 --set paths.outputs=o-$art --set paths.artifacts=$art >$art.txt 2>&1 &
+  EVERYDAY_BG_PID=$!
+  wait_lines o-$art/train/interrupted.jsonl 5 60
+}
+case_ddprun_background_sigint() {
+  one prepare "${T[@]}" --set train.updates=400000 --set paths.outputs=o-bg >/dev/null && cp -r o-bg o-fg || { bad "background fixture"; return; }
+  local pid rc step
+  everyday_bg_train bg; pid=$EVERYDAY_BG_PID
+  grep -q '^ddprun: SIGINT is ignored here (started with & by a script): kill -INT does nothing; to stop train keeping its work: kill -TERM '"$pid"' (every rank checkpoints at its next window, exit 75)$' bg.txt \
+    && [ "$(grep -c 'SIGINT is ignored' bg.txt)" -eq 1 ] && ok "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" \
+    || bad "started with & by a script: one line says SIGINT is ignored and names kill -TERM PID" "— $(head -3 bg.txt)"
+  kill -INT "$pid"; sleep 1
+  kill -0 "$pid" 2>/dev/null && ok "as it says: kill -INT does nothing there" || bad "as it says: kill -INT does nothing there"
+  kill -TERM "$pid"; wait "$pid"; rc=$?
+  step=$(sed -n 's/^train: stop requested .* checkpointing at step \([0-9]*\) and exiting with 75.*/\1/p' bg.txt)
+  [ $rc -eq 75 ] && [ -n "$step" ] && [ -d "bg/checkpoints/step-$(printf %04d "$step")" ] \
+    && one check-checkpoints "${T[@]}" --set train.updates=400000 --set paths.outputs=o-bg --set paths.artifacts=bg >/dev/null 2>&1 \
+    && ok "the line's kill -TERM stops it keeping the work: exit 75, step-$step checkpointed and intact" \
+    || bad "the line's kill -TERM stops it keeping the work: exit 75, step-$step checkpointed and intact" "— exit $rc: $(grep -v '^  step' bg.txt | tail -3)"
+  everyday_bg_train fg /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'
+  pid=$EVERYDAY_BG_PID
+  grep -q 'SIGINT is ignored' fg.txt && bad "negative control: SIGINT at its default: no such line" "— $(head -2 fg.txt)" || ok "negative control: SIGINT at its default: no such line"
+  trap_up "$pid"; kill -INT "$pid"; wait "$pid"; rc=$?
+  [ $rc -eq 75 ] && grep -q '^ddprun: Ctrl-C: every rank checkpoints at its next window' fg.txt \
+    && ok "negative control: there kill -INT is the stop request (exit 75)" || bad "negative control: there kill -INT is the stop request (exit 75)" "— exit $rc: $(grep -v '^  step' fg.txt | tail -3)"
+}
+
+# Issue 38.6g: train.init_from left no trace in the output or the JSONL. Now train prints one
+# line naming the source and the SHA-256 of θ0 as loaded, and the run's first JSONL record
+# carries "init_from" {path, digest}. The digest is checked against one computed apart from the
+# loaded parameters: the source checkpoint exported as ddptok's safetensors, put together in θ
+# order by model.json's offsets, hashed in Python. Negative controls: without init_from neither
+# the line nor the key; another source (the step-6 model) gives another digest, its own.
+everyday_theta_digest() {  # everyday_theta_digest CONFIG CHECKPOINT: SHA-256 of its θ, from `export` and Python
+  rm -f outputs/model.safetensors outputs/model.json
+  one export --config "$1" --checkpoint "$2" >/dev/null || return
+  /usr/bin/python3 -c "
+import hashlib, json, struct, sys
+d = open('outputs/model.safetensors', 'rb').read(); n = struct.unpack('<Q', d[:8])[0]; h = json.loads(d[8:8 + n]); data = d[8 + n:]
+meta = json.load(open('outputs/model.json')); theta = bytearray(4 * meta['model']['parameters'])
+for t in meta['tensors']:
+    a, b = h[t['name']]['data_offsets']; assert h[t['name']]['dtype'] == 'F32'
+    theta[4 * t['offset']:4 * t['offset'] + b - a] = data[a:b]
+print(hashlib.sha256(theta).hexdigest())"
+}
+case_init_from_traced() {
+  local g="$CONFIGS/gpt-tests.yaml" want want6 got line
+  local s=(--config "$g" --set train.updates=1 --set train.interrupt_at=0 --set train.optimizer.lr=0)
+  one prepare --config "$g" >/dev/null && ddp 2 train --config "$g" >/dev/null 2>&1 && ddp 2 train --config "$g" --continuous >/dev/null 2>&1 \
+    && one export --config "$g" --checkpoint artifacts/continuous/step-0012 --format hf --out hf12 >/dev/null \
+    && one export --config "$g" --checkpoint artifacts/checkpoints/step-0006 --format hf --out hf6 >/dev/null || { bad "init_from fixture"; return; }
+  want=$(everyday_theta_digest "$g" artifacts/continuous/step-0012); want6=$(everyday_theta_digest "$g" artifacts/checkpoints/step-0006)
+  [[ $want =~ ^[0-9a-f]{64}$ ]] && [[ $want6 =~ ^[0-9a-f]{64}$ ]] || { bad "the digests computed apart" "— $want / $want6"; return; }
+  expect_rc "train from train.init_from hf12" 0 ddp 2 train "${s[@]}" --set train.init_from=hf12 --set paths.artifacts=a12
+  line=$(grep '^train: θ0 from train.init_from' <<<"$OUT")
+  [ "$(wc -l <<<"$line")" -eq 1 ] && [ "$line" = "train: θ0 from train.init_from hf12: SHA-256 $want (its $(json outputs/model.json "j['model']['parameters']") parameters as loaded: float32, θ order)" ] \
+    && ok "one line names the source and θ0's SHA-256, the digest computed apart from the export" "(${want:0:16}…)" \
+    || bad "one line names the source and θ0's SHA-256, the digest computed apart from the export" "— want $want: $line"
+  got=$(head -1 outputs/train/interrupted.jsonl | /usr/bin/python3 -c "import json, sys; j = json.load(sys.stdin)['init_from']; print(j['path'], j['digest'])")
+  [ "$got" = "hf12 $want" ] && ok "the JSONL's first record: init_from {path, digest}" || bad "the JSONL's first record: init_from {path, digest}" "— $got"
+  [ "$(grep -c init_from outputs/train/interrupted.jsonl)" -eq 1 ] && ok "init_from in the first record only" || bad "init_from in the first record only"
+  expect_rc "negative control: another source, hf6" 0 ddp 2 train "${s[@]}" --set train.init_from=hf6 --set paths.artifacts=a6
+  got=$(head -1 outputs/train/interrupted.jsonl | /usr/bin/python3 -c "import json, sys; print(json.load(sys.stdin)['init_from']['digest'])")
+  [ "$want6" != "$want" ] && [ "$got" = "$want6" ] && grep -q "^train: θ0 from train.init_from hf6: SHA-256 $want6 " <<<"$OUT" \
+    && ok "negative control: another source gives another digest, its own" || bad "negative control: another source gives another digest, its own" "— $got vs $want6 / $want"
+  expect_rc "negative control: without init_from" 0 ddp 2 train "${s[@]}" --set paths.artifacts=a0
+  ! grep -q 'θ0 from' <<<"$OUT" && ! grep -q init_from outputs/train/interrupted.jsonl \
+    && ok "negative control: without init_from, no θ0 line and no init_from key" || bad "negative control: without init_from, no θ0 line and no init_from key"
+}
+
+# Issue 38.6h: llm.c shards put the EOT before each document, so every shard begins with one:
+# train and val shards imported with --split-from-names were "2 empty skipped, 1 document cut"
+# though nothing was empty or cut. A separator at the stream's start, its end or a split change
+# is a boundary; a document ended at a split change is cut only when the next shard goes on
+# with its ids. Negative controls: a next shard that does not begin with the EOT says 1 cut;
+# two EOTs in a row are 1 empty; the corpus holds the same documents either way.
+everyday_llmc_shards() {  # everyday_llmc_shards DIR TRAIN VAL: two llm.c v1 shards, each a python list of ids (EOT 299)
+  /usr/bin/python3 -c "
+import os, struct, sys
+E = 299
+d = lambda k: [k * 10 + j for j in range(1, 9)]
+os.makedirs(sys.argv[1], exist_ok=True)
+for name, toks in (('x_train_000.bin', eval(sys.argv[2])), ('x_val_000.bin', eval(sys.argv[3]))):
+    open(os.path.join(sys.argv[1], name), 'wb').write(struct.pack('<256i', 20240520, 1, len(toks), *([0] * 253)) + struct.pack('<%dH' % len(toks), *toks))" "$@"
+}
+case_llmc_import_summary() {
+  printf 'seed: 5\ndata: {vocab_size: 301, min_length: 4, max_length: 32, source: imported}\nmodel: {context: 3, embed_dim: 4, hidden: 8}\ntrain: {sampler: global, global_batch: 2, rank_bands: auto, updates: 3, interrupt_at: 0}\n' > l.yaml
+  local I=(--config l.yaml --format llmc --eot 299 --split-from-names) k
+  everyday_llmc_shards ok '[E] + d(1) + [E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards cut '[E] + d(1) + [E] + d(2) + [E] + d(3)' 'd(4) + [E] + d(5)'
+  everyday_llmc_shards cut2 'd(1) + [E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards empty '[E] + d(1) + [E, E] + d(2) + [E] + d(3)' '[E] + d(4) + [E] + d(5)'
+  everyday_llmc_shards after 'd(1) + [E] + d(2) + [E] + d(3) + [E]' 'd(4) + [E] + d(5) + [E]'
+  for k in ok cut cut2 empty after; do
+    OUT=$(one import "${I[@]}" --input $k --set paths.outputs=o-$k --set paths.artifacts=a-$k 2>&1) || { bad "import of the $k shards" "— $OUT"; return; }
+    printf '%s\n' "$OUT" > $k.txt
+  done
+  expect_grep "llm.c shards, each beginning with the EOT: 5 documents, none empty" '^import: 2 files, .*: 5 documents \(0 empty skipped\), 40 tokens' "$(cat ok.txt)"
+  expect_grep "llm.c shards, each beginning with the EOT: no document cut" '\(--split-from-names; 0 documents cut where the split changes between shards\)' "$(cat ok.txt)"
+  # (the val shard is read first, as llm.c writes it: the train shard is the one that may go on)
+  expect_grep "negative control: the train shard goes on with the val shard's last document (no EOT first): 1 cut" '\(--split-from-names; 1 document cut where' "$(cat cut2.txt)"
+  expect_grep "the val shard (read first) without its leading EOT: nothing before it to cut, 0 cut" '\(--split-from-names; 0 documents cut where' "$(cat cut.txt)"
+  expect_grep "negative control: two EOTs in a row are 1 empty document" ': 5 documents \(1 empty skipped\)' "$(cat empty.txt)"
+  expect_grep "nanoGPT's order (EOT after each document): none empty, none cut" ': 5 documents \(0 empty skipped\).*' "$(cat after.txt)"
+  expect_grep "nanoGPT's order: none cut" '0 documents cut where' "$(cat after.txt)"
+  local s; s=$(for k in ok cut cut2 empty after; do /usr/bin/python3 -c "
+import h5py, sys; f = h5py.File(sys.argv[1]); t, o, sp = f['tokens'][()].tolist(), f['offsets'][()].tolist(), f['split'][()].tolist()
+print(sorted((sp[i], t[o[i]:o[i + 1]]) for i in range(len(sp))))" o-$k/data/corpus.h5 2>&1 | sha256sum; done | sort -u | wc -l)
+  [ "$s" -eq 1 ] && ok "the five corpora hold the same documents (only the summary differed)" || bad "the five corpora hold the same documents (only the summary differed)" "— $s distinct"
+}
+
+# Issue 38.6i: `./ddprun` typed inside run/ looked for run/ddptok ("not built: run make"), and
+# `../run/ddprun` typed in a subdirectory ran sub/../ddptok, whose hints printed `./../ddptok`.
+# ddprun now resolves its own . and .. and finds the repository's binary above run/. Negative
+# controls: with no binary there, one line naming the path it tried and the remedy (exit 2);
+# from the repository's top the hint keeps its `./ddptok` form.
+case_ddprun_from_run_dir() {
+  mkdir -p co/run co/sub bare/run && cp "$DDPTOK" co/ddptok && cp "$ROOT/run/ddprun" co/run/ && cp "$ROOT/run/ddprun" bare/run/ && cp "$cfg" co/tiny.yaml
+  OUT=$(cd co/run && timeout 120 ./ddprun -np 2 check-env --config ../tiny.yaml 2>&1); local rc=$?
+  [ $rc -eq 0 ] && ok "./ddprun typed inside run/ runs the binary above run/" || bad "./ddprun typed inside run/ runs the binary above run/" "— exit $rc: $(tail -2 <<<"$OUT")"
+  OUT=$(cd co/run && timeout 120 bash ddprun -np 2 check-env --config ../tiny.yaml 2>&1); rc=$?
+  [ $rc -eq 0 ] && ok "bash ddprun inside run/ too" || bad "bash ddprun inside run/ too" "— exit $rc: $(tail -2 <<<"$OUT")"
+  OUT=$(cd co/sub && timeout 120 ../run/ddprun -np 2 train --config ../tiny.yaml 2>&1); rc=$?
+  local hint; hint=$(sed -n 's/.*: run `\([^`]*prepare[^`]*\)` first$/\1/p' <<<"$OUT" | head -1)
+  [ $rc -eq 2 ] && [ -n "$hint" ] && ! grep -q '\./\.\./' <<<"$OUT" && ok "../run/ddprun from a subdirectory: the prepare hint has no ./../" "(\`$hint\`)" \
+    || bad "../run/ddprun from a subdirectory: the prepare hint has no ./../" "— exit $rc: $(grep -v '^---' <<<"$OUT" | head -2)"
+  (cd co/sub && timeout 120 bash -c "$hint" >/dev/null 2>&1) && [ -f co/sub/outputs/data/corpus.h5 ] && ok "that hint runs as printed, there" || bad "that hint runs as printed, there" "— $hint"
+  OUT=$(cd co && timeout 120 run/ddprun -np 2 train --config tiny.yaml --set paths.outputs=elsewhere 2>&1)
+  expect_grep "negative control: from the top, the hint keeps ./ddptok" 'run `\./ddptok prepare --config tiny\.yaml --set paths\.outputs=elsewhere` first$' "$OUT"
+  OUT=$(cd bare/run && ./ddprun -np 2 check-env --config x.yaml 2>&1); rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <<<"$OUT")" -eq 1 ] && grep -q "^ddprun: $PWD/bare/ddptok not built (the ddptok beside ddprun, or at the top of its repository): run make in $PWD/bare, or DDPTOK=PATH" <<<"$OUT" \
+    && ok "negative control: no binary above run/: one line naming the path tried and the remedy, exit 2" \
+    || bad "negative control: no binary above run/: one line naming the path tried and the remedy, exit 2" "— exit $rc: $OUT"
+}

@@ -73,6 +73,9 @@ typedef struct {
     // 1: it acts on both roots without writing a result (clean): refused where they are another
     // config's, and records none (claim.h).
     int checks_every_root;
+    // 1: it makes the data W decides (prepare, import): in one process, train.world_size: auto under
+    // the bands sampler with auto bands is refused there, not taken from a run's logs (main.c).
+    int makes_data;
 } Command;
 
 // The ranks of one job must run the same thing: a config edited on one node, or a GPU
@@ -102,6 +105,11 @@ const char *config_locate(const char *given, char *out, size_t len);
 void say_next_train(const App *app, const char *who);
 
 // Paths under the configured outputs/ and artifacts/ directories.
+// train.world_size: auto in one process under the bands sampler with rank_bands: auto
+// (train.world_size_from_run): the W of this config's run, read from its logs (the first record
+// of outputs/train/{interrupted,resumed,continuous}.jsonl whose config_digest is this config's at
+// its W), the log's path in `which`; 0 where no log says it (`which`: where it looked).
+int app_run_world(const Config *cfg, char *which, size_t len);
 void out_path(const App *app, char *buf, size_t len, const char *rel);
 void art_path(const App *app, char *buf, size_t len, const char *rel);
 // Reads the corpus of this config; dies (exit 2) on every rank when it is missing or stale.

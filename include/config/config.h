@@ -134,6 +134,7 @@ typedef struct {
     struct {
         int world_size;                 // W (auto: resolved by config_finish, never CONFIG_AUTO after it)
         int world_size_auto;            // 1: train.world_size was auto (resolved; not a key: no digest or lock sees it)
+        int world_size_from_run;        // auto in one process, auto bands: 1: W unknown (1 for now); 2: the run's, from its logs (main.c)
         int bands_auto;                 // rank_bands: auto
         int bands[MAX_BANDS][2];        // [lo, hi] per rank (inclusive): the list, or auto's for W <= MAX_BANDS; read config_band
         int n_bands;                    // bands given in the file (before auto resolution)
@@ -242,6 +243,9 @@ int config_set_many(Config *cfg, char *const *assignments, int n, char *err, int
 int config_finish(Config *cfg, char *err, int errlen);
 // How many ranks were launched for the command that loads configs from now on (main: the MPI
 // world of a distributed command; 0, the default: one process): train.world_size: auto is that.
+// CONFIG_RANKS_FROM_RUN: one process that takes W from the run's logs: where nothing else gives
+// it (the bands sampler, rank_bands: auto), W is 1 for now and train.world_size_from_run says so.
+enum { CONFIG_RANKS_FROM_RUN = -1 };
 void config_launched_ranks(int ranks);
 // train.checkpoint_every as used: auto (CONFIG_AUTO) is every max(50, ceil(U / 10)) updates,
 // about ten checkpoints a run and at most one per 50 updates (docs/config.md); 0: off.

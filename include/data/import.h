@@ -213,7 +213,8 @@ int import_name_split(const char *path);
 
 typedef struct {
     int64_t files;
-    int64_t documents, empty;            // closed documents with ids; separators with nothing before them (skipped)
+    int64_t documents, empty;            // closed documents with ids; empty ones, skipped (two separators in a row: in one
+                                         // stream a separator at its start, its end or a split change is a boundary, not one)
     int64_t tokens_read;                 // ids the readers handed over
     int64_t pieces, short_pieces, short_tokens;  // after the length rule; dropped below min_length
     int64_t docs[3], seqs[3], tokens[3]; // per split (train, validation, test): documents, sequences, tokens kept

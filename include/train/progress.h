@@ -31,6 +31,10 @@ typedef struct {
     double loss;        // the last step's loss
     int step;           // the last step done
     StartupSplit startup;  // written into the first JSONL line when total > 0
+    // train.init_from when this run starts from it (not a resume): its path and the SHA-256 of θ0
+    // as loaded (P float32, θ order), written into the first JSONL line as "init_from" {path,
+    // digest}; NULL: none.
+    const char *init_from, *init_digest;
     const SplitEval *eval;  // this step's validation metrics (train.eval_every), NULL: none; set by the caller
     int best;           // this step's validation loss is the lowest so far and artifacts/best is its state: the
                         // JSONL's "best": true, the line's "best"

@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "base/buf.h"
+#include "base/fs.h"
 #include "base/hint.h"
 #include "base/mem.h"
 #include "base/report.h"
@@ -179,6 +180,50 @@ void say_next_train(const App *app, const char *who) {
 
 void out_path(const App *app, char *buf, size_t len, const char *rel) {
     snprintf(buf, len, "%s/%s", app->cfg.paths.outputs, rel);
+}
+
+// The run's W in one log: its first record's rank_tokens (or rank_tokens_range), when that
+// record's config_digest is this config's at that W. 0: no such record.
+static int log_world(const Config *cfg, const char *path) {
+    char why[256], err[600], digest[65];
+    FILE *in = fopen_regular(path, why, sizeof why);
+    if (!in) return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    int W = 0;
+    for (int i = 0; i < 8 && !W && getline(&line, &cap, in) > 0; i++) {
+        json_t *j = json_loads(line, 0, NULL);
+        json_t *range = json_object_get(json_object_get(j, "rank_tokens_range"), "ranks");
+        json_int_t w = json_is_array(json_object_get(j, "rank_tokens")) ? (json_int_t)json_array_size(json_object_get(j, "rank_tokens"))
+                       : json_is_integer(range) ? json_integer_value(range) : 0;
+        const char *d = json_string_value(json_object_get(j, "config_digest"));
+        if (w >= 1 && w <= MAX_WORLD && d) {
+            Config c = *cfg;
+            c.train.world_size = (int)w;
+            if (c.train.bands_auto) c.train.n_bands = 0;
+            if (config_finish(&c, err, sizeof err) == 0 && (config_result_digest(&c, digest), strcmp(digest, d) == 0)) W = (int)w;
+            else i = 8;  // another config's log (or of another W): not this run's
+        }
+        json_decref(j);
+    }
+    free(line);
+    fclose(in);
+    return W;
+}
+
+int app_run_world(const Config *cfg, char *which, size_t len) {
+    const char *runs[] = {"interrupted", "resumed", "continuous"};
+    for (int i = 0; i < 3; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/train/%s.jsonl", cfg->paths.outputs, runs[i]);
+        int W = log_world(cfg, path);
+        if (W) {
+            snprintf(which, len, "%s", path);
+            return W;
+        }
+    }
+    snprintf(which, len, "%s/train/*.jsonl", cfg->paths.outputs);
+    return 0;
 }
 
 void art_path(const App *app, char *buf, size_t len, const char *rel) {

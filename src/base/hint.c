@@ -85,11 +85,14 @@ void hint_program_set(const char *argv0) {
 }
 
 // `path` (absolute) relative to the working directory when it lies inside it ("./x" for a
-// file right there, so the shell does not look it up on PATH), else as it is.
+// file right there, so the shell does not look it up on PATH), else as it is. A path that
+// climbs out again (cwd/../x: `./../x` was printed) is not inside it.
 static void relative_to_cwd(const char *path, char *out, size_t len) {
     char cwd[PATH_MAX];
     size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
-    if (n > 1 && !strncmp(path, cwd, n) && path[n] == '/') snprintf(out, len, "./%s", path + n + 1);
+    const char *rest = path + n + 1;
+    if (n > 1 && !strncmp(path, cwd, n) && path[n] == '/' && strncmp(rest, "../", 3) && !strstr(rest, "/../"))
+        snprintf(out, len, "./%s", rest);
     else snprintf(out, len, "%s", path);
 }
 

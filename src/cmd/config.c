@@ -17,7 +17,8 @@ static void auto_note(const Config *cfg, const char *key, char *out, size_t len)
     out[0] = 0;
     if (!strcmp(key, "train.world_size"))
         snprintf(out, len, "; auto: the ranks launched (in one process: %d, %s)", cfg->train.world_size,
-                 !cfg->train.bands_auto ? "one per train.rank_bands" : "the global sampler decides no data by W");
+                 !cfg->train.bands_auto ? "one per train.rank_bands"
+                 : cfg->train.world_size_from_run ? "the run's, from its logs" : "the global sampler decides no data by W");
     else if (!strcmp(key, "train.checkpoint_every"))
         snprintf(out, len, "; auto: every %d updates (max(50, ceil(U/10)), U = %d)", config_checkpoint_every(cfg), cfg->train.updates);
     else if (!strcmp(key, "train.eval_every"))

@@ -257,6 +257,7 @@ const Command cmd_import = {
     .name = "import",
     .run = import_run,
     .distributed = 0,
+    .makes_data = 1,
     .summary = "your own files (bytes, llm.c, nanoGPT, Megatron, JSON Lines) -> corpus, plan and data lock in outputs/data/ "
                "(data.source: imported; docs/data.md)",
     .options = (const CommandOption[]){

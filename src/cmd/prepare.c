@@ -78,6 +78,7 @@ const Command cmd_prepare = {
     .name = "prepare",
     .run = prepare_run,
     .distributed = 0,
+    .makes_data = 1,
     .summary = "corpus, plan and data lock -> outputs/data/",
     .outputs = (const CommandOutput[]){{UNDER_OUTPUTS, "data", 1}, {0}},
     .check_options = prepare_check,

@@ -12,6 +12,7 @@
 #include "base/fs.h"
 #include "base/hint.h"
 #include "base/report.h"
+#include "base/sha256.h"
 #include "data/corpus.h"
 #include "job/lifecycle.h"
 #include "train/evaluation.h"
@@ -47,12 +48,25 @@ static const char *resume_hint(const App *app, char *buf, size_t len) {
                         train_options(app)->continuous ? " --continuous --resume latest" : " --resume latest");
 }
 
+// What the lines call a run, in plot's words: its log's name ("continuous", "resumed"), but the
+// main lineage's first run is "interrupted" only when it ends before step U (train.interrupt_at,
+// a stop request) and "not interrupted" when it reaches U (it was "interrupted" either way).
+static const char *run_label(const char *run, int first_run, int step, int U) {
+    return first_run && step >= U ? "not interrupted" : run;
+}
+
 static int train_run(App *app) {
     const Config *cfg = &app->cfg;
     Corpus corpus;
     load_corpus_or_die(app, &corpus);
     ModelShape m;
     float *theta0 = model_initial(cfg, &m);
+    char theta0_digest[65] = "";  // train.init_from: θ0 as loaded, P float32 in θ order (the line and the JSONL say it)
+    if (cfg->train.init_from[0]) {
+        Sha256 *h = sha256_begin();
+        sha256_add(h, theta0, m.total * sizeof *theta0);
+        sha256_hex(h, theta0_digest);
+    }
     Trainer t;
     comm_stop_if_any(&app->comm, trainer_init(&t, cfg, &corpus, app->compute, &app->comm, theta0), EXIT_BAD_INPUT,
                      "setting up training");
@@ -102,9 +116,16 @@ static int train_run(App *app) {
     }
     const char *run = train_options(app)->continuous ? "continuous" : resuming ? "resumed" : "interrupted";  // names its logs
     int stop_at = train_options(app)->continuous || resuming || cfg->train.interrupt_at == 0 ? cfg->train.updates : cfg->train.interrupt_at;
-    say("train (%s): %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", run, app->compute->name,
+    // (a run planned to its end is not called anything yet: a stop request may still interrupt it)
+    char called[40] = "";
+    int first_run = !train_options(app)->continuous && !resuming;  // the main lineage's first (its log: interrupted.jsonl)
+    if (!first_run || stop_at < cfg->train.updates) snprintf(called, sizeof called, " (%s)", run);
+    say("train%s: %s backend, %s comm, W = %d, steps %d..%d of %d, %s unit, %s\n", called, app->compute->name,
         app->comm.ops->name, t.W, t.step + 1, stop_at, cfg->train.updates, loss_unit_names[cfg->train.loss_unit],
         normalization_names[cfg->train.normalization]);
+    if (theta0_digest[0] && !resuming)
+        say("train: θ0 from train.init_from %s: SHA-256 %s (its %zu parameters as loaded: float32, θ order)\n",
+            text_safe(cfg->train.init_from), theta0_digest, m.total);
     if (cfg->train.normalization != loss_units[cfg->train.loss_unit].product)
         say("train: WARNING: train.normalization %s is a negative control for the %s unit (its product is %s)\n",
             normalization_names[cfg->train.normalization], loss_unit_names[cfg->train.loss_unit],
@@ -141,7 +162,8 @@ static int train_run(App *app) {
     int rc = 0, log_bad = 0;
     TrainProgress progress;
     train_progress_init(&progress, t.step, stop_at, cfg->train.updates, cfg->train.log_every);
-    config_result_digest(cfg, progress.config_digest);  // which config made this run's curve (plot): all but how it runs
+    config_result_digest(cfg, progress.config_digest);
+    if (theta0_digest[0] && !resuming) progress.init_from = cfg->train.init_from, progress.init_digest = theta0_digest;  // which config made this run's curve (plot): all but how it runs
     progress.startup = (StartupSplit){.mpi_init = app->mpi_ready - app->started, .config = app->config_ready - app->mpi_ready,
                                       .agree = app->run_agreed - app->config_ready, .setup = progress.start - app->run_agreed,
                                       .total = progress.start - app->started};
@@ -230,8 +252,9 @@ static int train_run(App *app) {
     if (runlog_close(jsonl, jsonl_path) && !log_bad) log_bad = 1;
     if (runlog_close(log, log_path) && !log_bad) log_bad = 1;
     comm_stop_if_any(&app->comm, log_bad, EXIT_BAD_INPUT, "writing its training log");
-    if (!rc) say("train (%s): done at step %d%s\n", run, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
-    train_progress_summary(&progress, run);
+    const char *label = run_label(run, first_run, t.step, cfg->train.updates);  // as it happened
+    if (!rc) say("train (%s): done at step %d%s\n", label, t.step, t.step < cfg->train.updates ? " (interrupted as configured)" : "");
+    train_progress_summary(&progress, label);
     // What to run next: continue an interrupted run; evaluate a finished one.
     char hint[HINT_MAX];
     if (!rc && t.step < cfg->train.updates)

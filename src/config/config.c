@@ -385,18 +385,20 @@ static int apply_map(Config *cfg, const YamlNode *map, const char *prefix, YamlC
 
 static int g_launched_ranks;  // config_launched_ranks: the ranks of a distributed command, 0: one process
 
-void config_launched_ranks(int ranks) { g_launched_ranks = ranks > 0 ? ranks : 0; }
+void config_launched_ranks(int ranks) { g_launched_ranks = ranks > 0 || ranks == CONFIG_RANKS_FROM_RUN ? ranks : 0; }
 
 // train.world_size: auto -> the ranks launched (a distributed command), else the number of
 // rank_bands given as a list, else (the global sampler, where W decides no data) 1; under the
 // bands sampler with rank_bands: auto a one-process command cannot know it (the data lock
-// and the plan depend on W): -1 with the fix.
+// and the plan depend on W): -1 with the fix, or, for a command that reads the run's W from its
+// logs (CONFIG_RANKS_FROM_RUN), 1 for now with train.world_size_from_run set.
 static int resolve_world(Config *cfg, YamlCtx *ctx, const char *src) {
     if (cfg->train.world_size != CONFIG_AUTO) return 0;
     cfg->train.world_size_auto = 1;
-    if (g_launched_ranks) cfg->train.world_size = g_launched_ranks;
+    if (g_launched_ranks > 0) cfg->train.world_size = g_launched_ranks;
     else if (!cfg->train.bands_auto) cfg->train.world_size = cfg->train.n_bands;
     else if (cfg->train.sampler == SAMPLER_GLOBAL) cfg->train.world_size = 1;
+    else if (g_launched_ranks == CONFIG_RANKS_FROM_RUN) cfg->train.world_size = 1, cfg->train.world_size_from_run = 1;
     else
         return yaml_fail(ctx, "%s: train.world_size: auto (the ranks launched) with train.rank_bands: auto and the bands sampler: "
                          "this command runs in one process, and the data lock and the plan depend on W: give it (--set "

@@ -389,8 +389,13 @@ int corpus_file_lock_v1_matches(CorpusFile *f, const Config *cfg, const char *st
 // Start-up
 
 // The remedy from an open corpus.h5 (h5 >= 0: its /import_args, NUL-separated), else a template.
+// train.world_size: auto under the bands sampler with auto bands: the one-process command that
+// makes the data is told W (config.c refuses it otherwise), the W of this run.
 static const char *remedy_of(const Config *cfg, hid_t h5, const char *path, char *buf, size_t len) {
-    if (cfg->data.source != DATA_SOURCE_IMPORTED) return hint_command(buf, len, "prepare", 0, NULL);
+    char world[48] = "";
+    if (cfg->train.world_size_auto && cfg->train.bands_auto && cfg->train.sampler != SAMPLER_GLOBAL)
+        snprintf(world, sizeof world, " --set train.world_size=%d", cfg->train.world_size);
+    if (cfg->data.source != DATA_SOURCE_IMPORTED) return hint_command(buf, len, "prepare", 0, world);
     char extra[HINT_MAX] = "";
     error_capture(1);
     int64_t n = h5 >= 0 && H5Lexists(h5, "import_args", H5P_DEFAULT) > 0 ? h5_size(h5, path, "import_args", NULL, NULL) : -1;
@@ -401,6 +406,7 @@ static const char *remedy_of(const Config *cfg, hid_t h5, const char *path, char
     free(args);
     error_capture(0);
     if (!extra[0] || strlen(extra) > len / 2) snprintf(extra, sizeof extra, " --format F --input PATH");
+    if (world[0] && strlen(extra) + strlen(world) < sizeof extra) strcat(extra, world);
     return hint_command(buf, len, "import", 0, extra);
 }
 

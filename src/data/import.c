@@ -747,10 +747,19 @@ typedef struct {
     Sha256 *h;
     IdsSum ids;               // of the open document's ids
     int failed;
+    // One token stream (--eot over shards): where a separator is a boundary, not an empty
+    // document. fresh: nothing since the stream's start or a split change (llm.c puts the EOT
+    // before each document: a shard's leading EOT); closing: the end one_pass makes at a split
+    // change or the stream's end (nanoGPT puts it after: a separator right before it);
+    // pending_cut: a document ended at a split change, cut only if the next shard goes on with
+    // its ids rather than beginning with the EOT.
+    int stream, fresh, closing, pending_cut;
 } Counter;
 
 static int counter_add(DocSink *s, const int32_t *ids, int64_t n) {
     Counter *c = (Counter *)s;
+    if (c->pending_cut) c->sum->cut_at_split++, c->pending_cut = 0;  // the shard goes on with the document
+    c->fresh = 0;
     if (c->L == 0) ids_sum_begin(&c->ids);
     ids_sum_add(&c->ids, ids, n);
     if (c->by_hash) {
@@ -767,6 +776,11 @@ static int counter_end(DocSink *s) {
     ImportSummary *sum = c->sum;
     int64_t L = c->L, lo = c->cfg->data.min_length;
     c->L = 0;
+    if (L == 0 && c->stream && (c->fresh || c->closing)) {  // a boundary, no document between
+        if (c->fresh) c->pending_cut = 0;  // the shard begins with the EOT: the document before ended with its shard
+        c->fresh = 0;
+        return 0;
+    }
     if (L == 0) return sum->empty++, 0;
     int split = c->by_hash ? split_hash_end(c->cfg, c->h) : c->file_split;
     c->h = NULL;
@@ -866,6 +880,7 @@ static int one_pass(const Config *cfg, const ImportSpec *spec, const ImportInput
     const ImportReader *reader = &import_readers[spec->format];
     int stream = reader->ends == DOCS_STREAM && spec->eot >= 0, rc = 0;
     (void)cfg;
+    if (counter) counter->stream = stream, counter->fresh = 1, counter->closing = counter->pending_cut = 0;
     for (int i = 0; i < n_files && !rc; i++) {
         if (counter) counter->file_split = files[i].split, sum->files++;
         if (placer) placer->path = files[i].path;
@@ -875,8 +890,9 @@ static int one_pass(const Config *cfg, const ImportSpec *spec, const ImportInput
         // where the inputs' own split changes: a document never crosses it).
         int split_changes = spec->split_from_names && i + 1 < n_files && files[i + 1].split != files[i].split;
         if (!rc && reader->ends != DOCS_OWN && (!stream || split_changes)) {
-            if (counter && stream && counter->L > 0) sum->cut_at_split++;
+            if (counter && stream) counter->pending_cut = counter->L > 0, counter->closing = 1;  // counted if the next shard goes on
             rc = sink->end(sink);
+            if (counter && stream) counter->closing = 0, counter->fresh = 1;
         }
         // The documents ended by the end of each file: the second pass names the file whose
         // count changed (was: the next file, where the shifted records first disagreed).
@@ -885,7 +901,10 @@ static int one_pass(const Config *cfg, const ImportSpec *spec, const ImportInput
             rc = error("%s: %lld documents end by its end, %lld in the first pass: the file changed while importing (nothing "
                        "written; import it when it no longer changes)", files[i].path, (long long)placer->doc, (long long)docs_at[i]);
     }
-    if (!rc && stream) rc = sink->end(sink);
+    if (!rc && stream) {
+        if (counter) counter->closing = 1;  // the stream's end: a separator just before it ended the last document
+        rc = sink->end(sink);
+    }
     return rc;
 }
 

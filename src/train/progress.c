@@ -25,6 +25,7 @@ void train_progress_init(TrainProgress *p, int first_step, int stop_at, int upda
     p->best = 0;
     p->best_error = NULL;
     p->config_digest[0] = 0;
+    p->init_from = p->init_digest = NULL;
 }
 
 // Seconds to the microsecond, as a JSON number.
@@ -71,6 +72,11 @@ void train_progress_step(TrainProgress *p, const WindowStats *ws, int W, FILE *j
                                                              "config", seconds_us(s->config), "agree", seconds_us(s->agree),
                                                              "setup", seconds_us(s->setup), "total", seconds_us(s->total)));
             p->startup.total = 0;
+        }
+        if (p->init_from && record) {  // once, in the run's first line: where θ0 came from
+            json_object_set_new(record, "init_from", json_pack("{s:o, s:s}", "path", json_text(p->init_from, NULL), "digest",
+                                                               p->init_digest));
+            p->init_from = NULL;
         }
         if (p->eval && record) {  // train.eval_every: the whole validation split, exact (evaluation.h)
             const SplitEval *e = p->eval;
