@@ -310,8 +310,9 @@ int trainer_update(Trainer *t, int stop_local, WindowStats *ws) {
     if (rc) return rc;
     // A diverged window is never applied. The loss and the averaged gradient are the same
     // on every rank, so every rank returns here together. The gradient is checked where
-    // it is in host memory (the CPU backend, GPU + MPI staging); with NCCL a non-finite
-    // gradient shows in the next window's loss, or in the parameters before a checkpoint.
+    // it is in host memory (the CPU backend, GPU + MPI staging, NCCL with train.grad_clip);
+    // otherwise with NCCL a non-finite gradient shows in the next window's loss, or in the
+    // parameters before a checkpoint.
     if (t->clip_host) t->ops->get_grad(t->cc, t->clip_host);  // NCCL + train.grad_clip: the host's copy
     const float *host_grad = t->staging ? t->staging : t->clip_host ? t->clip_host : t->ops->on_device ? NULL : t->ops->grad_buffer(t->cc);
     ws->grad_finite = !host_grad || all_finite(host_grad, t->m.total);
