@@ -873,7 +873,7 @@ share_hash_run() {  # OUTVAR_PAUSES OUTVAR_PEAK [touch]: a --resume latest, coun
   rm -f paused
   DDPTOK_TEST_PAUSE_AT=checkpoint_share_hashed:$PWD/paused ddp 2 train --config "$cfg" --set train.sampler=global --resume latest > resume.out 2>&1 &
   sh_job=$!
-  while kill -0 $sh_job 2>/dev/null && [ $sh_waited -lt 1200 ]; do
+  while kill -0 $sh_job 2>/dev/null && [ $sh_waited -lt 2400 ]; do  # ddp's own timeout (120 s) ends it first
     if [ -e paused ]; then
       sh_pauses=$((sh_pauses + 1)); sh_kb=$(hwm_here); [ "$sh_kb" -gt "$sh_peak" ] && sh_peak=$sh_kb
       [ "${3:-}" = touch ] && [ $sh_pauses -eq 1 ] && touch artifacts/checkpoints/step-0006/rank-0001.h5
@@ -886,6 +886,7 @@ share_hash_run() {  # OUTVAR_PAUSES OUTVAR_PEAK [touch]: a --resume latest, coun
 }
 case_global_share_hashed_in_pieces() {
   local G=(--set train.sampler=global) d=artifacts/checkpoints/step-0006 n peak digest
+  grep -q '^VmHWM:' /proc/self/status 2>/dev/null || { skip "$CASE" "no /proc/PID/status VmHWM here (a chroot without /proc)"; return; }
   one prepare --config "$cfg" "${G[@]}" >/dev/null && ddp 2 train --config "$cfg" "${G[@]}" >/dev/null 2>&1 || { bad "global_share_hashed_in_pieces: train"; return; }
   rm -rf artifacts/checkpoints/step-0012 && cp -r $d step.keep
   truncate -s +256M $d/rank-0001.h5 && digest=$(sha256sum $d/rank-0001.h5 | cut -d' ' -f1) \

@@ -8,32 +8,14 @@
 #ifndef DDPTOK_CUDA_LAYERS_ATTENTION_CUH
 #define DDPTOK_CUDA_LAYERS_ATTENTION_CUH
 
+#include "base/row_reduce.h"
 #include "layers/common.cuh"
 #include "layers/dropout.cuh"
 #ifdef __CUDACC__
 #include "layers/linear.cuh"
 #endif
 
-// The largest of x[0..n-1] (n ≥ 1), eight lanes (layers.c's row_max).
-LAYER_FN float row_max_dev(const float *x, int n) {
-    float m[8];
-    for (int l = 0; l < 8; l++) m[l] = x[0];
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
-    for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
-    for (int l = 1; l < 8; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
-    return m[0];
-}
-// Σ a·b in double as eight partial sums (layers.c's row_dot).
-LAYER_FN double row_dot_dev(const float *a, const float *b, int n) {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
-    for (int l = 0; i + l < n; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
-    return lanes_sum8(acc);
-}
+// row_max and row_dot: base/row_reduce.h, the CPU layers' own.
 // Σ_v exp_f32(y[v] − mx) in double, eight partial sums; e[v] the exps (e may be y: cpu_kernels.c's sum_exp_row).
 LAYER_FN double sum_exp_dev(const float *y, float *e, int V, float mx) {
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -52,7 +34,7 @@ LAYER_FN double sum_exp_dev(const float *y, float *e, int V, float mx) {
 
 // Query row t of a run of len keys, in place: the scores s (len) become P (keys 0..t, zeros after).
 LAYER_FN void causal_softmax_row_dev(float *s, int t, int len) {
-    float mx = row_max_dev(s, t + 1);
+    float mx = row_max(s, t + 1);
     double inv = 1.0 / sum_exp_dev(s, s, t + 1, mx);
     for (int u = 0; u <= t; u++) s[u] = 1.0f * (float)((double)s[u] * inv);
     for (int u = t + 1; u < len; u++) s[u] = 0.0f;
@@ -71,7 +53,7 @@ LAYER_FN void attention_dropout_row_dev(float *pd, uint8_t *keep, const float *p
 LAYER_FN void causal_softmax_backward_row_dev(float *dp, const float *p, const uint8_t *keep, int t, int len, const DropDev *d) {
     if (d->on)
         for (int u = 0; u <= t; u++) dp[u] *= dropout_scale_dev(d, keep[u]);
-    float dotf = (float)row_dot_dev(p, dp, t + 1);
+    float dotf = (float)row_dot(p, dp, t + 1);
     for (int u = 0; u <= t; u++) dp[u] = p[u] * (dp[u] - dotf);
     for (int u = t + 1; u < len; u++) dp[u] = 0.0f;
 }

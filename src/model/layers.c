@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/row_reduce.h"
 #include "model/cpu_kernels.h"
 
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int IC, int OC) {
@@ -125,27 +126,7 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int32_t
 // ---------------------------------------------------------------------------------------
 // Causal self-attention over packed runs
 
-// The largest of x[0..n-1] (n ≥ 1), eight lanes at a time (max is exact: any order, the same value).
-static float row_max(const float *x, int n) {
-    float m[8];
-    for (int l = 0; l < 8; l++) m[l] = x[0];
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
-    for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
-    for (int l = 1; l < 8; l++) m[0] = m[l] > m[0] ? m[l] : m[0];
-    return m[0];
-}
-
-// Σ a[i]·b[i] in double as eight partial sums over i mod 8 added pairwise (as sum_exp's).
-static double row_dot(const float *a, const float *b, int n) {
-    double acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
-    for (int l = 0; i + l < n; l++) acc[l] += (double)a[i + l] * (double)b[i + l];
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
+// row_max and row_dot: base/row_reduce.h (the device's attention rows use the same).
 
 // A run of len rows in blocks of ATT_BLOCK query rows: rows r0..r1 - 1 read keys 0..r1 - 1
 // only, so the GEMMs skip most of the causal mask's zero half.

@@ -258,9 +258,9 @@ static int file_sha256(const char *path, char hex[65], char *why, size_t whylen)
 }
 
 // What a share's verdict was given for: the files' and the manifest's identity (device,
-// inode, size, modification time). `--resume latest` verifies a share when it picks the
-// checkpoint and again when it resumes from it; the second pass hashes nothing unless a
-// file changed in between.
+// inode, size, modification and change times). `--resume latest` verifies a share when it
+// picks the checkpoint and again when it resumes from it; the second pass hashes nothing
+// unless a file changed in between.
 static uint64_t share_signature(const char *dir, int files, int rank, int W) {
     uint64_t sig = 1469598103934665603ull;
     char path[1200];
@@ -270,9 +270,11 @@ static uint64_t share_signature(const char *dir, int files, int rank, int W) {
         else if (r == 0) continue;
         else checkpoint_rank_path(path, sizeof path, dir, r);
         if (stat(path, &st) != 0) return 0;
-        uint64_t v[5] = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
-                         (uint64_t)st.st_mtim.tv_nsec};
-        for (int i = 0; i < 5; i++) sig = (sig ^ v[i]) * 1099511628211ull;
+        // ctime too: a filesystem with coarse mtimes, or a writer that restores the mtime, still
+        // moves the inode's change time.
+        uint64_t v[7] = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+                         (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec};
+        for (int i = 0; i < 7; i++) sig = (sig ^ v[i]) * 1099511628211ull;
     }
     return sig;
 }
