@@ -71,7 +71,9 @@ trap_up_now() {
   return 1
 }
 case_sigusr1_group_ddprun() {
-  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=2000)
+  # updates 200000: no trial may reach the end before its signal, however fast the machine (2000
+  # finished within 600 ms on an idle one: exit 0); every trial stops at its next window.
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=200000)
   local outcomes=() good=0 i d pid rc ck n spread=${DDPTOK_TEST_SIGNAL_GROUP_SPREAD_MS:-28}
   one prepare "${sig[@]}" >/dev/null
   for ((i = 0; i < SIGNAL_TRIALS; i++)); do
@@ -306,7 +308,9 @@ case_checkpoint_cadence() {
 # 75 (was: SIGTERM passed to mpirun, the ranks exited 75 and ddprun 1, "a check failed"), at
 # any moment from its first line on.
 case_sigterm_ddprun() {
-  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=2000)
+  # updates 200000: no trial may reach the end before its signal, however fast the machine (2000
+  # finished within 600 ms on an idle one: exit 0); every trial stops at its next window.
+  local sig=(--config "$CONFIGS/tiny.yaml" --set paths.outputs=sig --set train.interrupt_at=0 --set train.updates=200000)
   local outcomes=() good=0 i d pid dog rc ck n trials=4
   one prepare "${sig[@]}" >/dev/null
   for ((i = 0; i < trials; i++)); do
