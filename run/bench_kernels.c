@@ -53,6 +53,8 @@
 #include "data/batch.h"
 #include "job/comm.h"
 #include "method/optimizer.h"
+#include "model/gpt.h"
+#include "model/mlp.h"
 #include "model/model.h"
 #include "model/workload.h"
 
@@ -403,8 +405,11 @@ static int bench_step(const char *path, const char *lens_text, int reps, double 
     printf("{\"kernel\": \"%s\", \"model\": \"%s\", \"P\": %zu, \"rows\": %d, \"supervised\": %d, \"runs\": %d, \"cap\": %d",
            openblas_get_corename(), model_row(&m)->name, m.total, b.spec.layout == BATCH_SEQUENCES ? b.n : b.T, b.T,
            b.spec.layout == BATCH_SEQUENCES ? b.runs : n, b.cap);
-    printf(", \"shape\": {\"V\": %d, \"Lmax\": %d, \"C\": %d, \"n_layer\": %d, \"n_head\": %d, \"k\": %d, \"D\": %d, \"H\": %d}", m.V,
-           m.max_length, m.n_embd, m.n_layer, m.n_head, m.k, m.D, m.H);
+    printf(", \"shape\": {\"V\": %d, \"Lmax\": %d", m.V, m.max_length);
+    if (m.kind == MODEL_GPT)
+        printf(", \"C\": %d, \"n_layer\": %d, \"n_head\": %d}", gpt_dims(&m)->n_embd, gpt_dims(&m)->n_layer, gpt_dims(&m)->n_head);
+    else
+        printf(", \"k\": %d, \"D\": %d, \"H\": %d}", mlp_dims(&m)->k, mlp_dims(&m)->D, mlp_dims(&m)->H);
     printf(", \"lens\": [");
     for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", len[i]);
     printf("], \"dropout\": %g, \"optimizer\": \"%s\", \"reps\": %d", cfg.model.dropout, optimizer_names[cfg.train.optimizer], reps);
