@@ -138,6 +138,8 @@ check-deps:
 # tanh_f32 needs -fno-trapping-math. Neither flag reorders arithmetic: results are those
 # of the scalar loops (-ffast-math stays off).
 $(WING_CPU_OBJ) $(WING_CPU_OBJ:.o=_broken.o) $(BUILD)/model/cpu_kernels.o $(BUILD)/model/layers.o $(BUILD)/method/optimizer_cpu.o: CFLAGS += -ftree-vectorize -fno-trapping-math
+# sqrtf vectorizes in the optimizer only without errno (√ rounds the same either way).
+$(BUILD)/method/optimizer_cpu.o: CFLAGS += -fno-math-errno
 
 $(BUILD)/%.cu.o: cuda/%.cu $(HDR) $(wildcard cuda/*.h cuda/layers/*.cuh) | $(BUILD)
 	$(NVCC) $(NVFLAGS) $(shell mpicc --showme:compile 2>/dev/null) $(PKG_CFLAGS) -c -o $@ $<
@@ -190,8 +192,10 @@ build/test_tanh: tests/test_tanh.c include/base/tanh_f32.h include/base/exp_f32.
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # Every variant of the CPU row kernel this machine runs, against the scalar definition.
-build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+# The optimizer's AdamW pass (every variant) too.
+build/test_kernels: tests/test_kernels.c $(BUILD)/model/cpu_kernels.o $(BUILD)/method/optimizer_cpu.o $(BUILD)/method/optimizer.o \
+                    $(patsubst src/%.c,$(BUILD)/%.o,$(BASE_SRC))
+	$(CC) $(CFLAGS) -o $@ $^ -lcrypto $(LDLIBS)
 
 # Every model's backward against finite differences: one row per model of DDPTOK_MODELS,
 # tests/fd_<name>.c (tests/fd.h); `build/test_fd NAME` runs one.
@@ -324,9 +328,10 @@ fuzz-bins: $(FUZZERS)
 # negative control (tests/test_unit.sh).
 CLANG ?= clang
 CLANG_BINS := build/clang/test_kernels build/clang/test_kernels_contract
-build/clang/test_kernels build/clang/test_kernels_contract: build/clang/%: tests/test_kernels.c src/model/cpu_kernels.c $(HDR)
+CLANG_KERNEL_SRC := src/model/cpu_kernels.c src/method/optimizer_cpu.c src/method/optimizer.c $(BASE_SRC)
+build/clang/test_kernels build/clang/test_kernels_contract: build/clang/%: tests/test_kernels.c $(CLANG_KERNEL_SRC) $(HDR)
 	@mkdir -p build/clang
-	$(CLANG) $(CFLAGS) -ftree-vectorize -fno-trapping-math $(if $(findstring contract,$*),-ffp-contract=on) -o $@ tests/test_kernels.c src/model/cpu_kernels.c $(LDLIBS)
+	$(CLANG) $(CFLAGS) -ftree-vectorize -fno-trapping-math -fno-math-errno $(if $(findstring contract,$*),-ffp-contract=on) -o $@ tests/test_kernels.c $(CLANG_KERNEL_SRC) -lcrypto $(LDLIBS)
 
 clang-bins: $(CLANG_BINS)
 

@@ -16,7 +16,11 @@
 //     sums in double added pairwise) over rows of many widths; negative control: the unbiased
 //     variance (÷ (C − 1), torch.var's default, a classic LayerNorm slip);
 //   gelu / gelu_backward (the GPT's): the definition of cpu_kernels.h over values from −12 to
-//     12, 0, ±1e-30 and huge ones; negative control: the same formula with libm's tanhf.
+//     12, 0, ±1e-30 and huge ones; negative control: the same formula with libm's tanhf;
+//   the optimizer's AdamW pass (optimizer_cpu.c), every variant this CPU runs: the scalar
+//     update of optimizer_cpu.c's comment, with and without the decay mask, divisors 1, 2
+//     and 3, lengths of whole and partial vectors; negative control: v updated with
+//     (1 − β2)·(g·g) instead of ((1 − β2)·g)·g.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include "model/cpu_kernels.h"
 #include "base/exp_f32.h"
 #include "base/tanh_f32.h"
+#include "method/optimizer.h"
 
 enum { HMAX = 2048 + 64 };
 
@@ -249,6 +254,44 @@ static int layernorm_mismatches(const CpuKernels *k, int unbiased, int verbose) 
     return bad;
 }
 
+// Elements of the AdamW pass `variant` that differ in bits (θ, m or v) from the scalar
+// definition, over several lengths, masks and divisors; reorder: the definition's v with
+// (1 − β2)·(g·g), the slip the control must catch.
+static long adamw_mismatches(const char *variant, int reorder) {
+    enum { NMAX = 1037 };
+    static float th[NMAX], m[NMAX], v[NMAX], g[NMAX], rth[NMAX], rm[NMAX], rv[NMAX];
+    static uint8_t mask[NMAX];
+    static const size_t ns[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, NMAX};
+    static const float divs[] = {1.0f, 2.0f, 3.0f};
+    AdamWScalars sc = {.decay = 0.999f, .beta1 = 0.9f, .beta2 = 0.95f, .one_minus_beta1 = 0.1f, .one_minus_beta2 = 0.05f,
+                       .step_size = 1e-3f / 0.271f, .bias2_sqrt = 0.3122498999f, .eps = 1e-8f};
+    uint32_t seed = 99;
+    long bad = 0;
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (int withmask = 0; withmask < 2; withmask++)
+            for (size_t di = 0; di < 3; di++) {
+                size_t n = ns[ni];
+                float div = divs[di];
+                for (size_t i = 0; i < n; i++) {
+                    float r[4];
+                    for (int q = 0; q < 4; q++) seed = seed * 1664525u + 1013904223u, r[q] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+                    th[i] = r[0], m[i] = r[1] * 0.1f, v[i] = r[2] * r[2] * 0.01f, g[i] = i % 29 == 0 ? 0.0f : r[3] * 3.0f;
+                    mask[i] = (uint8_t)(seed >> 31);
+                }
+                for (size_t i = 0; i < n; i++) {  // the definition
+                    float gi = g[i] / div, t = th[i];
+                    if (!withmask || mask[i]) t *= sc.decay;
+                    rm[i] = sc.beta1 * m[i] + sc.one_minus_beta1 * gi;
+                    rv[i] = reorder ? sc.beta2 * v[i] + sc.one_minus_beta2 * (gi * gi) : sc.beta2 * v[i] + sc.one_minus_beta2 * gi * gi;
+                    rth[i] = t - sc.step_size * (rm[i] / (sqrtf(rv[i]) / sc.bias2_sqrt + sc.eps));
+                }
+                optimizer_cpu_adamw_pass(variant, th, m, v, g, withmask ? mask : NULL, n, div, &sc);
+                for (size_t i = 0; i < n; i++)
+                    bad += memcmp(&th[i], &rth[i], 4) || memcmp(&m[i], &rm[i], 4) || memcmp(&v[i], &rv[i], 4);
+            }
+    return bad;
+}
+
 int main(void) {
     int failed = 0, ran = 0;
     for (int v = 0; v < cpu_kernels_count; v++) {
@@ -292,6 +335,16 @@ int main(void) {
         failed |= gbad != 0;
         if (!glibm) failed = printf("FAIL the check cannot tell the %s GELU from one with libm's tanhf\n", k->name);
     }
+    const char *av[8];
+    int nav = optimizer_cpu_adamw_variants(av, 8);
+    for (int i = 0; i < nav; i++) {
+        long abad = adamw_mismatches(av[i], 0), areo = adamw_mismatches(av[i], 1);
+        printf("adamw %s: %ld elements differ from the definition; negative control: %ld differ from it with (1 - b2)*(g*g)\n", av[i],
+               abad, areo);
+        failed |= abad != 0;
+        if (!areo) failed = printf("FAIL the check cannot tell the %s AdamW pass from a reordered one\n", av[i]);
+    }
+    if (!nav) failed = printf("FAIL no AdamW variant ran\n");
     printf("test_kernels: selected %s; %d of %d variants checked\n", cpu_kernels_select()->name, ran, cpu_kernels_count);
     if (!ran) failed = printf("FAIL no variant ran\n");
     return failed ? 1 : 0;

@@ -49,18 +49,78 @@ static void sgd_step_cpu(const Optimizer *o, float *theta, const float *grad, fl
 //   θ ← θ·(1 − lr·wd)                         decoupled weight decay, before the update
 //   m ← β1·m + (1 − β1)·g;  v ← β2·v + (1 − β2)·g²
 //   θ ← θ − (lr / (1 − β1^t)) · m / (√v / √(1 − β2^t) + ε)
-// with the scalars of adamw_scalars (optimizer.c).
+// with the scalars of adamw_scalars (optimizer.c), one pass over the P values. Every
+// operation is IEEE-exact per element (÷, ×, +, √; no contraction, -ffp-contract=off), so
+// the variants below, the same C compiled for wider vectors (this file builds with
+// -fno-math-errno, which lets sqrtf vectorize: √ is correctly rounded either way), give
+// the portable pass's bits; the decay mask selects θ or θ·decay per element, no branch.
+static inline __attribute__((always_inline)) void adamw_pass(float *restrict theta, float *restrict m, float *restrict v,
+                                                             const float *restrict grad, const uint8_t *restrict mask, size_t n,
+                                                             float div, const AdamWScalars *sc) {
+    const float decay = sc->decay, b1 = sc->beta1, c1 = sc->one_minus_beta1, b2 = sc->beta2, c2 = sc->one_minus_beta2;
+    const float step = sc->step_size, b2s = sc->bias2_sqrt, eps = sc->eps;
+    for (size_t i = 0; i < n; i++) {
+        float g = grad[i] / div;
+        float t = theta[i], td = t * decay;
+        t = !mask || mask[i] ? td : t;
+        float mi = b1 * m[i] + c1 * g;
+        float vi = b2 * v[i] + c2 * g * g;
+        m[i] = mi, v[i] = vi;
+        theta[i] = t - step * (mi / (sqrtf(vi) / b2s + eps));
+    }
+}
+
+typedef void (*AdamWPassFn)(float *theta, float *m, float *v, const float *grad, const uint8_t *mask, size_t n, float div,
+                            const AdamWScalars *sc);
+#define ADAMW_VARIANT(isa, attr)                                                                                        \
+    attr static void adamw_pass_##isa(float *theta, float *m, float *v, const float *grad, const uint8_t *mask, size_t n, \
+                                      float div, const AdamWScalars *sc) {                                            \
+        if (mask) adamw_pass(theta, m, v, grad, mask, n, div, sc);                                                    \
+        else adamw_pass(theta, m, v, grad, NULL, n, div, sc);                                                         \
+    }
+ADAMW_VARIANT(portable, )
+ADAMW_VARIANT(avx2, __attribute__((target("avx2"))))
+ADAMW_VARIANT(avx512, __attribute__((target("avx512f"))))
+
+static int always(void) { return 1; }
+static int has_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+static const struct {
+    const char *name;
+    int (*supported)(void);
+    AdamWPassFn pass;
+} adamw_variants[] = {{"avx512", has_avx512, adamw_pass_avx512}, {"avx2", has_avx2, adamw_pass_avx2}, {"portable", always, adamw_pass_portable}};
+
+int optimizer_cpu_adamw_variants(const char **names, int max) {
+    int n = 0;
+    for (size_t i = 0; i < sizeof adamw_variants / sizeof *adamw_variants; i++)
+        if (adamw_variants[i].supported() && n < max) names[n++] = adamw_variants[i].name;
+    return n;
+}
+
+void optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float *v, const float *grad, const uint8_t *mask,
+                              size_t n, float div, const AdamWScalars *sc) {
+    static AdamWPassFn chosen;
+    AdamWPassFn f = NULL;
+    if (variant) {
+        for (size_t i = 0; i < sizeof adamw_variants / sizeof *adamw_variants; i++)
+            if (!strcmp(adamw_variants[i].name, variant) && adamw_variants[i].supported()) f = adamw_variants[i].pass;
+        if (!f) return;
+    } else {
+        if (!chosen) {
+            size_t i = 0;
+            while (!adamw_variants[i].supported()) i++;  // the last one always is
+            chosen = adamw_variants[i].pass;
+        }
+        f = chosen;
+    }
+    f(theta, m, v, grad, mask, n, div, sc);
+}
+
 static void adamw_step_cpu(const Optimizer *o, float *theta, const float *grad, float div) {
     AdamWScalars s;
     adamw_scalars(o, &s);
-    float *m = o->state[0], *v = o->state[1];
-    for (size_t i = 0; i < o->P; i++) {
-        float g = grad[i] / div;
-        if (!o->decay_mask || o->decay_mask[i]) theta[i] *= s.decay;  // the mask: no decay where 0
-        m[i] = s.beta1 * m[i] + s.one_minus_beta1 * g;
-        v[i] = s.beta2 * v[i] + s.one_minus_beta2 * g * g;
-        theta[i] -= s.step_size * (m[i] / (sqrtf(v[i]) / s.bias2_sqrt + s.eps));
-    }
+    optimizer_cpu_adamw_pass(NULL, theta, o->state[0], o->state[1], grad, o->decay_mask, o->P, div, &s);
 }
 
 const OptimizerOps optimizer_cpu = {
