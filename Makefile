@@ -183,7 +183,7 @@ LIBOBJ := $(filter-out $(BUILD)/main.o,$(OBJ))
 TEST_BINS := build/test_base build/test_philox build/test_tanh build/test_kernels build/test_fd build/test_model_broken build/test_mlp_factored_broken \
              build/test_gpt_broken \
              build/ddptok-factored-broken build/test_config_roundtrip build/test_data_lock build/make_big_corpus build/bench_replay \
-             build/jsonl_width
+             build/jsonl_width build/bench_kernels
 
 build/test_philox: tests/test_philox.c include/base/philox.h | $(BUILD)
 	$(CC) $(CFLAGS) -o $@ $<

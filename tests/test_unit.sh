@@ -13,7 +13,7 @@ case_tanh_exp() {
     || { bad "tanh_f32 within 2 ulp of tanh, odd, NaN/inf; the cancelling formula is rejected; exp_f32 within 2 ulp of exp on [-87, 0], 0 below, NaN kept; a degree-5 polynomial is rejected"; echo "$out"; }
 }
 case_kernels() {
-  local n="CPU row kernels: every variant this CPU runs = the scalar mask, tanh, log-softmax and tanh backward bit for bit; a wrong counter, threshold, summation order or product order is rejected"
+  local n="CPU row kernels: every variant this CPU runs = the scalar mask, tanh, log-softmax, tanh backward and AdamW pass bit for bit; a wrong counter, threshold, summation order or product order is rejected"
   local out; out=$("$ROOT/build/test_kernels"); local rc=$?
   [ $rc -eq 0 ] && ok "$n" "($(grep -o 'selected [a-z0-9]*; [0-9]* of [0-9]*' <<<"$out"))" || { bad "$n"; echo "$out"; }
 }
@@ -72,6 +72,37 @@ case_fd_every_model() {
   out=$("$ROOT/build/test_fd" no_such_model); rc=$?
   [ $rc -eq 2 ] && grep -q '^FAIL no model no_such_model' <<<"$out" && ok "control: a model not in DDPTOK_MODELS is refused (exit 2)" \
     || bad "control: a model not in DDPTOK_MODELS is refused (exit 2)" "— exit $rc: $out"
+}
+# build/bench_kernels step (what run/bench_gpt.sh profiles the GPT's step with) runs on the
+# tests' GPT and reports what the bench reads, its GEMM calls counted right: the linear layers'
+# FLOPs (forward, dX and dW of qkv, attproj, fc, fcproj and the tied lm head) are
+# 6·N·NL·12C² + 6·S·V·C, from the shape alone; control: the same check on the report with
+# one call of one site taken away rejects it.
+BENCHK_CHECK='
+import json, sys
+d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+drop = sys.argv[2] == "1"
+for k in ("kernel", "P", "rows", "supervised", "shape", "lens", "reps", "forward_loss_ms", "forward_backward_ms", "optimizer_ms",
+          "forward_loss_best_ms", "forward_backward_best_ms", "optimizer_best_ms", "bytes", "budget_instance", "budget_workload", "gemm"):
+    assert k in d, "key " + k + " missing"
+sh = d["shape"]; C, NL, V, hs = sh["C"], sh["n_layer"], sh["V"], sh["C"] // sh["n_head"]
+N, S = d["rows"], d["supervised"]
+assert N == sum(d["lens"]) and d["forward_backward_ms"] > 0 and d["forward_backward_best_ms"] <= d["forward_backward_ms"]
+if drop: d["gemm"][0]["calls"] -= 1
+lin = sum(2 * g["M"] * g["N"] * g["K"] * g["calls"] for g in d["gemm"] if hs not in (g["M"], g["N"], g["K"]))
+want = 6 * N * NL * 12 * C * C + 6 * S * V * C
+assert abs(lin - want) < 0.5, "linear layers: %d FLOP counted, %d from the shape" % (lin, want)
+print("%d FLOP in the linear layers, as the shape gives; %d GEMM sites" % (lin, len(d["gemm"])))
+'
+case_bench_kernels_step() {
+  local n="build/bench_kernels step runs the tests' GPT and reports what run/bench_gpt.sh reads; its GEMM calls give the linear layers' FLOPs of the shape (6·N·NL·12C² + 6·S·V·C)"
+  local out rc prc
+  "$ROOT/build/bench_kernels" step "$ROOT/configs/gpt-tests.yaml" 23,21,19 2 > benchk.out 2>&1; rc=$?
+  out=$(/usr/bin/python3 -c "$BENCHK_CHECK" benchk.out 0 2>&1); prc=$?
+  [ $rc -eq 0 ] && [ $prc -eq 0 ] && grep -q "as the shape gives" <<<"$out" && ok "$n" "($out)" || { bad "$n" "— exit $rc: $out"; tail -3 benchk.out; }
+  out=$(/usr/bin/python3 -c "$BENCHK_CHECK" benchk.out 1 2>&1)
+  grep -q "FLOP counted" <<<"$out" && ok "control: the report with one GEMM call taken away is rejected by the same check" \
+    || bad "control: the report with one GEMM call taken away is rejected by the same check" "— $out"
 }
 case_backward_factored_broken() {
   local n="negative control: a factored backward that sums slot j under slot j+1's id is rejected by the finite-difference test (w1, embedding; dense unaffected)"
