@@ -165,7 +165,9 @@ void attention_forward(float *out, float *att, uint8_t *keep_att, const float *q
                     float *pt = P + (size_t)t * len, mx = row_max(st, t + 1);
                     double sum = kern->sum_exp(st, ex, t + 1, mx);
                     kern->scaled_softmax(pt, ex, t + 1, 1.0 / sum, 1.0f);
-                    for (int u = t + 1; u < len; u++) pt[u] = 0.0f;
+                    // the masked keys up to the block's end: what P·v here and the backward's
+                    // block GEMMs read (a row's keys beyond r1 are read by neither)
+                    for (int u = t + 1; u < r1; u++) pt[u] = 0.0f;
                     if (dd->on) {  // Pd = P ⊙ mask; row t's keys are units h·Lmax + u of the site
                         float *dt = D + (size_t)t * len;
                         uint8_t *kt = keep + (size_t)t * len;
