@@ -3,7 +3,8 @@
     python3 run/bench_overlap.py [--shapes mid[,wide]] [--ranks "2 4"] [--repeats 3]
                                  [--updates N] [--no-progress-row]
 
-For each shape of run/bench_gpt.py (SHAPES: equal lengths, A 1, dropout 0) and each W: train
+For each shape of run/bench_gpt.py (SHAPES: equal lengths, A 1, dropout 0; here under the
+global sampler, W·B sequences a window, partition balanced) and each W: train
 --continuous with train.overlap none, output-layer, blocks and blocks with
 DDPTOK_BUCKET_PROGRESS=off (the hook starts the buckets but does not MPI_Testall the ones in
 flight), in interleaved rounds; per run the mean over its windows but the first of rank 0's
@@ -49,8 +50,12 @@ def config(shape, W, updates):
     c = yaml.safe_load(open(f"{ROOT}/configs/gpt-tiny.yaml"))
     title, over, U = SHAPES[shape]
     pinned = ["train.lr_schedule=constant", "train.grad_clip=0"]
-    for kv in pinned + over + [f"train.updates={updates or U}", "train.interrupt_at=0", f"train.world_size={W}",
-                               "train.rank_bands=auto"]:
+    # W ranks at equal lengths: the global sampler, W·B sequences a window, the partition that
+    # balances tokens (the bands sampler cannot cut lengths T-1..T into more than 2 bands).
+    B = int(dict(kv.split("=", 1) for kv in over)["train.batch_size_per_rank"])
+    per_w = [f"train.world_size={W}", "train.rank_bands=auto", "train.sampler=global", f"train.global_batch={W * B}",
+             "train.partition=balanced"]
+    for kv in pinned + over + [f"train.updates={updates or U}", "train.interrupt_at=0"] + per_w:
         k, v = kv.split("=", 1)
         *path, last = k.split(".")
         d = c
