@@ -52,7 +52,7 @@ def config(shape, W, updates):
     pinned = ["train.lr_schedule=constant", "train.grad_clip=0"]
     # W ranks at equal lengths: the global sampler, W·B sequences a window, the partition that
     # balances tokens (the bands sampler cannot cut lengths T-1..T into more than 2 bands).
-    B = int(dict(kv.split("=", 1) for kv in over)["train.batch_size_per_rank"])
+    B = int(dict(kv.split("=", 1) for kv in over).get("train.batch_size_per_rank", c["train"]["batch_size_per_rank"]))
     per_w = [f"train.world_size={W}", "train.rank_bands=auto", "train.sampler=global", f"train.global_batch={W * B}",
              "train.partition=balanced"]
     for kv in pinned + over + [f"train.updates={updates or U}", "train.interrupt_at=0"] + per_w:
