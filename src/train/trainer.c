@@ -175,7 +175,8 @@ static void grad_bucket_ready(void *ctx, int bucket, double loss) {
         block_bucket_start(gb, bucket);
         gb->next_block--;
     }
-    if (t->bucket_progress && t->comm->ops->sum_f32_progress) t->comm->ops->sum_f32_progress(t->comm);
+    // blocks only (output-layer stays as it was): the buckets in flight advance during the backward
+    if (gb->blocks && t->bucket_progress && t->comm->ops->sum_f32_progress) t->comm->ops->sum_f32_progress(t->comm);
 }
 
 // torch.nn.utils.clip_grad_norm_ on g = grad/div (see trainer.h): ‖g‖ summed in double in
