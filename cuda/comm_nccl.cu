@@ -123,6 +123,7 @@ extern "C" const CommOps comm_nccl = {
     .destroy = nccl_destroy,
     .allreduce_sum_f32 = NULL,  // NCCL averages on the device (ncclAvg)
     .sum_f32_start = NULL,      // no buckets: the compute backend's tail hook is CPU-only (mlp_cuda.cu)
+    .sum_f32_progress = NULL,
     .sum_f32_finish = NULL,
 };
 

@@ -3,12 +3,25 @@
 
     python3 run/scale_model.py [--alpha US] [--ranks "64 256 1024 4096"] [--params P] [--window-ms MS]
     python3 run/scale_model.py --model gpt2-small [--window-ms MS] ...
+    python3 run/scale_model.py --model gpt2-small --overlap [--ranks "2 8 64 256 1024 4096"]
 
 --model gpt2-small: GPT-2 small as ddptok's GPT row lays it out (V 50257, context 1024, C 768,
 12 blocks, 12 heads: P = 124 439 808, as HF counts GPT-2 small), AdamW's two states, and a window per rank of 8 sequences
 of 1024 tokens; --window-ms then defaults to that window's FLOPs (6P + 12·NL·T·C per token)
 at 40 % of one H200's 989 TFLOP/s (dense BF16): an assumption, ddptok's GPT has no GPU
 backend yet (--window-ms 0 prints the FLOPs-based figure's inputs only).
+
+--overlap (with gpt2-small): what train.overlap's buckets hide of the gradient all-reduce,
+on a timeline of the window's last (here: only) microbatch's backward. Assumed: the
+backward is 2/3 of the window's FLOPs and its parts take time in proportion to their FLOPs
+per token (the output layer 4·V·C, a block 48·C² + 8·T·C); a bucket is reduced as soon as
+it is final and the link is free (one bucket at a time, in the backward's order), each at
+the full Rabenseifner rate beside the compute (a device with its own communication stream,
+or a CPU rank with a progress thread or a spare core: ddptok's CPU ranks progress it only
+in MPI calls); each block bucket is 12 messages (one per stacked tensor's slice, α each),
+the tail (ln_f) one, the rest (wte and wpe, final only after the encoder's backward, since
+wte is tied to the output layer) one after the backward. Exposed = from the backward's end
+to the last bucket's end; none exposes the whole all-reduce.
 
 Prints, per W, the model's cost of each collective and file operation of a window, a
 start-up and a checkpoint of ddptok (CPU or GPU compute, MPI data plane, train.overlap none),
@@ -36,6 +49,8 @@ p.add_argument("--jsonl-us", type=float, default=0.21, help="rank 0's JSONL rank
 p.add_argument("--jsonl-scan-ns", type=float, default=1.0, help="beyond W = 64 (rank_tokens_range): the scan for the extremes, "
                                                                "ns per rank (the line itself is the same at any W)")
 p.add_argument("--ranks", default="64 256 1024 4096")
+p.add_argument("--overlap", action="store_true", help="gpt2-small: the exposed all-reduce under train.overlap none, "
+                                                      "output-layer and blocks on the backward's timeline")
 a = p.parse_args()
 if a.model == "gpt2-small":  # ddptok's GPT row: V*C + Lmax*C + NL*(12*C*C + 13*C) + 2*C
     V, T, C, NL, seqs = 50257, 1024, 768, 12, 8
@@ -124,3 +139,33 @@ keys = list(rows[0][3])
 print(f"  {'W':>5} " + " ".join(f"{k:>28}" for k in keys) + f" {'die together':>14}")
 for w, _, _, ckpt, die in rows:
     print(f"  {w:>5} " + " ".join(f"{1e3 * ckpt[k]:>28.2f}" for k in keys) + f" {1e3 * die:>14.2f}")
+
+if a.overlap and a.model == "gpt2-small":
+    per_token = 6 * P + 12 * NL * T * C  # the window's FLOPs per token, as above
+    t_out = a.window_ms * 1e-3 * 4 * V * C / per_token  # the output layer's backward
+    t_block = a.window_ms * 1e-3 * (48 * C * C + 8 * T * C) / per_token
+    t_bwd = t_out + NL * t_block
+
+    def cost(w, floats, msgs):  # Rabenseifner per message's latency, bandwidth and arithmetic once
+        return msgs * 2 * lg(w) * alpha + 2 * (w - 1) / w * 4 * floats * beta + (w - 1) / w * 4 * floats * gamma
+
+    def exposed(w, buckets):  # buckets: (ready, floats, messages) in the backward's order
+        free = 0.0
+        for ready, floats, msgs in buckets:
+            free = max(free, ready) + cost(w, floats, msgs)
+        return max(0.0, free - t_bwd)
+
+    tail, block, rest = 2 * C + 1, 12 * C * C + 13 * C, (V + T) * C
+    print(f"\ntrain.overlap at GPT-2 small (ms): backward {1e3 * t_bwd:.1f} of the {a.window_ms:.1f} ms window "
+          f"(output layer {1e3 * t_out:.2f}, each of {NL} blocks {1e3 * t_block:.2f}); buckets: ln_f {4 * tail} B, a block "
+          f"{4 * block / 1e6:.1f} MB ({NL} x: {4 * NL * block / 1e6:.0f} MB), wte + wpe {4 * rest / 1e6:.0f} MB after the backward")
+    print(f"  {'W':>5} {'none':>10} {'output-layer':>13} {'blocks':>10} {'hidden':>10} {'floor (wte+wpe)':>16} "
+          f"{'window + exposed, none / blocks':>32}")
+    for w in (int(x) for x in a.ranks.split()):
+        e_none = cost(w, a.params + 1, 1)
+        e_out = exposed(w, [(t_out, tail, 1), (t_bwd, a.params - tail, 1)])
+        e_blk = exposed(w, [(t_out, tail, 1)] + [(t_out + (NL - l) * t_block, block, 12) for l in range(NL - 1, -1, -1)]
+                        + [(t_bwd, rest, 1)])
+        win = a.window_ms * 1e-3
+        print(f"  {w:>5} {1e3 * e_none:>10.1f} {1e3 * e_out:>13.1f} {1e3 * e_blk:>10.1f} {1e3 * (e_none - e_blk):>10.1f} "
+              f"{1e3 * cost(w, rest, 1):>16.1f} {1e3 * (win + e_none):>15.1f} / {1e3 * (win + e_blk):.1f}")

@@ -42,6 +42,17 @@ case_bench_comm_corrupt() {
   expect_grep "negative control: bench-comm counts the corrupted value in the buckets row too" '^  buckets .* 2$' "$OUT"
 }
 
+# The GPT (blocks): the gradient in train.overlap: blocks' buckets (the tail, one bucket per
+# block, the rest), exact; the control: rank 1's corrupted input is counted in that row too.
+case_bench_comm_blocks() {
+  local gcfg="$CONFIGS/gpt-tiny.yaml" P
+  P=$(/usr/bin/python3 -c "V, L, C, NL = 128, 128, 64, 2; print(V*C + L*C + NL*(12*C*C + 13*C) + 2*C + 1)")
+  expect_rc "bench-comm at W=2 on gpt-tiny.yaml" 0 ddp 2 bench-comm --config "$gcfg" --max-bytes 64
+  expect_grep "bench-comm W=2: the GPT's gradient in train.overlap: blocks' buckets, exact" "^  blocks +$((P * 4)) +$P +float +sum .* 0$" "$OUT"
+  DDPTOK_TEST_BENCH_CORRUPT=1 expect_rc "negative control: rank 1's input off by one on gpt-tiny.yaml fails bench-comm" 1 ddp 2 bench-comm --config "$gcfg" --max-bytes 64
+  expect_grep "negative control: bench-comm counts the corrupted value in the blocks row" "^  blocks +$((P * 4)) +$P .* 2$" "$OUT"
+}
+
 # train.overlap: the same bits as one all-reduce after the backward.
 overlap_case() {  # LABEL NP SETS...: train --continuous with none and output-layer, compare
   local label=$1 np=$2; shift 2

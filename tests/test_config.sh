@@ -39,7 +39,7 @@ case_value_errors() {
   bad_case "betas out of range" 'train.optimizer.betas: expected \[beta1, beta2\], each a number in \[0, 1\)' prepare --config good.yaml '--set=train.optimizer.betas=[0.9, 1.0]'
   bad_case "betas not a pair" 'train.optimizer.betas: expected' prepare --config good.yaml --set train.optimizer.betas=0.9
   bad_case "unknown train.first_layer names the key and its values" "train.first_layer: expected one of dense, factored, got 'fact'" prepare --config good.yaml --set train.first_layer=fact
-  bad_case "unknown train.overlap names the key and its values" "train.overlap: expected one of none, output-layer, got 'yes'" prepare --config good.yaml --set train.overlap=yes
+  bad_case "unknown train.overlap names the key and its values" "train.overlap: expected one of none, output-layer, blocks, got 'yes'" prepare --config good.yaml --set train.overlap=yes
 }
 case_command_line_errors() {
   good

@@ -193,6 +193,15 @@ case_stall_bucket() {
     mp "$DDPTOK" train "${st[@]}" --set train.overlap=output-layer
   expect_grep "rank 1 stopped between the gradient buckets where it was meant to stop (the test hook)" "^ddptok: rank 1: TEST HOOK: stopping myself \(SIGSTOP\) at gradient bucket" "$OUT"
 }
+# train.overlap: blocks on a GPT (tiny.yaml's data, model.kind gpt): rank 1 stops after its
+# tail bucket; rank 0 starts the block buckets and progresses them (neither waits), then
+# waits in the barrier of wte and wpe's bucket.
+case_stall_bucket_blocks() {
+  fixture st || return
+  DDPTOK_TEST_STALL="gradient bucket" stalled "between the gradient buckets (train.overlap: blocks, a GPT)" "gradient all-reduce at step [0-9]+" \
+    mp "$DDPTOK" train "${st[@]}" --set model.kind=gpt --set model.n_layer=2 --set model.n_head=2 --set model.n_embd=16 --set train.overlap=blocks
+  expect_grep "rank 1 stopped after its tail bucket under blocks, where it was meant to stop (the test hook)" "^ddptok: rank 1: TEST HOOK: stopping myself \(SIGSTOP\) at gradient bucket" "$OUT"
+}
 case_stall_shutdown() {
   fixture st || return
   DDPTOK_TEST_STALL=shutdown stalled "shutdown (after the final checkpoint)" 'shutdown \(MPI_Finalize\)' mp "$DDPTOK" train "${st[@]}"

@@ -16,6 +16,7 @@
 #   reference.h5 and grads.h5, while attention across the sequences of a microbatch or an
 #   untied output layer disagree; 100 gloo-DDP AdamW updates agree with ddptok's model, while
 #   GELU's erf form or torch's Adam with coupled L2 decay fall outside the bounds.
+# - train.overlap: blocks against none: bit-identical at W = 2 and 4, within float rounding at W = 3.
 # The backward against finite differences is in the unit group (build/test_fd, tests/fd_gpt.c).
 source "$TESTS_DIR/test_train.sh"
 source "$TESTS_DIR/test_invariance.sh"
@@ -320,3 +321,71 @@ case_generate_bytes() {
     generate b.yaml artifacts/checkpoints/step-0040 outputs/generate.json --as no-begin
 }
 
+
+# 10. train.overlap: blocks (a gradient bucket per block as the backward finishes it, the tail
+#     first, wte and wpe after the backward): the same sums of the same values as none. On
+#     configs/gpt-tiny.yaml (12 updates): bit-identical checkpoints to none at W = 2 (with
+#     output-layer too) and W = 4; at W = 3 Open MPI's blocking all-reduce of wte and wpe alone
+#     adds the ranks' terms in another order than the whole gradient's, so a few last bits
+#     differ: within one float32 ulp of the largest parameter per update (the comm group's W = 5
+#     bound). Control: the first block bucket one element short (DDPTOK_TEST_BUCKET_GAP) must
+#     differ at W = 2 and break the bound at W = 3.
+GPT_OVL_SETS=(--config "$TUTORIAL" --set train.updates=12 --set train.interrupt_at=6)
+gpt_ovl_train() {  # NP OVERLAP DIR SETS...: prepare (once per directory), then train --continuous
+  local np=$1 ov=$2 dir=$3; shift 3
+  [ -e outputs/data ] || one prepare "${GPT_OVL_SETS[@]}" "$@" >/dev/null || return 1
+  ddp "$np" train "${GPT_OVL_SETS[@]}" "$@" --continuous --set train.overlap="$ov" --set paths.artifacts="$dir" >/dev/null 2>&1 \
+    && cp outputs/train/continuous.jsonl "$dir.jsonl"
+}
+fixture_gpt_ovl_w2() { gpt_ovl_train 2 none ov-none; }
+fixture_gpt_ovl_w3() { gpt_ovl_train 3 none ov-none --set train.world_size=3 --set train.rank_bands=auto; }
+gpt_ovl_bound() {  # one float32 ulp of the largest parameter per update, from the none run
+/usr/bin/python3 -c "
+import h5py, numpy as np
+with h5py.File('ov-none/continuous/step-0012/rank-0000.h5') as f:
+    print(2**-23 * 12 * max(float(np.max(np.abs(f['model'][p][()]))) for p in f['model']))"
+}
+gpt_ovl_same() {  # LABEL OVERLAP: bit-identical step 12 and losses against the none run
+  local label=$1 ov=$2 d
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 "ov-$ov/continuous/step-0012") \
+    && ok "$label: step-12 model and optimizer state bit-identical, $ov vs none" "(max |dtheta| = $d)" \
+    || bad "$label: step-12 model and optimizer state bit-identical, $ov vs none" "— max |dtheta| = $d"
+  diff <(sed -E 's/, "seconds".*//' ov-none.jsonl) <(sed -E 's/, "seconds".*//' "ov-$ov.jsonl") >/dev/null \
+    && ok "$label: the same logged losses, $ov vs none" || bad "$label: the same logged losses, $ov vs none"
+}
+case_overlap_blocks_w2() {
+  fixture gpt_ovl_w2 || return
+  gpt_ovl_train 2 blocks ov-blocks && gpt_ovl_train 2 output-layer ov-output-layer || { bad "overlap W=2: train.overlap=blocks and output-layer run"; return; }
+  gpt_ovl_same "overlap W=2" blocks
+  gpt_ovl_same "overlap W=2" output-layer
+  /usr/bin/python3 - ov-none.jsonl ov-blocks.jsonl <<'PY' && ok "overlap W=2: blocks' buckets in flight during the backward at every step, none's 0" || bad "overlap W=2: blocks' buckets in flight during the backward at every step, none's 0"
+import json, sys
+none, blocks = ([json.loads(l)["window_split"]["overlap"] for l in open(f)] for f in sys.argv[1:3])
+assert len(blocks) == 12 and all(x == 0 for x in none) and all(x > 0 for x in blocks), (none, blocks)
+PY
+}
+case_overlap_blocks_w4() {
+  local w4=(--set train.world_size=4 --set train.rank_bands=auto)
+  gpt_ovl_train 4 none ov-none "${w4[@]}" && gpt_ovl_train 4 blocks ov-blocks "${w4[@]}" || { bad "overlap W=4: none and blocks run"; return; }
+  gpt_ovl_same "overlap W=4" blocks
+}
+case_overlap_blocks_gap_control() {
+  fixture gpt_ovl_w2 || return
+  local d
+  DDPTOK_TEST_BUCKET_GAP=1 gpt_ovl_train 2 blocks ov-gap
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 ov-gap/continuous/step-0012) \
+    && bad "negative control: the first block bucket one element short differs (W=2)" "— it still matched" \
+    || ok "negative control: the first block bucket one element short differs (W=2)" "(max |dtheta| = $d)"
+}
+gpt_ovl_w3_within() {  # LABEL WANT (1: within the bound, 0: outside); GPT_OVL_GAP=1: the control
+  local label=$1 want=$2 bound d w3=(--set train.world_size=3 --set train.rank_bands=auto)
+  fixture gpt_ovl_w3 || return
+  bound=$(gpt_ovl_bound)
+  if [ -n "${GPT_OVL_GAP:-}" ]; then DDPTOK_TEST_BUCKET_GAP=1 gpt_ovl_train 3 blocks ov-blocks "${w3[@]}"
+  else gpt_ovl_train 3 blocks ov-blocks "${w3[@]}" || { bad "$label: train.overlap=blocks runs"; return; }; fi
+  d=$(/usr/bin/python3 "$ROOT/tests/compare_ckpt.py" ov-none/continuous/step-0012 ov-blocks/continuous/step-0012)
+  if /usr/bin/python3 -c "import sys; sys.exit(not ($d <= $bound))"; then [ "$want" = 1 ]; else [ "$want" = 0 ]; fi \
+    && ok "$label" "(max |dtheta| = $d, bound $bound)" || bad "$label" "— max |dtheta| = $d, bound $bound"
+}
+case_overlap_blocks_w3() { gpt_ovl_w3_within "overlap W=3: blocks at step 12 within float rounding of none" 1; }
+case_overlap_blocks_w3_gap_control() { GPT_OVL_GAP=1 gpt_ovl_w3_within "negative control: W=3 with the first block bucket one short breaks the bound" 0; }

@@ -51,6 +51,7 @@ typedef enum {
 typedef enum {
     OVERLAP_NONE = 0,      // one all-reduce of the whole gradient after the last backward
     OVERLAP_OUTPUT_LAYER,  // the output layer's bucket is reduced while the first layer's backward runs
+    OVERLAP_BLOCKS,        // that bucket, then one per block as the backward finishes it (the GPT's)
     OVERLAP_COUNT
 } OverlapKind;
 

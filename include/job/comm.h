@@ -28,13 +28,14 @@ typedef struct {
     // Bucketed gradient sum (train.overlap), in place, host memory, the 1/W left to the
     // caller as above: sum_f32_start begins the sum of one bucket and returns at once (every
     // rank starts the same buckets in the same order, and calls no other collective before
-    // sum_f32_finish but allreduce_sum_f32); sum_f32_finish waits for every started bucket
-    // against the deadline. NULL where the backend has none.
+    // sum_f32_finish but allreduce_sum_f32); sum_f32_progress advances the buckets in flight
+    // and returns at once (an MPI without a progress thread moves a non-blocking collective
+    // only inside MPI calls: the backward calls it between its blocks); sum_f32_finish waits
+    // for every started bucket against the deadline. NULL where the backend has none.
     int (*sum_f32_start)(Comm *comm, float *buf, size_t n);
+    int (*sum_f32_progress)(Comm *comm);
     int (*sum_f32_finish)(Comm *comm);
 } CommOps;
-
-enum { COMM_MAX_BUCKET_REQUESTS = 16 };  // of a window's buckets in flight (MPI counts are int: 2^30 floats each)
 
 struct Comm {
     const CommOps *ops;
@@ -46,8 +47,8 @@ struct Comm {
     const char *label;  // what the next collective is for, in its messages (comm_label); NULL: its own name
     int64_t step;     // the window in flight, for error messages; -1 (comm_setup): none, and no message names one
     double timeout;   // seconds one collective of the training loop may wait (--comm-timeout)
-    MPI_Request bucket[COMM_MAX_BUCKET_REQUESTS];  // gradient buckets in flight (sum_f32_start)
-    int buckets;
+    MPI_Request *bucket;  // (bucket_cap) gradient buckets in flight (sum_f32_start; MPI counts are
+    int buckets, bucket_cap;  // int: one request per 2^30 floats of a bucket), grown as needed
     void *impl;
 };
 

@@ -20,7 +20,9 @@
 // qkvw (NL, 3C, C), qkvb (NL, 3C), attprojw (NL, C, C), attprojb (NL, C), ln2w (NL, C),
 // ln2b (NL, C), fcw (NL, 4C, C), fcb (NL, 4C), fcprojw (NL, C, 4C), fcprojb (NL, C),
 // lnfw (C), lnfb (C). qkvw's rows are q's C, then k's, then v's; head h owns columns
-// h·hs .. (h+1)·hs − 1 of each. The overlap's tail bucket is [lnfw, P): ln_f, final first.
+// h·hs .. (h+1)·hs − 1 of each. The overlap's tail bucket is [lnfw, P): ln_f, final first;
+// under train.overlap: blocks block l's bucket (slice l of each stacked tensor) follows once
+// its backward is done, and wte, wpe (tied: wte is final only after the encoder's backward) last.
 //
 // Initialisation (GPT-2's): every weight and both embeddings N(0, 0.02), attprojw and fcprojw
 // N(0, 0.02/√(2·NL)), biases 0, LayerNorm weights 1 and biases 0; the normals are drawn in θ

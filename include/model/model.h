@@ -160,12 +160,32 @@ typedef struct Compute Compute;
 
 // Gradient buckets (train.overlap). The backward runs from the output layer towards the
 // input, so the gradient's tail [m.tail, P) (the MLP's w2 and b2, the GPT's final LayerNorm)
-// is final before the rest of the backward. A tail hook, while set, is called at that point
-// of every backward with the microbatch's Σ w·loss (what forward_backward will return), so
-// the caller can set the extra element grad[P] and start reducing [m.tail, P + 1) while the
-// rest of the backward runs. The backward never reads or writes the tail after the call.
-// Not called for a microbatch with no supervised position (nothing is computed).
-typedef void (*GradTailHook)(void *ctx, double loss);
+// is final before the rest of the backward, and in a model with blocks (ModelShape.stacked)
+// block l's slices of the stacked tensors are final once the backward has passed block l
+// (l = NL − 1 down to 0). A tail hook, while set, is called at those points of every backward
+// with the microbatch's Σ w·loss (what forward_backward will return): once with bucket
+// MODEL_BUCKET_TAIL when the tail is final, so the caller can set the extra element grad[P]
+// and start reducing [m.tail, P + 1); then, by a backend of a model with blocks, with bucket
+// l after block l's backward (model_block_segments gives its segments), so the caller can
+// start that bucket and progress those in flight while the rest of the backward runs. The
+// backward never reads or writes a bucket's gradient after its call. Not called for a
+// microbatch with no supervised position (nothing is computed). What no bucket holds (the
+// GPT's wte, whose gradient the encoder's backward adds to last, and wpe:
+// model_rest_segments) is final after the backward.
+enum { MODEL_BUCKET_TAIL = -1 };
+typedef void (*GradTailHook)(void *ctx, int bucket, double loss);
+// A contiguous range of θ (or of the gradient): [offset, offset + count).
+typedef struct {
+    size_t offset, count;
+} GradSegment;
+// The blocks of the shape: the first dimension of its stacked tensors (0: it has none).
+int model_blocks(const ModelShape *m);
+// Block l's bucket: slice l of every stacked tensor, in θ order, adjacent slices coalesced
+// (one segment when NL = 1); seg holds MODEL_MAX_TENSORS. Returns the number of segments.
+int model_block_segments(const ModelShape *m, int l, GradSegment *seg);
+// What neither the tail nor a block holds: the tensors before m.tail that are not stacked, in
+// θ order, coalesced (the MLP's [0, w2); the GPT's wte and wpe). Returns the number of segments.
+int model_rest_segments(const ModelShape *m, GradSegment *seg);
 struct ComputeOps {
     const char *name;                                         // the backend: "cpu", "cuda"
     ModelKind model;                                          // the model it computes
@@ -196,8 +216,9 @@ struct ComputeOps {
     // sums, once per window). Call it after the last forward_backward and before the
     // gradient is read, reduced or stepped on.
     void (*finish_backward)(Compute *cc);
-    // Sets (NULL: clears) the tail hook of the backwards that follow. NULL where the backend
-    // does not offer it (cuda: the gradient is reduced after the backward).
+    // Sets (NULL: clears) the tail hook of the backwards that follow (the tail's call, then
+    // one per block where the model has blocks). NULL where the backend does not offer it
+    // (cuda: the gradient is reduced after the backward).
     void (*set_tail_hook)(Compute *cc, GradTailHook hook, void *ctx);
     // Forward only, no dropout, unweighted: Σ losses and number of argmax hits. row_loss (T)
     // and row_hit (T), when not NULL, receive each supervised position's loss (the terms the

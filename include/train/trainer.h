@@ -45,7 +45,9 @@ typedef struct {
     float *clip_host;    // (P + 1) host copy for train.grad_clip when a GPU backend reduces over NCCL
     uint8_t *decay_mask; // (P) train.optimizer.decay: matrices: 1 on the tensors of rank >= 2; NULL: all
     float grad_div;      // after a window the gradient buffer holds the average times this (W or 1)
-    int overlap;         // train.overlap in effect: the gradient sum in two buckets (trainer_window)
+    OverlapKind overlap; // train.overlap in effect (OVERLAP_NONE where it cannot apply): the gradient
+                         // sum in buckets (trainer_window)
+    int bucket_progress; // 1: the hook progresses the buckets in flight (DDPTOK_BUCKET_PROGRESS=off: 0)
     Prefetch prefetch;   // on an on-disk corpus: the next window's chunks, read while this one computes
     int32_t *next;       // (sampler.A · sampler.B) the window after this one, as sampler_peek sees it
     // Negative controls of the tests, read from the environment once at trainer_init:
@@ -70,7 +72,7 @@ typedef struct {
     // all-reduce, forward + backward, the gradient all-reduce (with any wait for a slower
     // rank), the optimizer step.
     double t_draw, t_count, t_compute, t_allreduce, t_optimizer;
-    double t_overlap;     // train.overlap: of t_compute, the time the tail bucket was in flight (0: off)
+    double t_overlap;     // train.overlap: of t_compute, the time since the first bucket started (0: off)
     double t_data;        // of t_draw, the time spent waiting for corpus reads (on disk; 0 in memory)
     int stop_requested;   // some rank asked to stop (piggy-backed on the count all-reduce)
     int grad_finite;      // trainer_update: the averaged gradient is finite (or not checked)

@@ -5,7 +5,8 @@
 // average), the same gradient in the two buckets of train.overlap: output-layer where the
 // backend offers them (the output layer's tail started first, then the head, then the wait
 // for both; no backward to hide the tail behind here, so this is the bucketing's cost),
-// and float sizes x4 from 64 B up to --max-bytes (default 64 MiB).
+// for a model with blocks (the GPT) the same gradient in train.overlap: blocks' buckets (the
+// tail, block NL − 1 .. 0, the rest, the wait), and float sizes x4 from 64 B up to --max-bytes (default 64 MiB).
 //
 // Each size is first verified with exact inputs (rank r holds small integers, so every sum
 // is exact in float32 and int64) and the wrong values are summed over ranks (nccl-tests'
@@ -86,10 +87,11 @@ static int64_t sum_at(size_t i, int W) {
 }
 
 typedef struct {
-    const char *what;  // "count", "gradient", "buckets" or ""
+    const char *what;  // "count", "gradient", "buckets", "blocks" or ""
     int is_i64;
     size_t n;          // elements
-    size_t tail;       // "buckets": the floats of the tail bucket [n - tail, n), started first
+    size_t tail;       // "buckets", "blocks": the floats of the tail bucket [n - tail, n), started first
+    const ModelShape *blocks;  // "blocks": the shape whose block buckets follow the tail (NULL: none)
 } Row;
 
 // Negative control for the test: DDPTOK_TEST_BENCH_CORRUPT=R makes rank R's input wrong in
@@ -111,6 +113,20 @@ static void allreduce(Comm *comm, const Row *row, void *host, void **dev) {
     }
     int sum = o->allreduce_sum_f32 && !o->device_buffers;  // what trainer.c picks
     (void)dev;
+    if (row->blocks) {  // trainer.c with train.overlap: blocks
+        const ModelShape *m = row->blocks;
+        GradSegment seg[MODEL_MAX_TENSORS];
+        o->sum_f32_start(comm, (float *)host + (row->n - row->tail), row->tail);
+        for (int l = model_blocks(m) - 1; l >= 0; l--) {
+            int n = model_block_segments(m, l, seg);
+            for (int i = 0; i < n; i++) o->sum_f32_start(comm, (float *)host + seg[i].offset, seg[i].count);
+            o->sum_f32_progress(comm);
+        }
+        int n = model_rest_segments(m, seg);
+        for (int i = 0; i < n; i++) o->allreduce_sum_f32(comm, (float *)host + seg[i].offset, seg[i].count);
+        o->sum_f32_finish(comm);
+        return;
+    }
     if (row->tail) {  // trainer.c with train.overlap: output-layer
         o->sum_f32_start(comm, (float *)host + (row->n - row->tail), row->tail);
         o->allreduce_sum_f32(comm, host, row->n - row->tail);
@@ -174,8 +190,9 @@ static double time_row(Comm *comm, const Row *row, void *host, int iters) {
 
 static size_t row_bytes(const Row *row) { return row->n * (row->is_i64 ? sizeof(int64_t) : sizeof(float)); }
 static int by_bytes(const void *a, const void *b) {
-    size_t x = row_bytes(a), y = row_bytes(b), p = ((const Row *)a)->tail, q = ((const Row *)b)->tail;
-    return x != y ? (x < y ? -1 : 1) : (p > q) - (p < q);  // the buckets after the gradient
+    const Row *r = a, *t = b;
+    size_t x = row_bytes(r), y = row_bytes(t), p = r->tail + (r->blocks != NULL), q = t->tail + (t->blocks != NULL);
+    return x != y ? (x < y ? -1 : 1) : (p > q) - (p < q);  // the buckets after the gradient, then the blocks
 }
 
 static int bench_comm_run(App *app) {
@@ -191,6 +208,8 @@ static int bench_comm_run(App *app) {
     rows[n_rows++] = (Row){.what = "gradient", .n = m.total + 1};
     if (comm->ops->sum_f32_start && !comm->ops->device_buffers && W > 1)
         rows[n_rows++] = (Row){.what = "buckets", .n = m.total + 1, .tail = m.total + 1 - m.tail};
+    if (comm->ops->sum_f32_start && !comm->ops->device_buffers && W > 1 && model_blocks(&m) && m.tail < m.total)
+        rows[n_rows++] = (Row){.what = "blocks", .n = m.total + 1, .tail = m.total + 1 - m.tail, .blocks = &m};
     for (size_t bytes = 64; bytes <= max_bytes && n_rows < 64; bytes *= 4) rows[n_rows++] = (Row){.what = "", .n = bytes / sizeof(float)};
     qsort(rows, (size_t)n_rows, sizeof *rows, by_bytes);
     size_t largest = (size_t)sweep_widest(app, W, max_bytes);  // what check_options budgeted

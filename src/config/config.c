@@ -27,7 +27,7 @@ const char *const data_source_names[DATA_SOURCE_COUNT] = {"synthetic", "imported
 const char *const sampler_names[SAMPLER_COUNT] = {"bands", "global"};
 const char *const partition_names[PARTITION_COUNT] = {"bands", "balanced", "round-robin"};
 const char *const first_layer_names[FIRST_LAYER_COUNT] = {[FIRST_LAYER_DENSE] = "dense", [FIRST_LAYER_FACTORED] = "factored"};
-const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer"};
+const char *const overlap_names[OVERLAP_COUNT] = {"none", "output-layer", "blocks"};
 static const char *const switch_names[2] = {"false", "true"};
 
 // ---------------------------------------------------------------------------------------

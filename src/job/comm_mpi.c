@@ -164,25 +164,41 @@ static int mpi_allreduce_sum_f32(Comm *comm, float *buf, size_t n) {
 }
 
 // Gradient buckets (train.overlap): each bucket is an MPI_Iallreduce, started as soon as
-// the backward has finished it; the next bucket (allreduce_sum_f32: a non-blocking barrier
-// then a blocking all-reduce) and the final wait progress it. Every wait is against the
-// deadline: a rank that stops between the buckets leaves the others in the next bucket's
-// barrier, a rank that stops after it in this wait. Same sums of the same values as one
-// all-reduce: bit-identical for W = 2 (a + b = b + a); for W >= 3 the result is the one of
-// Open MPI's algorithm for each bucket's size, measured identical at W = 3, 4, 6, 7 with Open
-// MPI 4.1.4 but not at W = 5, where libnbc's order differs from the blocking one's in the
-// tail's last bits (docs/performance.md "Overlap of the gradient all-reduce with the backward").
+// the backward has finished it; the backend's hook calls between its blocks
+// (sum_f32_progress: MPI_Testall, no wait), the next blocking bucket (allreduce_sum_f32: a
+// non-blocking barrier then a blocking all-reduce) and the final wait progress them. Every
+// wait is against the deadline: a rank that stops between the buckets leaves the others in
+// the next blocking bucket's barrier, a rank that stops after it in this wait. Same sums of
+// the same values as one all-reduce: bit-identical for W = 2 (a + b = b + a); for W >= 3 the
+// result is the one of Open MPI's algorithm for each bucket's size, measured identical at
+// W = 3, 4, 6, 7 with Open MPI 4.1.4 for output-layer but not at W = 5, where libnbc's order
+// differs from the blocking one's in the tail's last bits (docs/performance.md "Overlap of
+// the gradient all-reduce with the backward").
 static int mpi_sum_f32_start(Comm *comm, float *buf, size_t n) {
     if (comm->world == 1) return 0;
     comm_op_begin(comm, "gradient all-reduce");
     for (size_t done = 0; done < n;) {  // MPI counts are int
         int chunk = n - done > (1u << 30) ? (1 << 30) : (int)(n - done);
-        ASSERT(comm->buckets < COMM_MAX_BUCKET_REQUESTS);
+        if (comm->buckets == comm->bucket_cap) {
+            int cap = comm->bucket_cap ? 2 * comm->bucket_cap : 64;  // the handles of buckets in flight move
+            MPI_Request *grown = xmalloc((size_t)cap * sizeof *grown);
+            if (comm->buckets) memcpy(grown, comm->bucket, (size_t)comm->buckets * sizeof *grown);
+            free(comm->bucket);
+            comm->bucket = grown, comm->bucket_cap = cap;
+        }
         MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, buf + done, chunk, MPI_FLOAT, MPI_SUM, comm->mpi, &comm->bucket[comm->buckets++]),
                   comm);
         done += (size_t)chunk;
     }
     test_stall("gradient bucket");
+    return 0;
+}
+
+static int mpi_sum_f32_progress(Comm *comm) {
+    if (!comm->buckets) return 0;
+    int done = 0;
+    comm_op_begin(comm, "gradient all-reduce");
+    MPI_CHECK(MPI_Testall(comm->buckets, comm->bucket, &done, MPI_STATUSES_IGNORE), comm);
     return 0;
 }
 
@@ -202,7 +218,10 @@ static int mpi_allreduce_avg_f32(Comm *comm, float *buf, size_t n) {
     return 0;
 }
 
-static void mpi_destroy(Comm *comm) { (void)comm; }
+static void mpi_destroy(Comm *comm) {
+    free(comm->bucket);
+    comm->bucket = NULL, comm->buckets = comm->bucket_cap = 0;
+}
 
 const CommOps comm_mpi = {
     .name = "mpi",
@@ -211,6 +230,7 @@ const CommOps comm_mpi = {
     .allreduce_avg_f32 = mpi_allreduce_avg_f32,
     .allreduce_sum_f32 = mpi_allreduce_sum_f32,
     .sum_f32_start = mpi_sum_f32_start,
+    .sum_f32_progress = mpi_sum_f32_progress,
     .sum_f32_finish = mpi_sum_f32_finish,
     .destroy = mpi_destroy,
 };

@@ -201,7 +201,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
     memset(cc->dres, 0, (size_t)n * C * sizeof(float));
     const float *h_last = gpt_dims(m)->n_layer ? cc->res3 + block_rows(cc, (size_t)C) * (gpt_dims(m)->n_layer - 1) : cc->h0;
     layernorm_backward(cc->dres, glnfw, glnfb, cc->datty, h_last, cc->lnf_stat, lnfw, n, C);
-    if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // ln_f final: the tail bucket may go
+    if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, MODEL_BUCKET_TAIL, cc->loss);  // ln_f final: the tail bucket may go
     for (int l = gpt_dims(m)->n_layer - 1; l >= 0; l--) {
         GptBlock w = gpt_block(m, cc->theta, l), g = gpt_block(m, cc->grad, l);
         size_t o1 = block_rows(cc, (size_t)C) * l, o3 = block_rows(cc, 3 * (size_t)C) * l, o4 = block_rows(cc, 4 * (size_t)C) * l;
@@ -234,6 +234,7 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
         bias_backward(g.qkvb, cc->dqkv, n, 3 * C, 0, C);
         bias_backward(g.qkvb, cc->dqkv, n, 3 * C, 2 * C, 3 * C);
         layernorm_backward(cc->dres, g.ln1w, g.ln1b, cc->dln, h, ln1s, w.ln1w, n, C);
+        if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, l, cc->loss);  // block l's slices final: its bucket may go
     }
     // the embeddings: h0 = drop(wte[input] + wpe[t]), scattered in row order (deterministic)
     dropout_backward(cc->dln, cc->dres, cc->keep_emb, (size_t)n * C, &cc->drop);

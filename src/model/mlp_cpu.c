@@ -176,7 +176,7 @@ static void mlp_backward_cpu(Compute *cc, const Batch *b) {
     const float *dY = cc->Y;  // (T, V)
     // w2 += dYᵀ · Hd ; dH = dY · w2 (b2 += Σ_t dY was done by mlp_loss_cpu, row by row)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, T, 1.0f, dY, V, cc->Hd, H, 1.0f, gw2, H);
-    if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, cc->loss);  // gw2, gb2 final: the tail bucket may go
+    if (cc->tail_hook) cc->tail_hook(cc->tail_ctx, MODEL_BUCKET_TAIL, cc->loss);  // gw2, gb2 final: the tail bucket may go
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, H, V, 1.0f, dY, V, w2, H, 0.0f, cc->dH, H);
     // dZ = dH ⊙ M ⊙ (1 − Hh²) and b1 += Σ_t dZ (t ascending), in one pass over the rows
     for (int t = 0; t < T; t++) {

@@ -28,6 +28,50 @@ int model_tensor_is_matrix(const ModelShape *m, int k) {
     return m->rank[k] - m->stacked[k] >= 2;
 }
 
+int model_blocks(const ModelShape *m) {
+    size_t blocks = 0;
+    for (int k = 0; k < m->n_tensors; k++)
+        if (m->stacked[k]) {
+            // every stacked tensor stacks the same blocks, and lies before the tail (whose
+            // bucket would hold it twice)
+            ASSERT((!blocks || m->dims[k][0] == blocks) && m->offset[k] + m->size[k] <= m->tail);
+            blocks = m->dims[k][0];
+        }
+    return (int)blocks;
+}
+
+// Appends [offset, offset + count) to seg (n so far), coalesced with the last one where adjacent.
+static int segment_append(GradSegment *seg, int n, size_t offset, size_t count) {
+    if (!count) return n;
+    if (n && seg[n - 1].offset + seg[n - 1].count == offset) {
+        seg[n - 1].count += count;
+        return n;
+    }
+    seg[n] = (GradSegment){offset, count};
+    return n + 1;
+}
+
+int model_block_segments(const ModelShape *m, int l, GradSegment *seg) {
+    ASSERT(l >= 0 && l < model_blocks(m));
+    int n = 0;
+    for (int k = 0; k < m->n_tensors; k++)
+        if (m->stacked[k]) {
+            size_t slice = m->size[k] / m->dims[k][0];
+            n = segment_append(seg, n, m->offset[k] + (size_t)l * slice, slice);
+        }
+    return n;
+}
+
+int model_rest_segments(const ModelShape *m, GradSegment *seg) {
+    int n = 0;
+    for (int k = 0; k < m->n_tensors; k++)
+        if (!m->stacked[k] && m->offset[k] < m->tail) {
+            ASSERT(m->offset[k] + m->size[k] <= m->tail);
+            n = segment_append(seg, n, m->offset[k], m->size[k]);
+        }
+    return n;
+}
+
 void model_add_block_tensor(ModelShape *m, const char *name, int rank, size_t d0, size_t d1, size_t d2) {
     model_add_tensor(m, name, rank, d0, d1, d2);
     m->stacked[m->n_tensors - 1] = 1;

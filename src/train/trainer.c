@@ -12,7 +12,9 @@
 //      a caller that wants the average itself). With train.overlap: output-layer the sum
 //      goes in two buckets: the model's tail [m.tail, P) and W·S_r (the MLP's w2, b2) starts
 //      as soon as the last microbatch's backward has finished it (the backend's tail hook),
-//      the rest after the backward; the same sums of the same values;
+//      the rest after the backward; with train.overlap: blocks each block's bucket starts
+//      too as the backward finishes it (the GPT's NL − 1 down to 0), and the rest (wte, wpe)
+//      after the backward; the same sums of the same values;
 //   6. step: the optimizer's update on the backend (trainer_update), never for a window
 //      whose loss or averaged gradient is not finite.
 // These six numbers are the window's steps in ARCHITECTURE.md and docs/ too.
@@ -103,8 +105,13 @@ int trainer_init(Trainer *t, const Config *cfg, const Corpus *corpus, const Comp
             prefetch_submit(&t->prefetch, t->next, per);
         }
     }
-    t->overlap = cfg->train.overlap == OVERLAP_OUTPUT_LAYER && t->W > 1 && !ops->on_device && ops->set_tail_hook && t->m.tail < t->m.total &&
-                 comm->ops->sum_f32_start && comm->ops->allreduce_sum_f32;
+    int can_overlap = t->W > 1 && !ops->on_device && ops->set_tail_hook && t->m.tail < t->m.total && comm->ops->sum_f32_start &&
+                      comm->ops->allreduce_sum_f32;
+    t->overlap = can_overlap ? cfg->train.overlap : OVERLAP_NONE;
+    // DDPTOK_BUCKET_PROGRESS=off: the hook starts buckets but does not progress those in flight
+    // (the control of the progress calls' measurement, docs/performance.md).
+    const char *bp = getenv("DDPTOK_BUCKET_PROGRESS");
+    t->bucket_progress = !bp || strcmp(bp, "off") != 0;
     return 0;
 }
 
@@ -128,24 +135,48 @@ void trainer_free(Trainer *t) {
     memset(t, 0, sizeof *t);
 }
 
-// The tail bucket of the overlapped gradient sum: [m.tail, P + 1), the tensors the model row
-// finishes first in the backward (the MLP's output layer) and the extra element, which takes
-// W·S_r here (S_r: the earlier microbatches' loss sums, plus this one's).
+// The buckets of the overlapped gradient sum, started in this order on every rank: the tail
+// [m.tail, P + 1), the tensors the model row finishes first in the backward (the MLP's output
+// layer, the GPT's ln_f) and the extra element, which takes W·S_r here (S_r: the earlier
+// microbatches' loss sums, plus this one's); with train.overlap: blocks, then block NL − 1 ..
+// 0's (model_block_segments: one sum_f32_start per segment); the rest (model_rest_segments)
+// after the backward.
 typedef struct {
     Trainer *t;
     float *grad;     // (P + 1) the backend's gradient buffer, taken before the backward (whose
                      // factored first layer leaves gw1, gemb pending: the buffer is not readable then)
     double S_r;      // Σ of the window's earlier microbatches' losses
-    double started;  // now_seconds() when the bucket started (0: not yet)
-} TailBucket;
+    double started;  // now_seconds() when the tail bucket started (0: not yet)
+    int blocks;      // the blocks whose buckets go during the backward (0: the tail only)
+    int next_block;  // the block whose bucket starts next (blocks − 1 down to 0; −1: all started)
+} GradBuckets;
 
-static void tail_bucket_start(void *ctx, double loss) {
-    TailBucket *tail = ctx;
-    Trainer *t = tail->t;
-    size_t from = t->m.tail;
-    t->ops->set_grad_extra(t->cc, (float)(t->W * (tail->S_r + loss)));
-    tail->started = now_seconds();
-    t->comm->ops->sum_f32_start(t->comm, tail->grad + from, t->m.total + 1 - from);
+static void block_bucket_start(GradBuckets *gb, int l) {
+    Trainer *t = gb->t;
+    GradSegment seg[MODEL_MAX_TENSORS];
+    int n = model_block_segments(&t->m, l, seg);
+    // DDPTOK_TEST_BUCKET_GAP under blocks: the first block bucket leaves its last element
+    // unreduced (tests/test_gpt.sh), the result must differ.
+    if (t->test.bucket_gap && l == gb->blocks - 1) seg[n - 1].count--;
+    for (int i = 0; i < n; i++) t->comm->ops->sum_f32_start(t->comm, gb->grad + seg[i].offset, seg[i].count);
+}
+
+// The backend's tail hook (model.h): the tail, then each block as its gradient is final.
+static void grad_bucket_ready(void *ctx, int bucket, double loss) {
+    GradBuckets *gb = ctx;
+    Trainer *t = gb->t;
+    if (bucket == MODEL_BUCKET_TAIL) {
+        size_t from = t->m.tail;
+        t->ops->set_grad_extra(t->cc, (float)(t->W * (gb->S_r + loss)));
+        gb->started = now_seconds();
+        t->comm->ops->sum_f32_start(t->comm, gb->grad + from, t->m.total + 1 - from);
+    } else if (gb->blocks) {
+        ASSERT(gb->started && bucket == gb->next_block);  // the backward's order, every rank the same
+        block_bucket_start(gb, bucket);
+        gb->next_block--;
+    }
+    // blocks only (output-layer stays as it was): the buckets in flight advance during the backward
+    if (gb->blocks && t->bucket_progress && t->comm->ops->sum_f32_progress) t->comm->ops->sum_f32_progress(t->comm);
 }
 
 // torch.nn.utils.clip_grad_norm_ on g = grad/div (see trainer.h): ‖g‖ summed in double in
@@ -237,9 +268,10 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     float scale = (float)objective_scale(mode, cfg->train.loss_unit, W, A, g, l);
     t->ops->zero_grad(t->cc);
     double S_r = 0;
-    TailBucket tail = {.t = t, .grad = t->overlap ? t->ops->grad_buffer(t->cc) : NULL};
+    GradBuckets gb = {.t = t, .grad = t->overlap ? t->ops->grad_buffer(t->cc) : NULL};
+    if (t->overlap == OVERLAP_BLOCKS) gb.blocks = model_blocks(&t->m), gb.next_block = gb.blocks - 1;
     for (int a = 0; a < A; a++) {
-        if (t->overlap && a == A - 1) tail.S_r = S_r, t->ops->set_tail_hook(t->cc, tail_bucket_start, &tail);
+        if (t->overlap && a == A - 1) gb.S_r = S_r, t->ops->set_tail_hook(t->cc, grad_bucket_ready, &gb);
         Dropout d = {.p = cfg->model.dropout, .stream = t->dropout};
         // Keyed: nothing to advance. DDPTOK_TEST_DROPOUT_PER_RANK is the negative control of
         // the keying: masks drawn per (rank, microbatch) move with the partition.
@@ -249,13 +281,16 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     }
     if (t->overlap) {
         t->ops->set_tail_hook(t->cc, NULL, NULL);
-        if (!tail.started) tail_bucket_start(&tail, S_r - tail.S_r);  // the last microbatch was empty here: no backward
+        // The last microbatch was empty here (no backward, no hook): its buckets start now, in
+        // the same order as on the other ranks.
+        if (!gb.started) grad_bucket_ready(&gb, MODEL_BUCKET_TAIL, S_r - gb.S_r);
+        while (gb.next_block >= 0 && gb.blocks) grad_bucket_ready(&gb, gb.next_block, 0);
     }
-    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h); the tail bucket flies meanwhile
+    t->ops->finish_backward(t->cc);  // from here every tensor's gradient is final (model.h); the buckets fly meanwhile
 
     double t3 = now_seconds();
     ws->t_compute = t3 - t2;
-    ws->t_overlap = t->overlap ? t3 - tail.started : 0;
+    ws->t_overlap = t->overlap ? t3 - gb.started : 0;
 
     // 5. one all-reduce of [gradient, W·S_r]: the sum where the backend offers it (the
     //    1/W of the average is then applied by the optimizer pass: t->grad_div), else the
@@ -265,10 +300,13 @@ int trainer_window(Trainer *t, Normalization mode, int stop_local, WindowStats *
     int sum = co->allreduce_sum_f32 && host;
     t->grad_div = sum ? (float)W : 1.0f;
     float *buf = t->staging ? t->staging : t->ops->grad_buffer(t->cc);
-    if (t->overlap) {  // the tail is on its way: the head [0, m.tail), then wait for both
-        // DDPTOK_TEST_BUCKET_GAP: the negative control of the bucket boundary (tests/test_comm.sh):
-        // the head leaves its last element unreduced, the result must differ.
-        co->allreduce_sum_f32(t->comm, buf, t->m.tail - t->test.bucket_gap);
+    if (t->overlap) {  // the tail (and the blocks) on their way: the rest, then wait for every bucket
+        GradSegment seg[MODEL_MAX_TENSORS] = {{0, t->m.tail}};  // output-layer: the head [0, m.tail)
+        int n = gb.blocks ? model_rest_segments(&t->m, seg) : 1;
+        // DDPTOK_TEST_BUCKET_GAP under output-layer: the negative control of the bucket boundary
+        // (tests/test_comm.sh): the head leaves its last element unreduced, the result must differ.
+        if (t->test.bucket_gap && !gb.blocks && n) seg[n - 1].count--;
+        for (int i = 0; i < n; i++) co->allreduce_sum_f32(t->comm, buf + seg[i].offset, seg[i].count);
         co->sum_f32_finish(t->comm);
     } else {
         t->ops->set_grad_extra(t->cc, (float)(W * S_r));
