@@ -14,7 +14,8 @@
 //             ln2 = LN(res2); fch = ln2·fcwᵀ + fcb; fcg = gelu(fch)
 //             res3 = res2 + drop(fcg·fcprojwᵀ + fcprojb)   (the next block's h)
 //   lnf = LN(h); sup = lnf's supervised rows; logits = sup·wteᵀ   (T, V)
-// and the backward of scale · Σ_t w_t·loss_t accumulated into the gradient. Every step is a
+// (training: the T rows at once; evaluate and last_logits: in chunks of gpt_logits_rows(V)
+// rows, gpt.h) and the backward of scale · Σ_t w_t·loss_t accumulated into the gradient. Every step is a
 // layer of layers.h (functions of explicit buffers and dimensions, shared with the other
 // models), called in the order cuda/gpt_cuda.cu calls its twins; the output softmax uses the
 // MLP's row kernels (cpu_kernels.h): the same bits on every instruction set.
@@ -46,7 +47,9 @@ struct Compute {
     float *res3;              // (NL, cap, C) the residual stream after the MLP: block l's output
     float *lnf, *lnf_stat;    // (cap, C), (cap, 2)
     float *sup;               // (cap, C) lnf's supervised rows
-    float *logits;            // (cap, V) their logits, then dlogits
+    float *logits;            // (cap, V) their logits, then dlogits; outside training a chunk's (logits_rows, V) at its start
+    int logits_rows;          // rows of one output-layer chunk outside training: gpt_logits_rows(V)
+    double *eval_loss;        // (cap) evaluate's per-position losses, chunk by chunk
     int64_t *run_att;         // (cap + 1)
     // the backward's own
     float *dres;              // (cap, C) ∂/∂ the residual stream
@@ -67,6 +70,10 @@ struct Compute {
     double loss;              // the current microbatch's Σ w·loss, handed to tail_hook
     // the current microbatch's dropout (the forward's): the backward reads the masks it drew
     DropDraw drop;
+    // The tests' knobs, read at create: DDPTOK_TEST_LOGITS_ROWS=N (a chunk of N rows, to cut the
+    // small configs' passes), DDPTOK_TEST_LOGITS_SKIP_LAST (evaluate's last chunk of a pass keeps
+    // the previous chunk's logits: the negative control of a chunk loop that loses a chunk).
+    int test_skip_last;
 };
 
 static size_t block_rows(const Compute *cc, size_t width) { return (size_t)cc->cap * width; }
@@ -96,7 +103,12 @@ static Compute *gpt_create(const ModelShape *m, int cap, FirstLayer first_layer)
     cc->lnf = xmalloc(n * C * sizeof(float));
     cc->lnf_stat = xmalloc(n * 2 * sizeof(float));
     cc->sup = xmalloc(n * C * sizeof(float));
-    cc->logits = xmalloc(n * V * sizeof(float));
+    cc->logits = xmalloc(n * V * sizeof(float));  // touched only a chunk's rows unless this instance trains
+    cc->logits_rows = gpt_logits_rows((int)V);
+    const char *rows = getenv("DDPTOK_TEST_LOGITS_ROWS");
+    if (rows && atoi(rows) > 0) cc->logits_rows = atoi(rows);
+    cc->test_skip_last = getenv("DDPTOK_TEST_LOGITS_SKIP_LAST") != NULL;
+    cc->eval_loss = xmalloc(n * sizeof(double));
     cc->run_att = xmalloc((n + 1) * sizeof(int64_t));
     cc->dres = xmalloc(n * C * sizeof(float));
     cc->dln = xmalloc(n * C * sizeof(float));
@@ -121,7 +133,7 @@ static void gpt_destroy(Compute *cc) {
                   cc->ln2_stat, cc->fch, cc->fcg, cc->res3, cc->lnf, cc->lnf_stat, cc->sup, cc->logits, cc->dres,
                   cc->dln, cc->datty, cc->dqkv, cc->dfc, cc->dpd, cc->ds, cc->row, cc->ex};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
-    free(cc->run_att);
+    free(cc->run_att), free(cc->eval_loss);
     free(cc->keep_emb), free(cc->keep_res1), free(cc->keep_res2), free(cc->keep_att), free(cc->keep_tmp);
     free(cc);
 }
@@ -144,7 +156,7 @@ static void gpt_set_tail_hook(Compute *cc, GradTailHook hook, void *ctx) { cc->t
 
 static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     dropout_draw_init(&cc->drop, d, b->L, cc->keep_tmp);
     attention_runs(cc->run_att, b->run_start, b->runs, NH);
@@ -179,7 +191,14 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     }
     layernorm_forward(cc->lnf, cc->lnf_stat, h, lnfw, lnfb, n, C, GPT_LN_EPS);
     rows_gather(cc->sup, cc->lnf, b->row, b->T, C);
-    matmul_forward(cc->logits, cc->sup, wte, NULL, b->T, C, V);  // the output layer, tied to wte
+}
+
+// The output layer, tied to wte: the logits (rows, V) of supervised positions t0 .. t0+rows-1
+// into the start of cc->logits.
+static void gpt_output_layer_cpu(Compute *cc, int t0, int rows) {
+    const ModelShape *m = &cc->m;
+    int C = gpt_dims(m)->n_embd;
+    matmul_forward(cc->logits, cc->sup + (size_t)t0 * C, cc->theta + m->offset[GPT_WTE], NULL, rows, C, m->V);
 }
 
 // Σ_t w_t·loss_t (w = 1 without weights); with backward the logits become dlogits =
@@ -243,22 +262,40 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
 static double gpt_forward_backward(Compute *cc, const Batch *b, float scale, const Dropout *d) {
     if (b->T == 0) return 0;
     gpt_forward_cpu(cc, b, d);
+    gpt_output_layer_cpu(cc, 0, b->T);  // all T rows: the backward reads every dlogits row
     double loss = gpt_loss_cpu(cc, b, b->weight, scale, 1, NULL, NULL, NULL);
     cc->loss = loss;
     gpt_backward_cpu(cc, b);
     return loss;
 }
 
+// The output layer and the loss chunk by chunk (gpt_logits_rows, gpt.h): each position's loss
+// kept, then added in position order from 0, the same double sum as one chunk's.
 static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     if (b->T == 0) return 0;
+    int T = b->T, V = cc->m.V;
     gpt_forward_cpu(cc, b, NULL);
-    return gpt_loss_cpu(cc, b, NULL, 0, 0, correct, row_loss, row_hit);
+    for (int t0 = 0; t0 < T; t0 += cc->logits_rows) {
+        int rows = T - t0 < cc->logits_rows ? T - t0 : cc->logits_rows;
+        if (!(cc->test_skip_last && t0 > 0 && t0 + rows == T)) gpt_output_layer_cpu(cc, t0, rows);
+        crossentropy_forward(cc->logits, cc->ex, b->target + t0, NULL, rows, V, 0, 0, correct, cc->eval_loss + t0,
+                             row_hit ? row_hit + t0 : NULL);
+    }
+    double total = 0;
+    for (int t = 0; t < T; t++) {
+        total += cc->eval_loss[t];
+        if (row_loss) row_loss[t] = cc->eval_loss[t];
+    }
+    return total;
 }
 
+// The chunk evaluate computes the last position in, and only it.
 static void gpt_last_logits(Compute *cc, const Batch *b, float *logits) {
     ASSERT(b->T > 0);
     gpt_forward_cpu(cc, b, NULL);
-    memcpy(logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float));
+    int t0 = (b->T - 1) / cc->logits_rows * cc->logits_rows, rows = b->T - t0 < cc->logits_rows ? b->T - t0 : cc->logits_rows;
+    gpt_output_layer_cpu(cc, t0, rows);
+    memcpy(logits, cc->logits + (size_t)(b->T - 1 - t0) * cc->m.V, (size_t)cc->m.V * sizeof(float));
 }
 
 const ComputeOps compute_gpt_cpu = {
