@@ -49,7 +49,6 @@ struct Compute {
     float *sup;               // (cap, C) lnf's supervised rows
     float *logits;            // (cap, V) their logits, then dlogits; outside training a chunk's (logits_rows, V) at its start
     int logits_rows;          // rows of one output-layer chunk outside training: gpt_logits_rows(V)
-    double *eval_loss;        // (cap) evaluate's per-position losses, chunk by chunk
     int64_t *run_att;         // (cap + 1)
     // the backward's own
     float *dres;              // (cap, C) ∂/∂ the residual stream
@@ -108,7 +107,6 @@ static Compute *gpt_create(const ModelShape *m, int cap, FirstLayer first_layer)
     const char *rows = getenv("DDPTOK_TEST_LOGITS_ROWS");
     if (rows && atoi(rows) > 0) cc->logits_rows = atoi(rows);
     cc->test_skip_last = getenv("DDPTOK_TEST_LOGITS_SKIP_LAST") != NULL;
-    cc->eval_loss = xmalloc(n * sizeof(double));
     cc->run_att = xmalloc((n + 1) * sizeof(int64_t));
     cc->dres = xmalloc(n * C * sizeof(float));
     cc->dln = xmalloc(n * C * sizeof(float));
@@ -133,7 +131,7 @@ static void gpt_destroy(Compute *cc) {
                   cc->ln2_stat, cc->fch, cc->fcg, cc->res3, cc->lnf, cc->lnf_stat, cc->sup, cc->logits, cc->dres,
                   cc->dln, cc->datty, cc->dqkv, cc->dfc, cc->dpd, cc->ds, cc->row, cc->ex};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
-    free(cc->run_att), free(cc->eval_loss);
+    free(cc->run_att);
     free(cc->keep_emb), free(cc->keep_res1), free(cc->keep_res2), free(cc->keep_att), free(cc->keep_tmp);
     free(cc);
 }
@@ -269,22 +267,18 @@ static double gpt_forward_backward(Compute *cc, const Batch *b, float scale, con
     return loss;
 }
 
-// The output layer and the loss chunk by chunk (gpt_logits_rows, gpt.h): each position's loss
-// kept, then added in position order from 0, the same double sum as one chunk's.
+// The output layer and the loss chunk by chunk (gpt_logits_rows, gpt.h), the chunks' sums
+// added in order (a pass of one chunk: the one running sum, as before chunks).
 static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     if (b->T == 0) return 0;
     int T = b->T, V = cc->m.V;
     gpt_forward_cpu(cc, b, NULL);
+    double total = 0;
     for (int t0 = 0; t0 < T; t0 += cc->logits_rows) {
         int rows = T - t0 < cc->logits_rows ? T - t0 : cc->logits_rows;
         if (!(cc->test_skip_last && t0 > 0 && t0 + rows == T)) gpt_output_layer_cpu(cc, t0, rows);
-        crossentropy_forward(cc->logits, cc->ex, b->target + t0, NULL, rows, V, 0, 0, correct, cc->eval_loss + t0,
-                             row_hit ? row_hit + t0 : NULL);
-    }
-    double total = 0;
-    for (int t = 0; t < T; t++) {
-        total += cc->eval_loss[t];
-        if (row_loss) row_loss[t] = cc->eval_loss[t];
+        total += crossentropy_forward(cc->logits, cc->ex, b->target + t0, NULL, rows, V, 0, 0, correct,
+                                      row_loss ? row_loss + t0 : NULL, row_hit ? row_hit + t0 : NULL);
     }
     return total;
 }
