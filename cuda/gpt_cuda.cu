@@ -223,7 +223,7 @@ static void upload_batch(Compute *cc, const Batch *b, const Dropout *d) {
 
 static void gpt_forward_cuda(Compute *cc, const Batch *b) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     cudaStream_t st = cc->stream;
     cublasHandle_t blas = cc->blas;
@@ -268,16 +268,20 @@ static void gpt_forward_cuda(Compute *cc, const Batch *b) {
     CUDA_LAUNCH_CHECK();
     rows_gather(st, cc->sup, cc->lnf, cc->row, b->T, C);
     CUDA_LAUNCH_CHECK();
-    matmul_forward(blas, st, cc->logits, cc->sup, wte, NULL, b->T, C, V);  // the output layer, tied to wte
 }
 
-// Σ_t w_t·loss_t (the rows on the device, loss.cuh; added here in t order); with backward
-// the logits become dlogits = scale·w_t·(softmax − onehot).
-static double gpt_loss_cuda(Compute *cc, const Batch *b, int weighted, float scale, int backward, int64_t *correct) {
-    int T = b->T;
-    row_loss_forward(cc->stream, cc->logits, cc->target, weighted ? cc->weight : NULL, T, cc->m.V, scale, backward, cc->row_loss,
-                     cc->row_hit);
+// The output layer, tied to wte: the logits (rows, V) of supervised positions t0 .. t0+rows-1
+// into the start of cc->logits (gpt_cpu.c's gpt_output_layer_cpu; outside training in chunks
+// of gpt_logits_rows(V), gpt.h).
+static void gpt_output_layer_cuda(Compute *cc, int t0, int rows) {
+    const ModelShape *m = &cc->m;
+    int C = gpt_dims(m)->n_embd;
+    matmul_forward(cc->blas, cc->stream, cc->logits, cc->sup + (size_t)t0 * C, cc->theta + m->offset[GPT_WTE], NULL, rows, C, m->V);
     CUDA_LAUNCH_CHECK();
+}
+
+// The T rows' losses and hits to the host; their Σ in t order.
+static double gpt_loss_rows_host(Compute *cc, int T, int64_t *correct) {
     CUDA_CHECK(cudaMemcpyAsync(cc->h_row_loss, cc->row_loss, (size_t)T * sizeof(double), cudaMemcpyDeviceToHost, cc->stream));
     CUDA_CHECK(cudaMemcpyAsync(cc->h_row_hit, cc->row_hit, (size_t)T * sizeof(int), cudaMemcpyDeviceToHost, cc->stream));
     CUDA_CHECK(cudaStreamSynchronize(cc->stream));
@@ -287,6 +291,15 @@ static double gpt_loss_cuda(Compute *cc, const Batch *b, int weighted, float sca
         if (correct) *correct += cc->h_row_hit[t];
     }
     return total;
+}
+
+// Σ_t w_t·loss_t (the rows on the device, loss.cuh; added here in t order); with backward
+// the logits become dlogits = scale·w_t·(softmax − onehot).
+static double gpt_loss_cuda(Compute *cc, const Batch *b, int weighted, float scale, int backward, int64_t *correct) {
+    row_loss_forward(cc->stream, cc->logits, cc->target, weighted ? cc->weight : NULL, b->T, cc->m.V, scale, backward, cc->row_loss,
+                     cc->row_hit);
+    CUDA_LAUNCH_CHECK();
+    return gpt_loss_rows_host(cc, b->T, correct);
 }
 
 static void gpt_backward_cuda(Compute *cc, const Batch *b) {
@@ -349,6 +362,7 @@ static double gpt_cuda_forward_backward(Compute *cc, const Batch *b, float scale
     if (b->T == 0) return 0;
     upload_batch(cc, b, d);
     gpt_forward_cuda(cc, b);
+    gpt_output_layer_cuda(cc, 0, b->T);  // all T rows: the backward reads every dlogits row
     double loss = gpt_loss_cuda(cc, b, b->weight != NULL, scale, 1, NULL);
     gpt_backward_cuda(cc, b);
     return loss;
@@ -358,7 +372,14 @@ static double gpt_cuda_evaluate(Compute *cc, const Batch *b, int64_t *correct, d
     if (b->T == 0) return 0;
     upload_batch(cc, b, NULL);
     gpt_forward_cuda(cc, b);
-    double loss = gpt_loss_cuda(cc, b, 0, 0, 0, correct);
+    int T = b->T, R = gpt_logits_rows(cc->m.V);  // gpt_cpu.c's chunks (gpt.h)
+    for (int t0 = 0; t0 < T; t0 += R) {
+        int rows = T - t0 < R ? T - t0 : R;
+        gpt_output_layer_cuda(cc, t0, rows);
+        row_loss_forward(cc->stream, cc->logits, cc->target + t0, NULL, rows, cc->m.V, 0, 0, cc->row_loss + t0, cc->row_hit + t0);
+        CUDA_LAUNCH_CHECK();
+    }
+    double loss = gpt_loss_rows_host(cc, T, correct);
     // the rows gpt_loss_cuda copied to the host, each position's loss and hit
     for (int t = 0; t < b->T; t++) {
         if (row_loss) row_loss[t] = cc->h_row_loss[t];
@@ -371,7 +392,9 @@ static void gpt_cuda_last_logits(Compute *cc, const Batch *b, float *logits) {
     ASSERT(b->T > 0);
     upload_batch(cc, b, NULL);
     gpt_forward_cuda(cc, b);
-    copy_sync(cc, logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
+    int R = gpt_logits_rows(cc->m.V), t0 = (b->T - 1) / R * R;  // the chunk evaluate computes it in
+    gpt_output_layer_cuda(cc, t0, b->T - t0 < R ? b->T - t0 : R);
+    copy_sync(cc, logits, cc->logits + (size_t)(b->T - 1 - t0) * cc->m.V, (size_t)cc->m.V * sizeof(float), cudaMemcpyDeviceToHost);
 }
 
 extern "C" const ComputeOps compute_gpt_cuda = {

@@ -110,7 +110,8 @@ def bands(c, W):
 class TrainingRss(threading.Thread):
     """Each rank's resident set, sampled every 20 ms while the run's JSONL has fewer than U lines:
     the training's peak, without the final checkpoint that --continuous writes (GNU time's
-    peak has it). The ranks: the processes running DDPTOK train with this config."""
+    peak has it). The ranks: the processes running DDPTOK train with this config, each named
+    by its OMPI_COMM_WORLD_RANK (rank 0 first: rank 0 evaluates a split of one chunk)."""
     def __init__(self, cfgfile, jsonl, U):
         super().__init__(daemon=True)
         self.cfgfile, self.jsonl, self.U, self.peak, self.stop = cfgfile, jsonl, U, {}, threading.Event()
@@ -128,8 +129,10 @@ class TrainingRss(threading.Thread):
                 try:
                     argv = open(f"/proc/{pid}/cmdline").read().split("\0")
                     if argv[:2] == [DDPTOK, "train"] and self.cfgfile in argv:
+                        env = open(f"/proc/{pid}/environ").read().split("\0")
+                        rank = next((int(e.split("=", 1)[1]) for e in env if e.startswith("OMPI_COMM_WORLD_RANK=")), 0)
                         kb = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
-                        self.peak[pid] = max(self.peak.get(pid, 0), kb)
+                        self.peak[rank] = max(self.peak.get(rank, 0), kb)
                 except (OSError, AttributeError):
                     pass
             self.stop.wait(0.02)
@@ -153,7 +156,7 @@ def ddptok_run(cfgfile, np_, outdir, extra=()):
              for k in ("draw", "count_allreduce", "compute", "grad_allreduce", "optimizer")}
     rss = sorted(int(x) for x in re.findall(r"rank_rss_kb (\d+)", out))
     return dict(tps=sum(r["tokens"] for r in timed) / sec, window_ms=1e3 * sec / len(timed), split=split,
-                rss_kib=sorted(poll.peak.values()) or rss, rss_with_checkpoint_kib=rss,
+                rss_kib=[poll.peak[r] for r in sorted(poll.peak)] or rss, rss_with_checkpoint_kib=rss,
                 rank_tokens=[sum(r["rank_tokens"][q] for r in timed) / len(timed) for q in range(np_)], n=len(timed))
 
 
@@ -475,7 +478,8 @@ def report(shape, x):
     A = c["train"]["accumulation"]
     fwd_frac = forward_fraction(prof) if prof else None
     print(f"  -- tokens/s over all ranks or threads, {R} rounds; ms per window (rank 0 for ddptok); peak RSS per rank (ddptok: "
-          f"while training, sampled every 20 ms; with the final checkpoint --continuous writes, GNU time)")
+          f"while training, sampled every 20 ms, rank 0 first; with the final checkpoint --continuous writes, GNU time, "
+          f"in ascending order)")
     base = [d["tps"] for d in res["d2"]]
     for name, k in order:
         v = [d["tps"] for d in res[k]]
@@ -504,8 +508,8 @@ def report(shape, x):
                     f"data {sp['data']:.2f}"
         ck = ""
         if k.startswith("d") and ds[0].get("rss_with_checkpoint_kib"):
-            ck = " (with the final checkpoint " + " / ".join(f"{med([d['rss_with_checkpoint_kib'][q] / 1024 for d in ds]):.0f}"
-                                                          for q in range(len(ds[0]["rss_with_checkpoint_kib"]))) + ")"
+            ck = " (with the final checkpoint " + " / ".join(f"{med([d['rss_with_checkpoint_kib'][q] / 1024 for d in ds if len(d['rss_with_checkpoint_kib']) > q]):.0f}"
+                                                          for q in range(max(len(d["rss_with_checkpoint_kib"]) for d in ds))) + ")"
         print(f"     {name:<34} {ms:8.1f} ms: {parts}; peak RSS " + " / ".join(f"{r:.0f}" for r in rss) + f" MiB{ck}")
     if not prof:
         return

@@ -281,6 +281,28 @@ case_eval_batch_passes() {
     || ok "negative control: only each chunk's first pass (DDPTOK_TEST_EVAL_SKIP_PASS) is caught" "— $part vs $whole"
 }
 
+# The GPT's output layer outside training in chunks of rows (include/model/gpt.h
+# gpt_logits_rows: 64 MiB of logits, one chunk at every test config's V; here forced to 7
+# rows per chunk, DDPTOK_TEST_LOGITS_ROWS, so each 16-sequence pass is cut into many chunks,
+# the last one short): the same tokens and hits, the loss within 1e-7 relative of the one-chunk
+# pass (float32's rounding: OpenBLAS groups a logit's sum by the rows of its GEMM, as in
+# eval_batch_passes above), under 1 and 2 ranks, and per sequence. Control: a chunk loop that
+# leaves a pass's last chunk with the previous chunk's logits (DDPTOK_TEST_LOGITS_SKIP_LAST)
+# is rejected by the same comparison.
+case_logits_chunks() {
+  fixture ev_gpt || return
+  local whole part np
+  for np in 1 2; do
+    whole=$(gpt_ev $np -- --split test)
+    part=$(gpt_ev $np DDPTOK_TEST_LOGITS_ROWS=7 -- --split test)
+    eval_agree "$part" "$whole" && ok "W=$np: the output layer in chunks of 7 rows gives the one-chunk pass's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole" \
+      || bad "W=$np: the output layer in chunks of 7 rows gives the one-chunk pass's tokens, accuracy and loss (1e-7 relative)" "— $part vs $whole"
+  done
+  part=$(gpt_ev 2 DDPTOK_TEST_LOGITS_ROWS=7 DDPTOK_TEST_LOGITS_SKIP_LAST=1 -- --split test)
+  eval_agree "$part" "$whole" && bad "negative control: a pass's last chunk left with stale logits (DDPTOK_TEST_LOGITS_SKIP_LAST) is caught" "— it passed: $part" \
+    || ok "negative control: a pass's last chunk left with stale logits (DDPTOK_TEST_LOGITS_SKIP_LAST) is caught" "— $part vs $whole"
+}
+
 # train.eval_every with train.eval_batch <= B: the evaluation runs on the trainer's own
 # instance between updates. The step-4 model and optimizer state are bit-identical to eval off,
 # every training loss is the same, and the logged validation loss is evaluate's of that

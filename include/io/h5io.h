@@ -13,9 +13,17 @@ extern "C" {
 #endif
 
 // A file being written: built in memory until h5out_commit writes it to `path`.
+// The core driver's memory, allocated through h5out_open's file image callbacks and kept at
+// close: the bytes h5out_commit hashes and writes, without a second copy of the file.
+typedef struct {
+    void *mem;    // (size) bytes
+    size_t size;
+    int kept;     // 1: the file is closed and mem is ours
+} H5Image;
 typedef struct {
     hid_t file;
     char path[1024];
+    H5Image image;
 } H5Out;
 
 // An in-memory HDF5 file to become `path`; 0 or -1 (error printed).

@@ -65,6 +65,22 @@ MODEL_OWN_SHAPE(GptDims, gpt_dims)
 // mask bytes, 13C + 4 + V floats and C bytes more, a per-instance scratch); its logits for generate run the CPU backend on the sequence
 // so far (its last Lmax − 1 ids after the begin id once it is longer).
 
+// The output layer outside training (evaluate, last_logits) runs in chunks of rows: each
+// chunk's logits (rows, V), their losses, then the next chunk's, so an instance that only
+// evaluates (the evaluator's 16 sequences of Lmax rows) touches GPT_LOGITS_CHUNK_BYTES of its
+// logits buffer, not 16·Lmax·V floats (823 MB at V 50 257, Lmax 256). Training's forward still
+// computes a microbatch's T rows at once (its backward's GEMMs read all of dlogits). The rows
+// of a chunk are a function of V alone, so every instance (the trainer's, the evaluator's,
+// CPU and CUDA) cuts a pass the same way: OpenBLAS's float sums depend on the rows one GEMM
+// is given, and a pass gives the same numbers wherever it runs. Below 64 MiB of logits a
+// pass is one chunk, as before (every config of the tests but tests/test_evaluation.sh's
+// chunk case, which sets DDPTOK_TEST_LOGITS_ROWS).
+#define GPT_LOGITS_CHUNK_BYTES ((size_t)64 << 20)
+static inline int gpt_logits_rows(int V) {
+    size_t rows = GPT_LOGITS_CHUNK_BYTES / ((size_t)(V > 0 ? V : 1) * sizeof(float));
+    return rows < 1 ? 1 : rows > (1 << 30) ? 1 << 30 : (int)rows;
+}
+
 // Dropout sites: the embedding, then three per block.
 enum { GPT_SITE_EMBEDDING = 0 };
 static inline uint32_t gpt_site_attention(int layer) { return 1u + 3u * (uint32_t)layer; }

@@ -65,7 +65,7 @@ typedef struct {
     Compute *cc;        // its own backend instance (per_pass sequences), or the trainer's (borrowed)
     int borrowed;       // 1: cc is the trainer's host instance (a pass fits its rows): not destroyed here
     Batch b;
-    float *theta;       // (P) host staging of a trainer's parameters
+    float *theta;       // (P) host staging of a device trainer's parameters (a host trainer's are copied straight in)
     size_t P;
     int per_pass;       // sequences per pass: train.eval_batch (1..EVALUATE_BATCH)
     int byte_level;     // the corpus was imported byte-level (--format bytes or jsonl-text)

@@ -14,7 +14,8 @@
 //             ln2 = LN(res2); fch = ln2·fcwᵀ + fcb; fcg = gelu(fch)
 //             res3 = res2 + drop(fcg·fcprojwᵀ + fcprojb)   (the next block's h)
 //   lnf = LN(h); sup = lnf's supervised rows; logits = sup·wteᵀ   (T, V)
-// and the backward of scale · Σ_t w_t·loss_t accumulated into the gradient. Every step is a
+// (training: the T rows at once; evaluate and last_logits: in chunks of gpt_logits_rows(V)
+// rows, gpt.h) and the backward of scale · Σ_t w_t·loss_t accumulated into the gradient. Every step is a
 // layer of layers.h (functions of explicit buffers and dimensions, shared with the other
 // models), called in the order cuda/gpt_cuda.cu calls its twins; the output softmax uses the
 // MLP's row kernels (cpu_kernels.h): the same bits on every instruction set.
@@ -46,7 +47,8 @@ struct Compute {
     float *res3;              // (NL, cap, C) the residual stream after the MLP: block l's output
     float *lnf, *lnf_stat;    // (cap, C), (cap, 2)
     float *sup;               // (cap, C) lnf's supervised rows
-    float *logits;            // (cap, V) their logits, then dlogits
+    float *logits;            // (cap, V) their logits, then dlogits; outside training a chunk's (logits_rows, V) at its start
+    int logits_rows;          // rows of one output-layer chunk outside training: gpt_logits_rows(V)
     int64_t *run_att;         // (cap + 1)
     // the backward's own
     float *dres;              // (cap, C) ∂/∂ the residual stream
@@ -67,6 +69,10 @@ struct Compute {
     double loss;              // the current microbatch's Σ w·loss, handed to tail_hook
     // the current microbatch's dropout (the forward's): the backward reads the masks it drew
     DropDraw drop;
+    // The tests' knobs, read at create: DDPTOK_TEST_LOGITS_ROWS=N (a chunk of N rows, to cut the
+    // small configs' passes), DDPTOK_TEST_LOGITS_SKIP_LAST (evaluate's last chunk of a pass keeps
+    // the previous chunk's logits: the negative control of a chunk loop that loses a chunk).
+    int test_skip_last;
 };
 
 static size_t block_rows(const Compute *cc, size_t width) { return (size_t)cc->cap * width; }
@@ -96,7 +102,11 @@ static Compute *gpt_create(const ModelShape *m, int cap, FirstLayer first_layer)
     cc->lnf = xmalloc(n * C * sizeof(float));
     cc->lnf_stat = xmalloc(n * 2 * sizeof(float));
     cc->sup = xmalloc(n * C * sizeof(float));
-    cc->logits = xmalloc(n * V * sizeof(float));
+    cc->logits = xmalloc(n * V * sizeof(float));  // touched only a chunk's rows unless this instance trains
+    cc->logits_rows = gpt_logits_rows((int)V);
+    const char *rows = getenv("DDPTOK_TEST_LOGITS_ROWS");
+    if (rows && atoi(rows) > 0) cc->logits_rows = atoi(rows);
+    cc->test_skip_last = getenv("DDPTOK_TEST_LOGITS_SKIP_LAST") != NULL;
     cc->run_att = xmalloc((n + 1) * sizeof(int64_t));
     cc->dres = xmalloc(n * C * sizeof(float));
     cc->dln = xmalloc(n * C * sizeof(float));
@@ -144,7 +154,7 @@ static void gpt_set_tail_hook(Compute *cc, GradTailHook hook, void *ctx) { cc->t
 
 static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     const ModelShape *m = &cc->m;
-    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, V = m->V, Lmax = m->max_length;
+    int n = b->n, C = gpt_dims(m)->n_embd, NH = gpt_dims(m)->n_head, Lmax = m->max_length;
     ASSERT(n <= cc->cap && b->spec.layout == BATCH_SEQUENCES);
     dropout_draw_init(&cc->drop, d, b->L, cc->keep_tmp);
     attention_runs(cc->run_att, b->run_start, b->runs, NH);
@@ -179,7 +189,14 @@ static void gpt_forward_cpu(Compute *cc, const Batch *b, const Dropout *d) {
     }
     layernorm_forward(cc->lnf, cc->lnf_stat, h, lnfw, lnfb, n, C, GPT_LN_EPS);
     rows_gather(cc->sup, cc->lnf, b->row, b->T, C);
-    matmul_forward(cc->logits, cc->sup, wte, NULL, b->T, C, V);  // the output layer, tied to wte
+}
+
+// The output layer, tied to wte: the logits (rows, V) of supervised positions t0 .. t0+rows-1
+// into the start of cc->logits.
+static void gpt_output_layer_cpu(Compute *cc, int t0, int rows) {
+    const ModelShape *m = &cc->m;
+    int C = gpt_dims(m)->n_embd;
+    matmul_forward(cc->logits, cc->sup + (size_t)t0 * C, cc->theta + m->offset[GPT_WTE], NULL, rows, C, m->V);
 }
 
 // Σ_t w_t·loss_t (w = 1 without weights); with backward the logits become dlogits =
@@ -244,22 +261,36 @@ static void gpt_backward_cpu(Compute *cc, const Batch *b) {
 static double gpt_forward_backward(Compute *cc, const Batch *b, float scale, const Dropout *d) {
     if (b->T == 0) return 0;
     gpt_forward_cpu(cc, b, d);
+    gpt_output_layer_cpu(cc, 0, b->T);  // all T rows: the backward reads every dlogits row
     double loss = gpt_loss_cpu(cc, b, b->weight, scale, 1, NULL, NULL, NULL);
     cc->loss = loss;
     gpt_backward_cpu(cc, b);
     return loss;
 }
 
+// The output layer and the loss chunk by chunk (gpt_logits_rows, gpt.h), the chunks' sums
+// added in order (a pass of one chunk: the one running sum, as before chunks).
 static double gpt_evaluate(Compute *cc, const Batch *b, int64_t *correct, double *row_loss, int32_t *row_hit) {
     if (b->T == 0) return 0;
+    int T = b->T, V = cc->m.V;
     gpt_forward_cpu(cc, b, NULL);
-    return gpt_loss_cpu(cc, b, NULL, 0, 0, correct, row_loss, row_hit);
+    double total = 0;
+    for (int t0 = 0; t0 < T; t0 += cc->logits_rows) {
+        int rows = T - t0 < cc->logits_rows ? T - t0 : cc->logits_rows;
+        if (!(cc->test_skip_last && t0 > 0 && t0 + rows == T)) gpt_output_layer_cpu(cc, t0, rows);
+        total += crossentropy_forward(cc->logits, cc->ex, b->target + t0, NULL, rows, V, 0, 0, correct,
+                                      row_loss ? row_loss + t0 : NULL, row_hit ? row_hit + t0 : NULL);
+    }
+    return total;
 }
 
+// The chunk evaluate computes the last position in, and only it.
 static void gpt_last_logits(Compute *cc, const Batch *b, float *logits) {
     ASSERT(b->T > 0);
     gpt_forward_cpu(cc, b, NULL);
-    memcpy(logits, cc->logits + (size_t)(b->T - 1) * cc->m.V, (size_t)cc->m.V * sizeof(float));
+    int t0 = (b->T - 1) / cc->logits_rows * cc->logits_rows, rows = b->T - t0 < cc->logits_rows ? b->T - t0 : cc->logits_rows;
+    gpt_output_layer_cpu(cc, t0, rows);
+    memcpy(logits, cc->logits + (size_t)(b->T - 1 - t0) * cc->m.V, (size_t)cc->m.V * sizeof(float));
 }
 
 const ComputeOps compute_gpt_cpu = {

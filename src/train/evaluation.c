@@ -71,9 +71,13 @@ void evaluator_set_trainer(Evaluator *e, Trainer *t) {
         if (e->test.disturb) t->dropout.counter++;
         return;
     }
+    if (e->test.disturb) t->dropout.counter++;  // DDPTOK_TEST_EVAL_DISTURB: as an evaluation drawing dropout from the trainer's stream
+    if (!t->ops->on_device) {  // a host trainer's θ is host memory: copied straight in, no staged copy (P floats less)
+        e->ops->set_params(e->cc, t->ops->param_buffer(t->cc));
+        return;
+    }
     if (!e->theta) e->theta = xmalloc(e->P * sizeof *e->theta);
     t->ops->get_params(t->cc, e->theta);  // reads θ only: the trainer's buffers and streams are left as they were
-    if (e->test.disturb) t->dropout.counter++;  // DDPTOK_TEST_EVAL_DISTURB: as an evaluation drawing dropout from the trainer's stream
     e->ops->set_params(e->cc, e->theta);
 }
 
