@@ -28,7 +28,7 @@ SHAPES = {
                    ["train.sampler=bands", "train.rank_bands=[[16, 64], [65, 128]]"], 40),
     "gemm": ("GEMM-heavy: C 256, 4 heads, 4 blocks, lengths 255-256 (context 256), V 1024, B 4, A 2, dropout 0",
              ["data.vocab_size=1024", "data.min_length=255", "data.max_length=256", "model.n_embd=256", "model.n_head=4",
-              "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto"], 10),
+              "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto", "train.batch_size_per_rank=4"], 10),
     "gpt2s": ("GPT-2 small's width: C 768, 12 heads, 4 of its 12 blocks, lengths 511-512 (context 512), V 50304, B 1, A 1, "
               "dropout 0", ["data.vocab_size=50304", "data.min_length=511", "data.max_length=512", "model.n_embd=768",
                             "model.n_head=12", "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto",
@@ -141,7 +141,7 @@ class TrainingRss(threading.Thread):
         while not self.stop.is_set() and self.lines() < self.U:
             for pid in filter(str.isdigit, os.listdir("/proc")):
                 try:
-                    argv = open(f"/proc/{pid}/cmdline").read().split("\0")
+                    argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
                     if argv[:2] == [DDPTOK, "train"] and self.cfgfile in argv:
                         kb = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{pid}/status").read()).group(1))
                         self.peak[pid] = max(self.peak.get(pid, 0), kb)
