@@ -487,6 +487,10 @@ def forward_fraction(prof):
     return fwd / (fwd + bwd)
 
 
+# Above 100 %: the step's least round and the calls alone were timed under different loads.
+OVER_CEILING = "(over 100 %: the step's best round ran quieter than the calls alone; rerun on a quiet machine)"
+
+
 def gemm_share(prof, A, window_ms):
     """The share of the GEMM-only ceiling: the microbatch's sgemm calls alone (one thread, operands
     hot; bench_kernels' alone_ms, already times the calls per microbatch) over its forward +
@@ -528,6 +532,8 @@ def report_summary(results):
             cells.append(f"{r['median']:5.2f}x ({r['min']:.2f}-{r['max']:.2f})" if r else "-")
         ce = sm["ceiling"]
         share = f"{100 * ce['share']:3.0f} % ({100 * ce['window_share']:.0f} %)" if ce else "- (--no-profile)"
+        if ce and ce["share"] > 1:
+            share += f" {OVER_CEILING}"
         print(f"   {shape:<11} {sm['tokens_per_s']:9.0f}  " + "  ".join(f"{cell:<{w}}" for cell, w in zip(cells, wid)) + f"  {share}")
 
 
@@ -599,7 +605,7 @@ def report(shape, x):
     print(f"     sgemm: {flops / 1e9:.3f} GFLOP per microbatch, {gemm_ms:.2f} ms where they run ({flops / gemm_ms / 1e6:.1f} GFLOP/s), "
           f"{alone:.2f} ms alone ({flops / alone / 1e6:.1f} GFLOP/s: the ceiling); the step at {flops / fb / 1e6:.1f} GFLOP/s: "
           f"share of the GEMM-only ceiling {100 * ce['share']:.0f} % ({alone:.2f} / {fb:.2f} ms; sgemm {100 * gemm_ms / fb:.0f} % "
-          f"of the step's time)")
+          f"of the step's time)" + (f" {OVER_CEILING}" if ce["share"] > 1 else ""))
     print(f"     the training window (ddptok W=2, rank 0's median window {ce['window_ms']:.1f} ms, the optimizer, the load and the wait "
           f"for the busiest rank included): share of the GEMM-only ceiling {100 * ce['window_share']:.0f} % ({A} x {alone:.2f} / "
           f"{ce['window_ms']:.1f} ms)")
