@@ -21,17 +21,22 @@ med = lambda xs: st.median(xs) if xs else float("nan")
 
 # name -> (title, overrides of configs/gpt-tiny.yaml, updates)
 SHAPES = {
-    "tiny": ("the tutorial's GPT: configs/gpt-tiny.yaml (C 64, 4 heads, 2 blocks, lengths 16-128, V 128, dropout 0.1)", [], 40),
+    "tiny": ("the tutorial's GPT: configs/gpt-tiny.yaml (C 64, 4 heads, 2 blocks, lengths 16-128, V 128, dropout 0.1; the "
+             "global sampler, partition balanced)", [], 40),
+    # The layout gpt-tiny.yaml shipped before: each rank its own length band, rank 1 the long ones.
+    "tiny-bands": ("configs/gpt-tiny.yaml on the bands sampler (rank 0 lengths 16-64, rank 1 65-128)",
+                   ["train.sampler=bands", "train.rank_bands=[[16, 64], [65, 128]]"], 40),
     "gemm": ("GEMM-heavy: C 256, 4 heads, 4 blocks, lengths 255-256 (context 256), V 1024, B 4, A 2, dropout 0",
              ["data.vocab_size=1024", "data.min_length=255", "data.max_length=256", "model.n_embd=256", "model.n_head=4",
-              "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto"], 10),
+              "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto", "train.batch_size_per_rank=4"], 10),
     "gpt2s": ("GPT-2 small's width: C 768, 12 heads, 4 of its 12 blocks, lengths 511-512 (context 512), V 50304, B 1, A 1, "
               "dropout 0", ["data.vocab_size=50304", "data.min_length=511", "data.max_length=512", "model.n_embd=768",
                             "model.n_head=12", "model.n_layer=4", "model.dropout=0", "train.rank_bands=auto",
                             "train.batch_size_per_rank=1", "train.accumulation=1", "data.splits.train=256",
                             "data.splits.validation=16", "data.splits.test=16"], 5),
-    # The three shapes of issue 40's table, at equal lengths (T-1..T on both ranks, the bands
-    # sampler off), A 1: what the goals (>= 1.5x PyTorch DDP, share of the GEMM ceiling) are set on.
+    # The three shapes of issue 40's table, at equal lengths (T-1..T on both ranks: gpt-tiny.yaml's
+    # global sampler, balanced), A 1: what the goals (>= 1.5x PyTorch DDP, share of the GEMM
+    # ceiling) are set on.
     "small": ("L2 C64 4 heads T128 B8 V257, lengths 127-128, A 1, dropout 0",
               ["data.vocab_size=257", "data.min_length=127", "data.max_length=128", "model.n_embd=64", "model.n_head=4",
                "model.n_layer=2", "model.dropout=0", "train.rank_bands=auto", "train.batch_size_per_rank=8",
@@ -87,9 +92,15 @@ def write_config(shape, overrides, updates):
         for q in path:
             d = d[q]
         d[last] = yaml.safe_load(v)
+    t = c["train"]
+    if t.get("sampler", "bands") == "global":  # a rank's microbatches are the shape's: G = W x A x B
+        t["global_batch"] = t["world_size"] * t["accumulation"] * t["batch_size_per_rank"]
     c2 = json.loads(json.dumps(c))
     c1 = json.loads(json.dumps(c))
+    # W = 1: one rank with W = 2's per-rank microbatches (A of B sequences; G / W under the global sampler)
     c1["train"]["world_size"], c1["train"]["rank_bands"] = 1, "auto"
+    if t.get("sampler", "bands") == "global":
+        c1["train"]["global_batch"] = t["accumulation"] * t["batch_size_per_rank"]
     c2["paths"], c1["paths"] = {"outputs": "o2", "artifacts": "a2"}, {"outputs": "o1", "artifacts": "a1"}
     yaml.safe_dump(c2, open(f"{shape}-w2.yaml", "w"))
     yaml.safe_dump(c1, open(f"{shape}-w1.yaml", "w"))
@@ -97,10 +108,14 @@ def write_config(shape, overrides, updates):
 
 
 def bands(c, W):
-    """Each rank's [lo, hi] under the config (rank_bands or auto)."""
+    """Each rank's [lo, hi] under the config (rank_bands or auto; [min, max] for every rank under
+    the global sampler's balanced or round-robin partition)."""
     lo, hi = c["data"]["min_length"], c["data"]["max_length"]
-    if c["train"]["rank_bands"] != "auto" and W == c["train"]["world_size"]:
-        return [tuple(b) for b in c["train"]["rank_bands"]]
+    if c["train"].get("sampler", "bands") == "global" and c["train"].get("partition", "bands") != "bands":
+        return [(lo, hi)] * W
+    given = c["train"].get("rank_bands", [[16, 64], [65, 128]])  # ddptok's default
+    if given != "auto" and W == c["train"]["world_size"]:
+        return [tuple(x) for x in given]
     n = hi - lo + 1
     return [(lo + r * n // W, lo + (r + 1) * n // W - 1) for r in range(W)]
 
@@ -127,7 +142,7 @@ class TrainingRss(threading.Thread):
         while not self.stop.is_set() and self.lines() < self.U:
             for pid in filter(str.isdigit, os.listdir("/proc")):
                 try:
-                    argv = open(f"/proc/{pid}/cmdline").read().split("\0")
+                    argv = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace").split("\0")
                     if argv[:2] == [DDPTOK, "train"] and self.cfgfile in argv:
                         env = open(f"/proc/{pid}/environ").read().split("\0")
                         rank = next((int(e.split("=", 1)[1]) for e in env if e.startswith("OMPI_COMM_WORLD_RANK=")), 0)
@@ -451,8 +466,10 @@ def main():
         lens = [lo + (2 * i + 1) * (hi - lo + 1) // (2 * B) for i in range(B)]
         prof = step_profile(shape, f"{shape}-w2.yaml", c, lens) if os.environ["PROFILE"] == "1" else None
         results[shape] = dict(title=title, U=U, res=res, order=order, prof=prof, lens=lens, busiest=busiest, cfg=c)
+        results[shape]["summary"] = summary(results[shape])
         report(shape, results[shape])
     load.stop.set()
+    report_summary(results)
     print(f"\n{load.text()}")
     if os.environ.get("BENCH_GPT_JSON"):
         json.dump({s: dict(v, prof=dict(v["prof"], groups={k: dict(x, shapes=sorted(x["shapes"])) for k, x in v["prof"]["groups"].items()})
@@ -471,6 +488,56 @@ def forward_fraction(prof):
     gf = sum(x["best_ms"] for k, x in g.items() if " fwd" in k) / max(1e-12, sum(x["best_ms"] for x in g.values()))
     fwd, bwd = p["fwd"] + p["gemm"] * gf, p["bwd"] + p["gemm"] * (1 - gf)
     return fwd / (fwd + bwd)
+
+
+# Above 100 %: the step's least round and the calls alone were timed under different loads.
+OVER_CEILING = "(over 100 %: the step's best round ran quieter than the calls alone; rerun on a quiet machine)"
+
+
+def gemm_share(prof, A, window_ms):
+    """The share of the GEMM-only ceiling: the microbatch's sgemm calls alone (one thread, operands
+    hot; bench_kernels' alone_ms, already times the calls per microbatch) over its forward +
+    backward (the least round); and A x that over ddptok W=2's window (rank 0's median: the
+    optimizer, the all-reduce and the wait for the other rank included)."""
+    alone = sum(g["alone_ms"] for g in prof["groups"].values())
+    return dict(gemm_alone_ms=alone, forward_backward_ms=prof["forward_backward_best_ms"],
+                share=alone / prof["forward_backward_best_ms"], window_ms=window_ms, window_share=A * alone / window_ms)
+
+
+def summary(x):
+    """One row of the closing table: ddptok W=2's tokens/s, the per-round ratios, the ceiling's share."""
+    res, order, c = x["res"], x["order"], x["cfg"]
+    base = [d["tps"] for d in res["d2"]]
+    ratios = {}
+    for name, k in order:
+        if k != "d2":
+            r = [b / d["tps"] for b, d in zip(base, res[k])]
+            ratios[name] = dict(median=med(r), min=min(r), max=max(r))
+    win = med([d["window_ms"] for d in res["d2"]])
+    return dict(tokens_per_s=med(base), ratios=ratios,
+                ceiling=gemm_share(x["prof"], c["train"]["accumulation"], win) if x["prof"] else None)
+
+
+def report_summary(results):
+    if not results:
+        return
+    names = [n for n, _ in next(iter(results.values()))["order"] if n != "ddptok W=2"]
+    print(f"\n== summary: ddptok W=2 tokens/s (median of {R} rounds), ddptok W=2 / each contender (median of the "
+          f"per-round ratios, min-max), share of the GEMM-only ceiling (the microbatch's sgemm calls alone, one thread, "
+          f"operands hot / its forward + backward; in brackets A x that / ddptok W=2's window)")
+    wid = [max(20, len(n) + 2) for n in names]
+    print(f"   {'shape':<11} {'tokens/s':>9}  " + "  ".join(f"{('/ ' + n):<{w}}" for n, w in zip(names, wid)) + "  GEMM-only ceiling")
+    for shape, x in results.items():
+        sm = x["summary"]
+        cells = []
+        for n in names:
+            r = sm["ratios"].get(n)
+            cells.append(f"{r['median']:5.2f}x ({r['min']:.2f}-{r['max']:.2f})" if r else "-")
+        ce = sm["ceiling"]
+        share = f"{100 * ce['share']:3.0f} % ({100 * ce['window_share']:.0f} %)" if ce else "- (--no-profile)"
+        if ce and ce["share"] > 1:
+            share += f" {OVER_CEILING}"
+        print(f"   {shape:<11} {sm['tokens_per_s']:9.0f}  " + "  ".join(f"{cell:<{w}}" for cell, w in zip(cells, wid)) + f"  {share}")
 
 
 def report(shape, x):
@@ -538,12 +605,14 @@ def report(shape, x):
     print(f"     forward + loss {prof['forward_loss_best_ms']:.2f} ms ({prof['forward_loss_ms']:.2f}; evaluate: no dropout), forward + "
           f"backward {fb:.2f} ms ({fb_med:.2f}), optimizer ({prof['optimizer']}) {prof['optimizer_best_ms']:.2f} ms "
           f"({prof['optimizer_ms']:.2f}); a window of A = {A}: {A * fb + prof['optimizer_best_ms']:.1f} ms")
+    ce = x["summary"]["ceiling"]
     print(f"     sgemm: {flops / 1e9:.3f} GFLOP per microbatch, {gemm_ms:.2f} ms where they run ({flops / gemm_ms / 1e6:.1f} GFLOP/s), "
-          f"{alone:.2f} ms alone ({flops / alone / 1e6:.1f} GFLOP/s: the ceiling); the step at {flops / fb / 1e6:.1f} GFLOP/s = "
-          f"{100 * alone / fb:.0f} % of the sgemm ceiling (sgemm {100 * gemm_ms / fb:.0f} % of the step's time)")
-    win = med([d["window_ms"] for d in x["res"]["d2"]])
-    print(f"     the training window (ddptok W=2, rank 0's median window {win:.1f} ms, the load and the wait for the busiest rank "
-          f"included): {100 * A * alone / win:.0f} % of the busiest rank's sgemm ceiling")
+          f"{alone:.2f} ms alone ({flops / alone / 1e6:.1f} GFLOP/s: the ceiling); the step at {flops / fb / 1e6:.1f} GFLOP/s: "
+          f"share of the GEMM-only ceiling {100 * ce['share']:.0f} % ({alone:.2f} / {fb:.2f} ms; sgemm {100 * gemm_ms / fb:.0f} % "
+          f"of the step's time)" + (f" {OVER_CEILING}" if ce["share"] > 1 else ""))
+    print(f"     the training window (ddptok W=2, rank 0's median window {ce['window_ms']:.1f} ms, the optimizer, the load and the wait "
+          f"for the busiest rank included): share of the GEMM-only ceiling {100 * ce['window_share']:.0f} % ({A} x {alone:.2f} / "
+          f"{ce['window_ms']:.1f} ms)")
     print(f"     {'GEMM call site':<34} {'calls':>6} {'GFLOP':>8} {'ms':>8} {'GFLOP/s':>8} {'alone':>8} {'ceiling':>8}  shapes (M x N x K)")
     for lab, g in sorted(prof["groups"].items(), key=lambda kv: -kv[1]["best_ms"]):
         print(f"     {lab:<34} {g['calls']:>6.0f} {g['flops'] / 1e9:>8.4f} {g['best_ms']:>8.3f} {g['flops'] / g['best_ms'] / 1e6:>8.1f} "

@@ -6,8 +6,11 @@
 #
 #   --repeats N    interleaved rounds per shape (default 3): in each round every contender trains
 #                  the same run once, in turn, so load hits them alike; medians and min-max
-#   --shapes LIST  comma-separated subset of tiny,gemm,gpt2s (default: all three)
-#                    tiny   configs/gpt-tiny.yaml as it is (the tutorial's run with a 2-block GPT)
+#   --shapes LIST  comma-separated subset of tiny,tiny-bands,gemm,gpt2s,small,mid,wide (default: tiny,gemm,gpt2s)
+#                    tiny   configs/gpt-tiny.yaml as it is (the tutorial's run with a 2-block GPT; the
+#                           global sampler, partition balanced)
+#                    tiny-bands  the same on the bands sampler it shipped before (rank 0 lengths 16-64,
+#                           rank 1 65-128: rank 0 waits for rank 1)
 #                    gemm   GEMM-heavy: n_embd 256, 4 heads, 4 blocks, context 256 (lengths 255-256), V 1024
 #                    gpt2s  GPT-2 small's width: n_embd 768, 12 heads, 4 of its 12 blocks, context 512
 #                           (lengths 511-512), V 50304 (GPT-2's 50257 padded to 128, as llm.c pads it)
@@ -40,7 +43,13 @@
 # allocates and touches; then the profile of one rank's step (build/bench_kernels step at the
 # busiest rank's lengths: every sgemm call timed where it runs and alone, the share of the sgemm
 # ceiling the step reaches, and perf's samples of the rest, by function and source line).
-# BENCH_GPT_JSON=FILE keeps every figure as JSON. The machine's load average is sampled throughout.
+# Last, one summary table: per shape ddptok W=2's tokens/s, its per-round ratio to every other
+# contender (W=1 among them: one rank with W=2's per-rank microbatches), and the share of the
+# GEMM-only ceiling: the microbatch's sgemm calls alone (one thread, operands hot) over its
+# forward + backward, and A times that over ddptok W=2's window (optimizer, all-reduce, wait).
+# Shapes derive from configs/gpt-tiny.yaml; under its global sampler a shape's G is W x A x B.
+# BENCH_GPT_JSON=FILE keeps every figure as JSON (per shape "summary": the table's row).
+# The machine's load average is sampled throughout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 repeats=3 shapes="tiny,gemm,gpt2s" scale=1 torch=1 llmc=1 profile=1
@@ -52,7 +61,7 @@ while [ $# -gt 0 ]; do
     --no-torch) torch=0; shift ;;
     --no-llmc) llmc=0; shift ;;
     --no-profile) profile=0; shift ;;
-    -h|--help) sed -n 2,44p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,52p "$0"; exit 0 ;;
     *) echo "bench_gpt: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done

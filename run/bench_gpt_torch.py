@@ -3,9 +3,11 @@ PyTorch DDP (gloo, CPU, FP32, one thread per rank) with nanoGPT's GPT class (wri
 nanoGPT's model.py with GPT-2's tanh GELU, which HF's GPT2LMHeadModel calls gelu_new),
 doing ddptok's work:
 
-  - the corpus and the window plan from ddptok's outputs/data/{corpus,plan}.h5, the initial
-    parameters from outputs/reference.h5's /init (llm.c's layout, which is nn.Linear's: weights
-    (out, in)), the config from the same YAML;
+  - the corpus and the window plan from ddptok's outputs/data/{corpus,plan}.h5 (the bands
+    sampler's ids; under train.sampler: global, each rank's share of every window as `ddptok
+    plan --steps 1..U` prints it, cut into A microbatches of ceil(n_r / A) as ddptok cuts it),
+    the initial parameters from outputs/reference.h5's /init (llm.c's layout, which is
+    nn.Linear's: weights (out, in)), the config from the same YAML;
   - per window and rank: A microbatches of the B sequences of the plan; each sequence runs from
     its position 0 to its last label, its input at t the token before (the begin id 0 at t = 0);
     the microbatch is the sequences padded at the end to the longest (causal attention: the
@@ -37,8 +39,10 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import struct
+import subprocess
 import sys
 import time
 
@@ -64,12 +68,13 @@ def load_config(path):
         raise SystemExit(f"bench_gpt_torch: {path} is not model.kind: gpt")
     if t.get("loss_unit", "token") != "token" or t.get("normalization", "global-token") != "global-token":
         raise SystemExit("bench_gpt_torch: only the token unit with global-token normalization is implemented")
-    if t.get("sampler", "bands") != "bands":
-        raise SystemExit("bench_gpt_torch: only the bands sampler (plan.h5) is implemented")
+    if t.get("sampler", "bands") not in ("bands", "global"):
+        raise SystemExit(f"bench_gpt_torch: train.sampler {t['sampler']}: only bands and global are implemented")
     o = t["optimizer"]
     return dict(V=d["vocab_size"], Lmax=d["max_length"], P=d.get("unsupervised_prefix", 0), ignore=d.get("ignore_token", -1),
                 max_labels=d.get("max_labels", 0), NL=m["n_layer"], NH=m["n_head"], C=m["n_embd"], p=float(m.get("dropout", 0.1)),
                 W=t["world_size"], A=t["accumulation"], B=t["batch_size_per_rank"], U=t["updates"],
+                sampler=t.get("sampler", "bands"),
                 optimizer=o.get("name", "sgd"), lr=float(o["lr"]), mu=float(o.get("momentum", 0.9)),
                 wd=float(o.get("weight_decay", 0.0)), betas=tuple(float(b) for b in o.get("betas", (0.9, 0.999))),
                 eps=float(o.get("eps", 1e-8)))
@@ -192,6 +197,25 @@ def microbatch(cfg, tokens, offsets, ids):
     return torch.from_numpy(idx), None if all_rows else torch.from_numpy(sup), torch.from_numpy(np.concatenate(tgts))
 
 
+def global_windows(config, W, A, U, rank):
+    """Under train.sampler: global: rank's ids of windows 1..U as `ddptok plan` prints them (the
+    partition's share, in window order), each cut into A microbatches of ceil(n_r / A) slots (the
+    last ones short or empty), as the trainer cuts them (docs/sampling.md "Microbatches")."""
+    ddptok = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ddptok")
+    p = subprocess.run([ddptok, "plan", "--config", config, "--steps", f"1..{U}", "--world-size", str(W)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode:
+        raise SystemExit(f"bench_gpt_torch: ddptok plan exited {p.returncode}: {p.stdout[-500:]}")
+    shares = [[int(i) for i in m.group(1).split()] for m in re.finditer(rf"^  rank {rank}:(.*)$", p.stdout, re.M)]
+    if len(shares) != U:
+        raise SystemExit(f"bench_gpt_torch: ddptok plan printed {len(shares)} windows of rank {rank}, expected {U}")
+    out = []
+    for ids in shares:
+        Bw = -(-len(ids) // A)
+        out.append([ids[m * Bw:(m + 1) * Bw] for m in range(A)])
+    return out
+
+
 def write_llmc(cfg, outputs, out_dir, B, T):
     """llm.c's checkpoint and token file of these outputs; prints the first chunk's loss."""
     with h5py.File(f"{outputs}/reference.h5") as f:
@@ -251,12 +275,16 @@ def main():
         raise SystemExit(f"bench_gpt_torch: {W} ranks started, the config says train.world_size {cfg['W']}")
     with h5py.File(f"{a.outputs}/data/corpus.h5") as f:
         tokens, offsets = f["tokens"][()], f["offsets"][()]
-    with h5py.File(f"{a.outputs}/data/plan.h5") as f:
-        plan = f["ids"][()]
+    A = cfg["A"]
+    if cfg["sampler"] == "global":
+        plan = global_windows(a.config, W, A, U, rank)
+    else:
+        with h5py.File(f"{a.outputs}/data/plan.h5") as f:
+            plan = f["ids"][()]
     with h5py.File(f"{a.outputs}/reference.h5") as f:
         init = {p: f[f"init/{p}"][()] for p in PARAMS}
-    A = cfg["A"]
-    windows = [[microbatch(cfg, tokens, offsets, plan[u, rank, m]) for m in range(A)] for u in range(U)]
+    windows = [[microbatch(cfg, tokens, offsets, plan[u][rank][m] if cfg["sampler"] == "bands" else plan[u][m])
+                for m in range(A)] for u in range(U)]
     net = GPT(cfg, init)
     model = nn.parallel.DistributedDataParallel(net)
     if cfg["optimizer"] == "adamw":

@@ -118,8 +118,10 @@ Ws = [int(w) for w in os.environ["RANKS"].split()]
 if os.environ["MODEL"] == "gpt":  # the GPT's row, AdamW, packed sequences: its own window and checkpoint
     CFG = f"{ROOT}/configs/gpt-tiny.yaml"
     tiny = ["--set", "model.n_embd=8", "--set", "model.n_head=2", "--set", "model.n_layer=1",
-            # plain AdamW, as its figures were measured (gpt-tiny.yaml now ships the recipe)
-            "--set", "train.lr_schedule=constant", "--set", "train.grad_clip=0", "--set", "train.optimizer.decay=all"]
+            # plain AdamW and the bands sampler (B sequences per rank whatever W), as its figures
+            # were measured (gpt-tiny.yaml now ships the recipe and the global sampler)
+            "--set", "train.lr_schedule=constant", "--set", "train.grad_clip=0", "--set", "train.optimizer.decay=all",
+            "--set", "train.sampler=bands", "--set", "train.batch_size_per_rank=4"]
 else:
     tiny = ["--set", "model.embed_dim=4", "--set", "model.hidden=8"]
 tiny += ["--set", "train.rank_bands=auto", "--set", f"train.updates={U}", "--set", "train.interrupt_at=0",
