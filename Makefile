@@ -387,6 +387,15 @@ test:
 	$(MAKE) test-bins fuzz-bins clang-bins
 	bash tests/run.sh
 
+# The edit-build-test loop's tier (about a minute on 2 cores): the unit tests (finite
+# differences, every kernel variant's bits), the configs, and the mission's three proofs on
+# both models: gradient parity with the wrong formulas rejected, a resume bit-identical to the
+# uninterrupted run, a globally empty window refused by every rank. `make test` runs all.
+FAST_CASES := layers unit config parity:w2 parity:w3 empty:check_empty_w2 train:resume_w2 \
+              gpt:parity_w2_dropout0 gpt:resume_w2 gpt:empty_bands
+test-fast: test-bins
+	bash tests/run.sh $(FAST_CASES)
+
 # The Hugging Face round trip (tests/test_hf.sh) with transformers itself. transformers is not
 # in Debian; the venv it goes into (build/hf-venv, ~180 MB, once) sees Debian's own torch,
 # numpy, h5py and yaml (--system-site-packages: CPU-only, nothing of CUDA), and takes only
@@ -422,4 +431,4 @@ bench: ddptok $(CUDA_MODULE) build/bench_kernels build/ddptok-cpu
 clean:
 	rm -rf build ddptok
 
-.PHONY: all deps test-deps install uninstall dist test hf-venv test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
+.PHONY: all deps test-deps install uninstall dist test test-fast hf-venv test-hf test-bins fuzz fuzz-bins clang-bins protocol bench clean ddptok-cpu-inner ddptok-asan-inner print-cuda
