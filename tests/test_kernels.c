@@ -8,6 +8,10 @@
 //   sum_exp / scaled_softmax: e[v] = exp_f32(y[v] − mx), s = the eight partial sums (v mod 8)
 //     added pairwise, y[v] = sw·(float)(e[v]·(1/s)); negative control: the plain sequential
 //     sum, which the check must tell apart;
+//   attn_softmax / attn_softmax_backward (the causal attention's rows): the row's softmax
+//     (the maximum, the eight-lane sum, 1/s in double) then the masked keys' zeros, and
+//     dP ⊙ keep scales, dot = (float) the eight-lane Σ P·dP, dS = P·(dP − dot) then zeros,
+//     with and without a keep mask; negative control: the dot as a plain sequential float sum;
 //   tanh_backward: dz = dz·(mm·(1 − hh²)) (dz·(1 − hh²) without dropout), gb += dz over
 //     several rows; negative control: the product in another order, (dz·mm)·(1 − hh²);
 //   dropout_keep (the GPT's): keep[i] = word i mod 4 of dropout_block(s, block, pos, q0 + i/4)
@@ -29,6 +33,7 @@
 #include "model/cpu_kernels.h"
 #include "base/exp_f32.h"
 #include "base/tanh_f32.h"
+#include "base/row_reduce.h"
 #include "method/optimizer.h"
 
 enum { HMAX = 2048 + 64 };
@@ -111,6 +116,49 @@ static int softmax_mismatches(const CpuKernels *k, int sequential, int verbose) 
             if (!ok && verbose && bad < 5) printf("FAIL %s softmax: V %d row %d: sum %.17g vs %.17g\n", k->name, V, rep, s, rs);
             bad += !ok;
         }
+    return bad;
+}
+
+// Attention rows whose softmax or softmax backward differs from the definition (`seqdot`:
+// from one whose dot is a sequential float sum, the control).
+static int attn_mismatches(const CpuKernels *k, int seqdot, int verbose) {
+    static const int ns[] = {1, 2, 7, 8, 9, 16, 17, 31, 63, 64, 100, 255, 256};
+    static float sc[512], p[512], rp[512], ex[512], rex[512], dp[512], rdp[512], ds[512], rds[512];
+    static uint8_t keep[512];
+    int bad = 0;
+    uint32_t seed = 5;
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (int drop = 0; drop < 2; drop++)
+            for (int rep = 0; rep < 6; rep++) {
+                int n = ns[ni], nz = rep * 7 % 40;
+                float inv = 1.0f / 0.9f;
+                for (int u = 0; u < n + nz; u++) {
+                    float r[2];
+                    for (int q = 0; q < 2; q++) seed = seed * 1664525u + 1013904223u, r[q] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+                    sc[u] = r[0] * (rep < 3 ? 8.0f : 90.0f), dp[u] = rdp[u] = r[1];
+                    keep[u] = (seed >> 29) != 0;
+                    p[u] = rp[u] = ds[u] = rds[u] = 99.0f;  // the zeros must be written
+                }
+                float mx = row_max(sc, n);
+                double rs = sum_exp_ref(sc, rex, n, mx, 0);
+                for (int u = 0; u < n; u++) rp[u] = 1.0f * (float)((double)rex[u] * (1.0 / rs));
+                for (int u = 0; u < nz; u++) rp[n + u] = 0.0f;
+                k->attn_softmax(p, sc, ex, n, nz);
+                int ok = !memcmp(p, rp, (size_t)(n + nz) * sizeof(float));
+                if (drop)
+                    for (int u = 0; u < n; u++) rdp[u] *= keep[u] ? inv : 0.0f;
+                float dot = 0.0f;
+                if (seqdot)
+                    for (int u = 0; u < n; u++) dot += rp[u] * rdp[u];
+                else
+                    dot = (float)row_dot(rp, rdp, n);
+                for (int u = 0; u < n; u++) rds[u] = rp[u] * (rdp[u] - dot);
+                for (int u = 0; u < nz; u++) rds[n + u] = 0.0f;
+                k->attn_softmax_backward(ds, dp, p, drop ? keep : NULL, inv, n, nz);
+                ok = ok && !memcmp(dp, rdp, (size_t)n * sizeof(float)) && !memcmp(ds, rds, (size_t)(n + nz) * sizeof(float));
+                if (!ok && verbose && bad < 5) printf("FAIL %s attention row: n %d nz %d drop %d rep %d\n", k->name, n, nz, drop, rep);
+                bad += !ok;
+            }
     return bad;
 }
 
@@ -314,6 +362,11 @@ int main(void) {
                k->name, sbad, sseq);
         failed |= sbad != 0;
         if (!sseq) failed = printf("FAIL the check cannot tell the %s sum from a sequential one\n", k->name);
+        int tbad = attn_mismatches(k, 0, 1), tseq = attn_mismatches(k, 1, 0);
+        printf("%s: %d attention softmax rows differ from the definition; negative control: %d differ from a sequential dot\n",
+               k->name, tbad, tseq);
+        failed |= tbad != 0;
+        if (!tseq) failed = printf("FAIL the check cannot tell the %s attention backward from a sequential dot\n", k->name);
         int bbad = backward_mismatches(k, 0, 1), breo = backward_mismatches(k, 1, 0);
         printf("%s: %d tanh-backward rows differ from the definition; negative control: %d differ from the reordered product\n",
                k->name, bbad, breo);

@@ -8,7 +8,7 @@
 #ifdef __CUDACC__
 #define ROW_FN static inline __host__ __device__
 #else
-#define ROW_FN static inline
+#define ROW_FN static inline __attribute__((always_inline))  // inlined into each instruction set's kernel (cpu_kernels.c)
 #endif
 
 // The largest of x[0..n-1] (n ≥ 1), eight lanes at a time.

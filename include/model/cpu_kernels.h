@@ -26,6 +26,14 @@ typedef double (*SumExpFn)(const float *y, float *e, int V, float mx);
 // The row's softmax, scaled: y[v] = sw · (float)(e[v] · inv_s), inv_s = 1/s in double.
 typedef void (*ScaledSoftmaxFn)(float *y, const float *e, int V, double inv_s, float sw);
 
+// One query row of the causal attention (layers.c), keys 0..n−1 then nz masked ones. Forward:
+// p (n + nz) = softmax(s) over the n keys (mx = row_max, sum_exp, scaled_softmax with sw = 1),
+// then nz zeros. Backward, with the row's P in p and dP in dp: dp ⊙= the keep scales (kept:
+// inv, dropped: 0; keep NULL without dropout), dot = (float)row_dot(p, dp, n),
+// ds[u] = p[u]·(dp[u] − dot) for u < n, then nz zeros. row_max and row_dot are base/row_reduce.h's.
+typedef void (*AttnSoftmaxFn)(float *p, const float *s, float *ex, int n, int nz);
+typedef void (*AttnSoftmaxBackwardFn)(float *ds, float *dp, const float *p, const uint8_t *keep, float inv, int n, int nz);
+
 // The backward through tanh and the mask of one position, with its b1 column sums:
 // dz (H) = dz·(mm·(1 − hh²)), or dz·(1 − hh²) without dropout (mm NULL); gb (H) += dz.
 typedef void (*TanhBackwardFn)(float *dz, float *gb, const float *hh, const float *mm, int H);
@@ -55,6 +63,8 @@ typedef struct {
     HiddenRowFn hidden_row;
     SumExpFn sum_exp;
     ScaledSoftmaxFn scaled_softmax;
+    AttnSoftmaxFn attn_softmax;
+    AttnSoftmaxBackwardFn attn_softmax_backward;
     TanhBackwardFn tanh_backward;
     GeluFn gelu;
     GeluBackwardFn gelu_backward;

@@ -11,6 +11,7 @@
 
 #include "model/cpu_kernels.h"
 #include "base/exp_f32.h"
+#include "base/row_reduce.h"
 #include "base/tanh_f32.h"
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));  // a GCC/clang vector extension
@@ -113,6 +114,24 @@ static inline __attribute__((always_inline)) void scaled_softmax_row(float *y, c
     for (int v = 0; v < V; v++) y[v] = sw * (float)((double)e[v] * inv_s);
 }
 
+// AttnSoftmaxFn and AttnSoftmaxBackwardFn: one pass of row kernels over the row, in L1.
+static inline __attribute__((always_inline)) void attn_softmax_row(float *restrict p, const float *restrict s, float *restrict ex,
+                                                                   int n, int nz) {
+    float mx = row_max(s, n);
+    double sum = sum_exp_row(s, ex, n, mx);
+    scaled_softmax_row(p, ex, n, 1.0 / sum, 1.0f);
+    for (int u = 0; u < nz; u++) p[n + u] = 0.0f;
+}
+static inline __attribute__((always_inline)) void attn_softmax_backward_row(float *restrict ds, float *restrict dp,
+                                                                            const float *restrict p, const uint8_t *restrict keep,
+                                                                            float inv, int n, int nz) {
+    if (keep)
+        for (int u = 0; u < n; u++) dp[u] *= keep[u] ? inv : 0.0f;
+    float dot = (float)row_dot(p, dp, n);
+    for (int u = 0; u < n; u++) ds[u] = p[u] * (dp[u] - dot);
+    for (int u = 0; u < nz; u++) ds[n + u] = 0.0f;
+}
+
 // TanhBackwardFn: the product keeps its order (dz·(mm·(1 − hh²))); the mask 1 is left out
 // without dropout (1·x = x, the same bits).
 static inline __attribute__((always_inline)) void tanh_backward_row(float *restrict dz, float *restrict gb, const float *restrict hh,
@@ -193,6 +212,13 @@ static inline __attribute__((always_inline)) void layernorm_backward_row(float *
     attr static double sum_exp_##isa(const float *y, float *e, int V, float mx) { return sum_exp_row(y, e, V, mx); } \
     attr static void scaled_softmax_##isa(float *y, const float *e, int V, double inv_s, float sw) {                 \
         scaled_softmax_row(y, e, V, inv_s, sw);                                                                       \
+    }                                                                                                                 \
+    attr static void attn_softmax_##isa(float *p, const float *s, float *ex, int n, int nz) {                          \
+        attn_softmax_row(p, s, ex, n, nz);                                                                            \
+    }                                                                                                                 \
+    attr static void attn_softmax_backward_##isa(float *ds, float *dp, const float *p, const uint8_t *keep, float inv, int n, \
+                                                 int nz) {                                                            \
+        attn_softmax_backward_row(ds, dp, p, keep, inv, n, nz);                                                       \
     }                                                                                                                 \
     attr static void tanh_backward_##isa(float *dz, float *gb, const float *hh, const float *mm, int H) {             \
         tanh_backward_row(dz, gb, hh, mm, H);                                                                         \
@@ -339,7 +365,8 @@ static int has_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 
 #define KERNELS(isa, has)                                                                                              \
     {.name = #isa, .supported = has, .hidden_row = hidden_row_##isa, .sum_exp = sum_exp_##isa,                       \
-     .scaled_softmax = scaled_softmax_##isa, .tanh_backward = tanh_backward_##isa, .gelu = gelu_##isa,              \
+     .scaled_softmax = scaled_softmax_##isa, .attn_softmax = attn_softmax_##isa,                                    \
+     .attn_softmax_backward = attn_softmax_backward_##isa, .tanh_backward = tanh_backward_##isa, .gelu = gelu_##isa,              \
      .gelu_backward = gelu_backward_##isa, .layernorm = layernorm_##isa, .layernorm_backward = layernorm_backward_##isa,      \
      .dropout_keep = dropout_keep_##isa}
 const CpuKernels cpu_kernels_all[] = {KERNELS(avx512, has_avx512), KERNELS(avx2, has_avx2), KERNELS(portable, always)};

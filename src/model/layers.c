@@ -7,7 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "base/row_reduce.h"
 #include "model/cpu_kernels.h"
 
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int IC, int OC) {
@@ -126,7 +125,9 @@ void encoder_backward(float *dwte, float *dwpe, const float *dout, const int32_t
 // ---------------------------------------------------------------------------------------
 // Causal self-attention over packed runs
 
-// row_max and row_dot: base/row_reduce.h (the device's attention rows use the same).
+// A query row's softmax and its backward: cpu_kernels.h's attn_softmax and
+// attn_softmax_backward, one pass of each instruction set's row kernels (row_max and row_dot
+// are base/row_reduce.h's, which the device's attention rows use too).
 
 // A run of len rows in blocks of ATT_BLOCK query rows: rows r0..r1 - 1 read keys 0..r1 - 1
 // only, so the GEMMs skip most of the causal mask's zero half.
@@ -161,13 +162,10 @@ void attention_forward(float *out, float *att, uint8_t *keep_att, const float *q
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, hs, scale, q + (size_t)r0 * 3 * C, 3 * C, k, 3 * C,
                             0.0f, S + (size_t)r0 * len, len);
                 for (int t = r0; t < r1; t++) {  // causal softmax: keys 0..t
-                    const float *st = S + (size_t)t * len;
-                    float *pt = P + (size_t)t * len, mx = row_max(st, t + 1);
-                    double sum = kern->sum_exp(st, ex, t + 1, mx);
-                    kern->scaled_softmax(pt, ex, t + 1, 1.0 / sum, 1.0f);
-                    // the masked keys up to the block's end: what P·v here and the backward's
-                    // block GEMMs read (a row's keys beyond r1 are read by neither)
-                    for (int u = t + 1; u < r1; u++) pt[u] = 0.0f;
+                    float *pt = P + (size_t)t * len;
+                    // then the masked keys up to the block's end: what P·v here and the
+                    // backward's block GEMMs read (a row's keys beyond r1 are read by neither)
+                    kern->attn_softmax(pt, S + (size_t)t * len, ex, t + 1, r1 - t - 1);
                     if (dd->on) {  // Pd = P ⊙ mask; row t's keys are units h·Lmax + u of the site
                         float *dt = D + (size_t)t * len;
                         uint8_t *kt = keep + (size_t)t * len;
@@ -188,6 +186,7 @@ void attention_forward(float *out, float *att, uint8_t *keep_att, const float *q
 void attention_backward(float *dqkv, const float *dout, const float *qkv, const float *att, const uint8_t *keep_att,
                         const int32_t *run_start, const int64_t *run_att, int runs, int NH, int C, const DropDraw *dd, float *dpd,
                         float *ds) {
+    const CpuKernels *kern = cpu_kernels_select();
     int hs = C / NH;
     float scale = (float)(1.0 / sqrt((double)hs));
     for (int j = 0; j < runs; j++) {
@@ -203,8 +202,9 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
                     const float *pt = P + (size_t)t * len;
                     const uint8_t *kt = keep + (size_t)t * len;
                     float *dst = dS + (size_t)t * len;
+                    int end = (t / ATT_BLOCK + 1) * ATT_BLOCK < len ? (t / ATT_BLOCK + 1) * ATT_BLOCK : len;  // t's block's end
                     for (int u = 0; u <= t; u++) dst[u] = pt[u] * (kt[u] ? dd->inv : 0.0f);
-                    for (int u = t + 1; u < len; u++) dst[u] = 0.0f;
+                    for (int u = t + 1; u < end; u++) dst[u] = 0.0f;  // as far as the dv GEMMs read
                 }
                 Pd = dS;
             }
@@ -221,17 +221,9 @@ void attention_backward(float *dqkv, const float *dout, const float *qkv, const 
                 int r1 = r0 + ATT_BLOCK < len ? r0 + ATT_BLOCK : len;
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, 3 * C, 0.0f,
                             dP + (size_t)r0 * len, len);
-                for (int t = r0; t < r1; t++) {
-                    float *dpt = dP + (size_t)t * len, *dst = dS + (size_t)t * len;
-                    const float *pt = P + (size_t)t * len;
-                    if (dd->on) {
-                        const uint8_t *kt = keep + (size_t)t * len;
-                        for (int u = 0; u <= t; u++) dpt[u] *= kt[u] ? dd->inv : 0.0f;
-                    }
-                    float dotf = (float)row_dot(pt, dpt, t + 1);  // Σ_u P·dP over the row's keys
-                    for (int u = 0; u <= t; u++) dst[u] = pt[u] * (dpt[u] - dotf);
-                    for (int u = t + 1; u < r1; u++) dst[u] = 0.0f;
-                }
+                for (int t = r0; t < r1; t++)  // dP ⊙ mask, Σ_u P·dP over the row's keys, dS; zeros to r1
+                    kern->attn_softmax_backward(dS + (size_t)t * len, dP + (size_t)t * len, P + (size_t)t * len,
+                                                dd->on ? keep + (size_t)t * len : NULL, dd->inv, t + 1, r1 - t - 1);
                 // scores = scale·q·kᵀ: dq = scale·dS·k over the block's keys
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, hs, r1, scale, dS + (size_t)r0 * len, len, k, 3 * C,
                             0.0f, dq + (size_t)r0 * 3 * C, 3 * C);
