@@ -195,9 +195,9 @@ typedef struct {
 void adamw_scalars(const Optimizer *o, AdamWScalars *s);
 
 // The CPU's AdamW pass over n values (optimizer_cpu.c) in the variant named (NULL: the first
-// this CPU supports; a name it cannot run: nothing done), and the names of the variants this
+// this CPU supports); returns 0, or −1 and does nothing for a name this CPU cannot run; and the names of the variants this
 // CPU runs, fastest first (tests/test_kernels.c checks every one gives the portable bits).
-void optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float *v, const float *grad, const uint8_t *mask,
+int optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float *v, const float *grad, const uint8_t *mask,
                               size_t n, float div, const AdamWScalars *sc);
 int optimizer_cpu_adamw_variants(const char **names, int max);
 

@@ -98,14 +98,14 @@ int optimizer_cpu_adamw_variants(const char **names, int max) {
     return n;
 }
 
-void optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float *v, const float *grad, const uint8_t *mask,
+int optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float *v, const float *grad, const uint8_t *mask,
                               size_t n, float div, const AdamWScalars *sc) {
     static AdamWPassFn chosen;
     AdamWPassFn f = NULL;
     if (variant) {
         for (size_t i = 0; i < sizeof adamw_variants / sizeof *adamw_variants; i++)
             if (!strcmp(adamw_variants[i].name, variant) && adamw_variants[i].supported()) f = adamw_variants[i].pass;
-        if (!f) return;
+        if (!f) return -1;  // not a variant this CPU runs
     } else {
         if (!chosen) {
             size_t i = 0;
@@ -115,6 +115,7 @@ void optimizer_cpu_adamw_pass(const char *variant, float *theta, float *m, float
         f = chosen;
     }
     f(theta, m, v, grad, mask, n, div, sc);
+    return 0;
 }
 
 static void adamw_step_cpu(const Optimizer *o, float *theta, const float *grad, float div) {
